@@ -1,0 +1,189 @@
+#pragma once
+/// Comparing two reports: matching results, deciding regressions, rendering verdicts.
+///
+/// Results are matched by key (scenario and canonical parameters, the device slot being
+/// the `device` or `pair` value). For every metric both sides measured, the ratio of
+/// medians new/base gets a confidence interval from a seeded bootstrap over the samples
+/// kept in the reports, so the same pair of reports always gives the same verdicts. A
+/// metric regresses only when its whole interval lies beyond the minimum effect in the
+/// metric's bad direction; an interval that straddles the threshold is inconclusive. A
+/// result's verdict comes from its gated metrics (the primary one unless told otherwise).
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "interopbench/errors.hpp"
+#include "interopbench/scenario.hpp"
+
+namespace interopbench {
+
+/// Outcome of one metric or one result. `added` is a result only the new report has.
+enum class Verdict { regression, improvement, unchanged, inconclusive, missing, added };
+inline constexpr std::size_t k_verdict_count = 6;
+/// "regression", "improvement", "unchanged", "inconclusive", "missing", "new".
+const char* to_string(Verdict v);
+
+/// A minimum effect for the results of scenarios matching `scenario` (a glob), and for
+/// one metric when `metric` is not empty; a rule naming a metric also makes that metric
+/// decide the verdict (see MetricComparison::gated).
+struct ThresholdRule {
+    std::string scenario;
+    std::string metric;
+    double value = 0.05;
+};
+
+/// How two reports are compared.
+struct CompareOptions {
+    double threshold = 0.05;            ///< minimum relative effect for every metric
+    std::vector<ThresholdRule> rules;   ///< per scenario or metric; see threshold_for
+    /// Absolute tolerance per unit: a difference of medians smaller than this never counts,
+    /// i.e. the effective threshold is max(threshold, floor / base median). The default
+    /// keeps sub-2 us times from being gated on nanoseconds (100 ns = 5% of 2 us).
+    std::map<std::string, double> floors{{"s", 100e-9}};
+    std::size_t min_samples = 5;        ///< fewer samples on either side: inconclusive
+    int resamples = 2000;               ///< bootstrap resamples
+    std::uint64_t seed = 0x1b5eedULL;   ///< bootstrap seed; fixed so verdicts are repeatable
+    double confidence = 0.95;           ///< confidence level of the ratio's interval
+    bool cross_machine = false;         ///< allow different hardware; also compare efficiency
+    std::string base_label = "base";    ///< names shown in outputs (file names)
+    std::string new_label = "new";
+};
+
+/// Parses "5%" or "0.05" into 0.05. Throws UsageError for anything else, negatives, and
+/// plain numbers of 1 or more (ambiguous: write "5%").
+double parse_fraction(std::string_view text, std::string_view what);
+
+/// Adds a `--threshold` value: "5%" sets the global threshold; "SCENARIO=3%" and
+/// "SCENARIO.METRIC=3%" add a rule (SCENARIO may be a glob). Throws UsageError.
+void add_threshold(CompareOptions& options, std::string_view spec);
+
+/// Adds a `--floor` value "UNIT=VALUE": VALUE in the unit, and for unit "s" also with a
+/// suffix ns, us, ms or s ("s=2us"). "UNIT=0" removes the floor. Throws UsageError.
+void add_floor(CompareOptions& options, std::string_view spec);
+
+/// The threshold for a metric: a rule naming scenario and metric wins over one naming only
+/// the scenario, which wins over the global value; among rules of the same kind the last
+/// given wins.
+double threshold_for(const CompareOptions& options, const std::string& scenario,
+                     const std::string& metric);
+
+/// Ratio of medians new/base and its bootstrap percentile interval.
+struct RatioEstimate {
+    double ratio = 0;
+    double lo = 0, hi = 0;
+};
+
+/// Resamples both sample sets with replacement `resamples` times (seeded, deterministic on
+/// every platform) and takes percentiles of the ratio of medians. NaN samples are dropped.
+/// Both sets must hold at least one sample and base's median must not be zero.
+RatioEstimate bootstrap_median_ratio(std::vector<double> base, std::vector<double> fresh,
+                                     int resamples, std::uint64_t seed, double confidence);
+
+/// One fact that differs between the machines of two reports.
+struct FingerprintDiff {
+    std::string field;  ///< e.g. "GPU0 model", "driver", "GPU0>GPU1 path"
+    std::string base, fresh;
+    bool hardware = false; ///< hardware differs (refuse to gate); otherwise software or state
+};
+
+/// The machine facts of a report that make figures comparable, field -> (value, hardware):
+/// GPU count and models, PCIe generation and width (maximum), NVLinks per GPU, path class
+/// of each GPU pair (hardware); NVLinks up, driver, CUDA and NCCL versions (not hardware:
+/// printed, never a reason to refuse). Facts a report lacks are left out.
+std::map<std::string, std::pair<std::string, bool>> fingerprint(const nlohmann::json& report);
+
+/// The facts held by both reports that differ, hardware first (a fact only one report
+/// holds, e.g. topology from a run without discovery, is not a difference).
+std::vector<FingerprintDiff> compare_fingerprints(const nlohmann::json& base,
+                                                  const nlohmann::json& fresh);
+
+struct MetricComparison {
+    std::string name, unit;
+    Better better = Better::higher;
+    double base_median = 0, new_median = 0;
+    std::size_t base_n = 0, new_n = 0;
+    double ratio = 0, ci_lo = 0, ci_hi = 0; ///< new/base; 0 when not computed
+    double threshold = 0;                   ///< effective relative threshold
+    Verdict verdict = Verdict::inconclusive;
+    std::string note; ///< why inconclusive, or where the figure comes from
+    /// Decides the result's verdict: the primary metric (metrics[0], the one sampling
+    /// converged on), metrics a threshold rule names, and efficiency across machines.
+    /// Other metrics are compared and shown only.
+    bool gated = false;
+};
+
+struct ResultComparison {
+    std::string key, scenario, family;
+    Verdict verdict = Verdict::unchanged;
+    std::string reason; ///< the deciding metric's note, a status, or why missing
+    std::vector<MetricComparison> metrics;
+    /// The gated metric that decided the verdict (first of that verdict), or nullptr.
+    const MetricComparison* deciding() const;
+};
+
+/// Geometric mean over a family of the primary metric's ratio, oriented so that above 1
+/// means better (bandwidth up, time down).
+struct FamilySummary {
+    std::string family;
+    std::size_t compared = 0;
+    double geomean = 1;
+};
+
+struct CompareOutcome {
+    std::string base_label, new_label;
+    std::vector<FingerprintDiff> fingerprint;
+    bool cross_machine = false;
+    double threshold = 0.05;
+    std::vector<std::string> warnings;
+    std::vector<ResultComparison> results; ///< base order, then results only in new
+    std::array<std::size_t, k_verdict_count> counts{}; ///< indexed by Verdict
+    std::vector<FamilySummary> families;   ///< in order of first appearance
+
+    std::size_t count(Verdict v) const { return counts[static_cast<std::size_t>(v)]; }
+};
+
+/// Throws UsageError when two results of `report` share a key (naming `label`).
+void check_unique_keys(const nlohmann::json& report, const std::string& label);
+
+/// Compares two loaded reports (see load_report). Throws UsageError for duplicate keys,
+/// and when the hardware differs and `options.cross_machine` is false (the hint names
+/// --cross-machine). Never throws for differing results.
+CompareOutcome compare_reports(const nlohmann::json& base, const nlohmann::json& fresh,
+                               const CompareOptions& options);
+
+/// Keys worth measuring again before believing them: regressions, and results that are
+/// inconclusive only because their interval straddles the threshold. In result order.
+std::vector<std::string> flagged_keys(const CompareOutcome& outcome);
+
+/// Re-decides flagged results after `reruns` (key -> re-measured results, each a result
+/// object as in a report's "results"). A regression stays one only when every re-run,
+/// compared with the base on its own, regresses too; otherwise it becomes inconclusive.
+/// A noisy inconclusive result takes the verdict the re-runs agree on, if they all agree.
+/// Counts and family summaries are recomputed.
+void apply_confirmations(CompareOutcome& outcome, const nlohmann::json& base,
+                         const std::map<std::string, std::vector<nlohmann::json>>& reruns,
+                         const CompareOptions& options);
+
+enum class CompareFormat { table, markdown, json, junit };
+/// Parses "table|markdown|json|junit"; throws UsageError otherwise.
+CompareFormat parse_compare_format(const std::string& text);
+
+/// Renders the outcome: fingerprint differences first, then warnings, results and the
+/// summary. JUnit XML has one test case per result, regressions as failures, inconclusive
+/// and missing results as skipped.
+std::string render_comparison(const CompareOutcome& outcome, CompareFormat format);
+
+/// The outcome as a JSON document (the `json` format).
+nlohmann::json comparison_json(const CompareOutcome& outcome);
+
+/// failed (1) on any regression; inconclusive (3) when `fail_on_inconclusive` and some
+/// result is inconclusive; ok otherwise.
+ExitCode compare_exit_code(const CompareOutcome& outcome, bool fail_on_inconclusive);
+
+} // namespace interopbench

@@ -1,0 +1,33 @@
+#pragma once
+/// The explicit list of scenarios, and selection by name or glob.
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "interopbench/scenario.hpp"
+
+namespace interopbench {
+
+class Registry {
+public:
+    /// Adds a scenario; throws std::logic_error on a duplicate id.
+    void add(std::unique_ptr<Scenario> scenario);
+    /// Scenarios in registration order (the `list` order).
+    const std::vector<std::unique_ptr<Scenario>>& all() const { return m_scenarios; }
+    /// The scenario with this id, or nullptr.
+    const Scenario* find(std::string_view id) const;
+    /// Scenarios matching any of the comma-separated globs, in registry order, each once.
+    /// Throws UsageError for a pattern that matches nothing, suggesting close names.
+    std::vector<const Scenario*> select(std::string_view patterns) const;
+    /// Up to three ids closest to `name`, for "did you mean".
+    std::vector<std::string> suggest(std::string_view name) const;
+
+private:
+    std::vector<std::unique_ptr<Scenario>> m_scenarios;
+};
+
+/// Every built-in scenario, in a fixed order (src/scenarios/builtin.cpp).
+Registry builtin_registry();
+
+} // namespace interopbench

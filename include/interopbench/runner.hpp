@@ -1,0 +1,126 @@
+#pragma once
+/// Axis expansion, sampling and per-configuration error containment.
+#include <atomic>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "interopbench/registry.hpp"
+#include "interopbench/scenario.hpp"
+#include "interopbench/stats.hpp"
+
+namespace interopbench {
+
+/// How samples are taken. Every field can be set by a profile and by the command line.
+struct RunSettings {
+    int warmup = 3;            ///< untimed samples before measuring
+    int min_samples = 10;      ///< never stop before this many
+    int max_samples = 200;     ///< stop at this many ("max_samples")
+    double noise = 0.005;      ///< stop when the primary metric's median CI half-width,
+                               ///< relative to the median, is at most this ("converged")
+    double max_time_s = 3.0;   ///< per configuration, warm-up included ("time_budget")
+    double sample_time_s = 0.01; ///< target duration of one sample
+    bool bind_numa = true;
+
+    /// Resolved settings for the report.
+    nlohmann::json to_json() const;
+    /// Applies the known keys of `j` (same names as to_json); throws UsageError on an
+    /// unknown key or a wrong type, naming `origin` (a file or "command line").
+    void apply_json(const nlohmann::json& j, const std::string& origin);
+    /// Throws UsageError when values are out of range (min > max, noise <= 0...).
+    void validate() const;
+};
+
+/// One selection in a plan: scenarios matching `pattern`, with axis values overridden.
+struct PlanEntry {
+    std::string pattern;
+    std::map<std::string, std::vector<std::string>> axes; ///< axis name -> values (raw text)
+};
+
+/// What to run: entries in order, and how to sample.
+struct RunPlan {
+    std::vector<PlanEntry> entries;
+    RunSettings settings;
+    std::string profile;            ///< profile name, or empty
+    std::string profile_hash;       ///< sha-256 style digest of the resolved profile, or empty
+    nlohmann::json profile_resolved = nullptr; ///< resolved profile document, or null
+};
+
+enum class Status { ok, skipped, failed, interrupted };
+const char* to_string(Status s);
+Status status_from_string(const std::string& s);
+
+struct MetricResult {
+    MetricInfo info;
+    Stats stats;
+    std::vector<double> samples;
+};
+
+/// One configuration's outcome.
+struct Result {
+    std::string key;      ///< "<scenario>/<canonical params>"
+    std::string scenario;
+    std::string family;
+    Params params;
+    Status status = Status::ok;
+    std::string reason;   ///< why skipped or failed; empty when ok
+    std::string stop_reason; ///< converged | max_samples | time_budget | interrupted
+    int warmup_samples = 0;
+    double wall_time_s = 0;
+    std::string counting;
+    nlohmann::json details = nlohmann::json::object();
+    std::vector<MetricResult> metrics;
+
+    const MetricResult* metric(const std::string& name) const;
+};
+
+void to_json(nlohmann::json& j, const Result& r);
+void from_json(const nlohmann::json& j, Result& r);
+
+/// A configuration to run: the scenario and its params.
+struct Config {
+    const Scenario* scenario = nullptr;
+    Params params;
+    std::string key() const;
+};
+
+/// Expands a plan into configurations, in plan order; a configuration that two entries
+/// produce runs once. Throws UsageError for unknown scenarios, for an axis that no
+/// selected scenario has, and for invalid axis values (with the allowed ones).
+std::vector<Config> expand_plan(const Registry& registry, const RunPlan& plan,
+                                const Machine& machine);
+
+/// Decides when to stop sampling; exposed for tests.
+/// Returns the stop reason, or empty to continue.
+std::string stop_reason(const RunSettings& s, const std::vector<double>& primary,
+                        double elapsed_s);
+
+/// Set by the SIGINT/SIGTERM handler; the runner stops between samples.
+extern std::atomic<bool> g_interrupted;
+
+/// Runs configurations; each outcome is recorded, none is lost to another's failure.
+class Runner {
+public:
+    using Progress = std::function<void(std::size_t index, std::size_t total, const Config&)>;
+    Runner(const Machine& machine, RunSettings settings) : m_machine(machine), m_settings(settings) {}
+    void on_progress(Progress p) { m_progress = std::move(p); }
+    /// Runs one configuration. Never throws: every error is recorded in the result; a
+    /// FatalDeviceError is also remembered in fatal() so that callers stop.
+    Result run_one(const Config& config);
+    /// The fatal device error met so far, or empty.
+    const std::string& fatal() const { return m_fatal; }
+    /// Runs all; stops early on interruption (remaining results are not produced) or on a
+    /// fatal device error (recorded). `fatal` is set to the error text in that case.
+    std::vector<Result> run_all(const std::vector<Config>& configs, std::string* fatal = nullptr);
+
+private:
+    const Machine& m_machine;
+    RunSettings m_settings;
+    Progress m_progress;
+    std::string m_fatal;
+};
+
+} // namespace interopbench

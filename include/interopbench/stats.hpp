@@ -1,0 +1,34 @@
+#pragma once
+/// Summary statistics of a metric's samples.
+#include <cstddef>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace interopbench {
+
+/// Statistics over one metric's samples. All fields are in the metric's unit.
+struct Stats {
+    std::size_t n = 0;
+    double min = 0, max = 0, mean = 0, median = 0;
+    double stddev = 0; ///< sample standard deviation (n-1); 0 for n < 2
+    double cv = 0;     ///< stddev / mean; 0 when mean is 0
+    double p05 = 0, p95 = 0;
+    /// 95% confidence interval of the median from order statistics (distribution-free,
+    /// binomial); for n < 6 it is [min, max].
+    double median_ci_lo = 0, median_ci_hi = 0;
+
+    /// Half-width of the median's CI relative to the median; 0 when median is 0.
+    double rel_ci_halfwidth() const;
+};
+
+/// Computes Stats; `samples` need not be sorted. Empty input gives n = 0 and zeros.
+Stats compute_stats(std::vector<double> samples);
+
+/// Linear-interpolated quantile q in [0,1] of sorted data (type 7, as R and numpy).
+double quantile_sorted(const std::vector<double>& sorted, double q);
+
+void to_json(nlohmann::json& j, const Stats& s);
+void from_json(const nlohmann::json& j, Stats& s);
+
+} // namespace interopbench

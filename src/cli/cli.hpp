@@ -1,0 +1,46 @@
+#pragma once
+/// The command line: one add_* function per subcommand, each in its own file. Every
+/// subcommand's callback stores its exit code in Outcome; only main returns it.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "interopbench/errors.hpp"
+#include "interopbench/scenario.hpp"
+
+namespace interopbench::cli {
+
+/// The exit code chosen by the subcommand that ran.
+struct Outcome {
+    int code = 0;
+};
+
+void add_run(CLI::App& app, Outcome& out);
+void add_list(CLI::App& app, Outcome& out);
+void add_show(CLI::App& app, Outcome& out);
+void add_topo(CLI::App& app, Outcome& out);
+void add_doctor(CLI::App& app, Outcome& out);
+void add_compare(CLI::App& app, Outcome& out);
+
+/// Probes CUDA and NCCL and applies `--devices` (comma list of ordinals or PCI bus ids;
+/// empty selects all). Throws UsageError for a device that does not exist.
+Machine probe_machine(const std::string& devices);
+
+/// The MPI world when launched by mpirun (and built with MPI), else nullptr. Called first
+/// in main; finalises MPI when destroyed.
+std::unique_ptr<World> make_mpi_world(int& argc, char**& argv);
+
+/// The MPI world of this process (nullptr when single-process); probe_machine attaches it.
+void set_world(World* world);
+World* current_world();
+
+/// The process's arguments as given (recorded in reports).
+void set_argv(int argc, char** argv);
+const std::vector<std::string>& invocation_argv();
+
+/// True when stderr is a terminal (progress goes there only then).
+bool stderr_is_tty();
+
+} // namespace interopbench::cli

@@ -1,0 +1,76 @@
+// `interopbench compare BASE.json NEW.json`: the CI gate. Exit 0 without regression, 1 with
+// one, 2 for bad input (or different hardware without --cross-machine), 3 for inconclusive
+// results when --fail-on-inconclusive is given.
+#include <algorithm>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/cli.hpp"
+#include "interopbench/compare.hpp"
+#include "interopbench/output.hpp"
+#include "interopbench/report.hpp"
+
+namespace interopbench::cli {
+
+void add_compare(CLI::App& app, Outcome& out) {
+    struct Args {
+        std::string base, fresh, format = "table", out_file;
+        std::vector<std::string> thresholds, floors;
+        bool fail_on_inconclusive = false, cross_machine = false;
+    };
+    auto args = std::make_shared<Args>();
+    auto* cmd = app.add_subcommand("compare", "compare two reports and gate on regressions");
+    cmd->footer(
+        "A result regresses when the whole 95% bootstrap interval of the ratio of medians (new/base) lies beyond\n"
+        "the threshold in the metric's bad direction; an interval straddling the threshold is inconclusive.\n"
+        "Exit codes: 0 no regression, 1 regression, 2 usage or input error, 3 inconclusive (with --fail-on-inconclusive).");
+    cmd->add_option("base", args->base, "baseline report (JSON from 'interopbench run --out')")->required();
+    cmd->add_option("new", args->fresh, "new report to judge against the baseline")->required();
+    cmd->add_option("--threshold", args->thresholds,
+                    "minimum effect: 5% (all metrics, the default), SCENARIO=3% or SCENARIO.METRIC=3% "
+                    "(SCENARIO may be a glob); repeatable, the most specific wins")
+        ->allow_extra_args(false);
+    cmd->add_option("--floor", args->floors,
+                    "absolute tolerance per unit, UNIT=VALUE: differences below it never count "
+                    "(default s=100ns, so times under 2 us are not gated on nanoseconds); UNIT=0 removes it; repeatable")
+        ->allow_extra_args(false);
+    cmd->add_option("--format", args->format, "table (default), markdown, json or junit");
+    cmd->add_option("--out", args->out_file, "write the chosen format to FILE (the table still goes to stdout)");
+    cmd->add_flag("--fail-on-inconclusive", args->fail_on_inconclusive, "exit 3 when results are inconclusive");
+    cmd->add_flag("--cross-machine", args->cross_machine,
+                  "compare reports from different hardware; efficiency against each machine's path bandwidth is compared too");
+    cmd->callback([args, &out] {
+        const CompareFormat format = parse_compare_format(args->format);
+        CompareOptions options;
+        for (const auto& t : args->thresholds) add_threshold(options, t);
+        for (const auto& f : args->floors) add_floor(options, f);
+        options.cross_machine = args->cross_machine;
+        options.base_label = args->base;
+        options.new_label = args->fresh;
+        if (!args->out_file.empty()) check_output_path(args->out_file);
+        const auto base = load_report(args->base);
+        const auto fresh = load_report(args->fresh);
+        const auto diffs = compare_fingerprints(base, fresh);
+        const bool hardware = std::any_of(diffs.begin(), diffs.end(), [](const FingerprintDiff& d) { return d.hardware; });
+        if (hardware && !options.cross_machine) {
+            // Show every difference before refusing; the refusal itself is the usage error.
+            std::vector<std::vector<std::string>> rows{{"fact", "kind", "base", "new"}};
+            for (const auto& d : diffs)
+                rows.push_back({d.field, d.hardware ? "hardware" : "software", d.base.empty() ? "-" : d.base,
+                                d.fresh.empty() ? "-" : d.fresh});
+            fmt::print(stderr, "machine differences:\n{}", render_table(rows));
+        }
+        const auto outcome = compare_reports(base, fresh, options);
+        const std::string text = render_comparison(outcome, format);
+        if (args->out_file.empty()) {
+            fmt::print("{}", text);
+        } else {
+            write_file_atomic(args->out_file, text);
+            fmt::print("{}", format == CompareFormat::table ? text : render_comparison(outcome, CompareFormat::table));
+        }
+        out.code = static_cast<int>(compare_exit_code(outcome, args->fail_on_inconclusive));
+    });
+}
+
+} // namespace interopbench::cli

@@ -1,0 +1,31 @@
+// `interopbench doctor`: checks of this machine, each PASS/WARN/FAIL/SKIP with evidence and a
+// fix; exit 1 on any FAIL so CI can gate on it.
+#include <iostream>
+#include <memory>
+
+#include "cli/cli.hpp"
+#include "interopbench/doctor.hpp"
+#include "interopbench/output.hpp"
+
+namespace interopbench::cli {
+
+void add_doctor(CLI::App& app, Outcome& out) {
+    auto format = std::make_shared<std::string>("table");
+    CLI::App* cmd = app.add_subcommand(
+        "doctor", "Check this machine for what slows data movement down (PCIe link under load, peer access, "
+                  "NVLinks, affinity, limits, clocks, ECC, NCCL/CUDA variables); exit 1 on any FAIL");
+    cmd->add_option("--format", *format, "table|json|markdown")->capture_default_str();
+    cmd->callback([format, &out] {
+        const OutputFormat f = parse_format(*format);
+        if (f == OutputFormat::csv)
+            throw UsageError("doctor has no csv output", "use --format table, json or markdown");
+        const std::vector<CheckResult> results = run_checks(gather_doctor_facts(probe_machine("")));
+        if (f == OutputFormat::json)
+            std::cout << checks_json(results).dump(2) << "\n";
+        else
+            std::cout << render_checks(results, f == OutputFormat::markdown);
+        out.code = static_cast<int>(any_failed(results) ? ExitCode::failed : ExitCode::ok);
+    });
+}
+
+} // namespace interopbench::cli

@@ -1,0 +1,55 @@
+// `interopbench topo`: the GPU topology of this machine, or of a recorded one.
+#include <iostream>
+#include <memory>
+
+#include "cli/cli.hpp"
+#include "interopbench/output.hpp"
+#include "interopbench/topology.hpp"
+
+namespace interopbench::cli {
+namespace {
+
+struct TopoOptions {
+    std::string format = "table";
+    std::string from;
+    std::string export_xml;
+};
+
+} // namespace
+
+void add_topo(CLI::App& app, Outcome& out) {
+    auto opts = std::make_shared<TopoOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "topo", "GPU topology: path class of every GPU pair (nvidia-smi topo -m legend), CPU and NUMA "
+                "affinity, theoretical bandwidth of each path");
+    cmd->add_option("--format", opts->format, "table|json|markdown")->capture_default_str();
+    cmd->add_option("--from", opts->from,
+                    "analyse a recorded hwloc XML topology instead of this machine (from `lstopo --of xml` or "
+                    "--export-xml); FILE.nvlink.json beside it is read when present");
+    cmd->add_option("--export-xml", opts->export_xml,
+                    "also write the topology as hwloc XML to FILE, and what hwloc XML cannot hold (NVLinks, "
+                    "PCIe generation and width, CUDA peer facts) to FILE.nvlink.json");
+    cmd->callback([opts, &out] {
+        const OutputFormat format = parse_format(opts->format);
+        if (format == OutputFormat::csv)
+            throw UsageError("topo has no csv output", "use --format table, json or markdown");
+        Topology topology;
+        if (opts->from.empty()) {
+            const Machine machine = probe_machine("");
+            topology = discover_topology(machine, cuda_peer_facts(machine));
+        } else {
+            topology = load_topology_xml(opts->from);
+        }
+        if (!opts->export_xml.empty()) {
+            export_topology(topology, opts->export_xml);
+            std::cerr << "wrote " << opts->export_xml << " and " << sidecar_path(opts->export_xml) << "\n";
+        }
+        if (format == OutputFormat::json)
+            std::cout << topology_json(topology).dump(2) << "\n";
+        else
+            std::cout << render_topology(topology, format == OutputFormat::markdown);
+        out.code = static_cast<int>(ExitCode::ok);
+    });
+}
+
+} // namespace interopbench::cli

@@ -1,0 +1,775 @@
+#include "interopbench/compare.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "interopbench/output.hpp"
+#include "interopbench/params.hpp"
+#include "interopbench/report.hpp"
+#include "interopbench/runner.hpp"
+#include "interopbench/stats.hpp"
+
+namespace interopbench {
+
+const char* to_string(Verdict v) {
+    switch (v) {
+    case Verdict::regression: return "regression";
+    case Verdict::improvement: return "improvement";
+    case Verdict::unchanged: return "unchanged";
+    case Verdict::inconclusive: return "inconclusive";
+    case Verdict::missing: return "missing";
+    case Verdict::added: return "new";
+    }
+    return "inconclusive";
+}
+
+// ---- options ------------------------------------------------------------------------------
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    return s;
+}
+
+// A whole-string decimal number (no suffix); nullopt otherwise.
+std::optional<double> parse_number(std::string_view text) {
+    const std::string s(trim(text));
+    if (s.empty()) return std::nullopt;
+    std::size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(s, &used);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+    if (used != s.size() || !std::isfinite(v)) return std::nullopt;
+    return v;
+}
+
+} // namespace
+
+double parse_fraction(std::string_view text, std::string_view what) {
+    const std::string hint = "write a percentage such as 5% or a fraction such as 0.05";
+    std::string_view t = trim(text);
+    const bool percent = !t.empty() && t.back() == '%';
+    if (percent) t.remove_suffix(1);
+    const auto v = parse_number(t);
+    if (!v || *v < 0) throw UsageError(fmt::format("invalid {} '{}'", what, text), hint);
+    if (percent) return *v / 100.0;
+    if (*v >= 1) throw UsageError(fmt::format("ambiguous {} '{}': a fraction must be below 1", what, text), hint);
+    return *v;
+}
+
+void add_threshold(CompareOptions& options, std::string_view spec) {
+    const auto eq = spec.rfind('=');
+    if (eq == std::string_view::npos) {
+        options.threshold = parse_fraction(spec, "threshold");
+        return;
+    }
+    const std::string_view target = trim(spec.substr(0, eq));
+    const auto dot = target.find('.');
+    ThresholdRule rule;
+    rule.scenario = std::string(trim(target.substr(0, dot)));
+    if (dot != std::string_view::npos) rule.metric = std::string(trim(target.substr(dot + 1)));
+    if (rule.scenario.empty() || (dot != std::string_view::npos && rule.metric.empty()))
+        throw UsageError(fmt::format("invalid threshold '{}'", spec),
+                         "write 5%, SCENARIO=3% or SCENARIO.METRIC=3% (e.g. h2d_copy.bandwidth=3%)");
+    rule.value = parse_fraction(spec.substr(eq + 1), "threshold");
+    options.rules.push_back(std::move(rule));
+}
+
+void add_floor(CompareOptions& options, std::string_view spec) {
+    const std::string hint = "write UNIT=VALUE, e.g. s=2us, s=100ns or B/s=1e6; UNIT=0 removes the floor";
+    const auto eq = spec.rfind('=');
+    if (eq == std::string_view::npos || trim(spec.substr(0, eq)).empty())
+        throw UsageError(fmt::format("invalid floor '{}'", spec), hint);
+    const std::string unit(trim(spec.substr(0, eq)));
+    std::string_view value = trim(spec.substr(eq + 1));
+    double scale = 1;
+    if (unit == "s") {
+        static const std::pair<const char*, double> k_suffixes[] = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1}};
+        for (const auto& [suffix, factor] : k_suffixes) {
+            const std::string_view sv(suffix);
+            if (value.size() > sv.size() && value.substr(value.size() - sv.size()) == sv) {
+                value.remove_suffix(sv.size());
+                scale = factor;
+                break;
+            }
+        }
+    }
+    const auto v = parse_number(value);
+    if (!v || *v < 0) throw UsageError(fmt::format("invalid floor '{}'", spec), hint);
+    if (*v == 0) options.floors.erase(unit);
+    else options.floors[unit] = *v * scale;
+}
+
+double threshold_for(const CompareOptions& options, const std::string& scenario, const std::string& metric) {
+    const ThresholdRule* by_scenario = nullptr;
+    const ThresholdRule* by_metric = nullptr;
+    for (const auto& r : options.rules) {
+        if (!glob_match(r.scenario, scenario)) continue;
+        if (r.metric.empty()) by_scenario = &r;
+        else if (r.metric == metric) by_metric = &r;
+    }
+    if (by_metric) return by_metric->value;
+    if (by_scenario) return by_scenario->value;
+    return options.threshold;
+}
+
+// ---- bootstrap ----------------------------------------------------------------------------
+
+namespace {
+
+// splitmix64: tiny, fully specified, so the same seed gives the same stream everywhere
+// (std distributions are implementation-defined).
+struct SplitMix64 {
+    std::uint64_t state;
+    std::uint64_t next() {
+        std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        return z ^ (z >> 31);
+    }
+    // Modulo bias is below n / 2^64: irrelevant for sample counts.
+    std::size_t below(std::size_t n) { return static_cast<std::size_t>(next() % n); }
+};
+
+double median_inplace(std::vector<double>& v) {
+    const std::size_t mid = v.size() / 2;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+    const double upper = v[mid];
+    if (v.size() % 2 == 1) return upper;
+    const double lower = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
+    return (lower + upper) / 2;
+}
+
+std::vector<double> finite(std::vector<double> v) {
+    v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
+    return v;
+}
+
+std::uint64_t fnv1a(std::string_view text, std::uint64_t h = 0xcbf29ce484222325ULL) {
+    for (unsigned char c : text) {
+        h ^= c;
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+} // namespace
+
+RatioEstimate bootstrap_median_ratio(std::vector<double> base, std::vector<double> fresh, int resamples,
+                                     std::uint64_t seed, double confidence) {
+    base = finite(std::move(base));
+    fresh = finite(std::move(fresh));
+    RatioEstimate est;
+    if (base.empty() || fresh.empty()) return est;
+    const double base_median = median_inplace(base);
+    if (base_median == 0) return est;
+    est.ratio = median_inplace(fresh) / base_median;
+    SplitMix64 rng{seed};
+    std::vector<double> ratios, b(base.size()), f(fresh.size());
+    ratios.reserve(static_cast<std::size_t>(std::max(resamples, 1)));
+    for (int i = 0; i < resamples; ++i) {
+        for (auto& x : b) x = base[rng.below(base.size())];
+        for (auto& x : f) x = fresh[rng.below(fresh.size())];
+        const double bm = median_inplace(b);
+        if (bm != 0) ratios.push_back(median_inplace(f) / bm);
+    }
+    if (ratios.empty()) {
+        est.lo = est.hi = est.ratio;
+        return est;
+    }
+    std::sort(ratios.begin(), ratios.end());
+    const double tail = (1 - confidence) / 2;
+    est.lo = quantile_sorted(ratios, tail);
+    est.hi = quantile_sorted(ratios, 1 - tail);
+    return est;
+}
+
+// ---- fingerprint --------------------------------------------------------------------------
+
+namespace {
+
+std::string text_of(const nlohmann::json& j) {
+    if (j.is_string()) return j.get<std::string>();
+    if (j.is_null()) return {};
+    return j.dump();
+}
+
+const nlohmann::json& member(const nlohmann::json& j, const char* name) {
+    static const nlohmann::json k_null;
+    return j.is_object() && j.contains(name) ? j[name] : k_null;
+}
+
+} // namespace
+
+std::map<std::string, std::pair<std::string, bool>> fingerprint(const nlohmann::json& report) {
+    std::map<std::string, std::pair<std::string, bool>> fp;
+    const auto& devices = member(report, "devices");
+    if (devices.is_array()) {
+        fp["GPU count"] = {std::to_string(devices.size()), true};
+        for (const auto& d : devices) {
+            const std::string gpu = "GPU" + text_of(member(d, "ordinal"));
+            fp[gpu + " model"] = {text_of(member(d, "name")), true};
+            const auto& pcie = member(d, "pcie");
+            const auto gen = member(pcie, "gen_max"), width = member(pcie, "width_max");
+            if (gen.is_number() && gen.get<int>() > 0)
+                fp[gpu + " PCIe"] = {fmt::format("Gen{} x{}", gen.get<int>(), width.is_number() ? width.get<int>() : 0), true};
+        }
+    }
+    // From the topology block: existing NVLinks are hardware; how many are up is state
+    // (a link that went down should show as a regression, with its cause listed first).
+    const auto& topo = member(report, "topology");
+    for (const auto& g : member(topo, "gpus").is_array() ? member(topo, "gpus") : nlohmann::json::array()) {
+        const auto& nvlink = member(g, "nvlink");
+        if (!member(nvlink, "known").is_boolean() || !nvlink["known"].get<bool>()) continue;
+        const std::string label = text_of(member(g, "label"));
+        fp[label + " NVLinks"] = {std::to_string(member(nvlink, "links").size()), true};
+        fp[label + " NVLinks active"] = {text_of(member(nvlink, "active")), false};
+    }
+    for (const auto& p : member(topo, "pairs").is_array() ? member(topo, "pairs") : nlohmann::json::array())
+        fp[fmt::format("{} path", text_of(member(p, "label")))] = {text_of(member(p, "class")), true};
+    const auto& sw = member(report, "software");
+    fp["driver"] = {text_of(member(sw, "driver_release")), false};
+    fp["CUDA driver"] = {text_of(member(sw, "cuda_driver")), false};
+    fp["CUDA runtime"] = {text_of(member(sw, "cuda_runtime")), false};
+    fp["NCCL"] = {text_of(member(sw, "nccl")), false};
+    return fp;
+}
+
+std::vector<FingerprintDiff> compare_fingerprints(const nlohmann::json& base, const nlohmann::json& fresh) {
+    // Only facts both reports hold: a run without topology discovery is not other hardware.
+    const auto a = fingerprint(base), b = fingerprint(fresh);
+    std::vector<FingerprintDiff> out;
+    for (const auto& [field, va] : a) {
+        const auto ib = b.find(field);
+        if (ib == b.end() || va.first == ib->second.first) continue;
+        out.push_back({field, va.first, ib->second.first, va.second || ib->second.second});
+    }
+    std::stable_partition(out.begin(), out.end(), [](const FingerprintDiff& d) { return d.hardware; });
+    return out;
+}
+
+// ---- comparing ----------------------------------------------------------------------------
+
+namespace {
+
+std::string pct(double ratio) { return fmt::format("{:+.1f}%", (ratio - 1) * 100); }
+
+// Verdict of a ratio interval [lo, hi] against a relative threshold t.
+Verdict decide(Better better, double lo, double hi, double t) {
+    const bool below = hi < 1 - t, above = lo > 1 + t;
+    if (below) return better == Better::higher ? Verdict::regression : Verdict::improvement;
+    if (above) return better == Better::higher ? Verdict::improvement : Verdict::regression;
+    if (lo >= 1 - t && hi <= 1 + t) return Verdict::unchanged;
+    return Verdict::inconclusive;
+}
+
+MetricComparison compare_metric(const MetricResult& base, const MetricResult& fresh, const std::string& key,
+                                const std::string& scenario, const CompareOptions& opt) {
+    MetricComparison m;
+    m.name = base.info.name;
+    m.unit = base.info.unit;
+    m.better = base.info.better;
+    const auto b = finite(base.samples), f = finite(fresh.samples);
+    const bool have_samples = !b.empty() && !f.empty();
+    m.base_n = have_samples ? b.size() : base.stats.n;
+    m.new_n = have_samples ? f.size() : fresh.stats.n;
+    m.base_median = base.stats.median;
+    m.new_median = fresh.stats.median;
+    if (m.base_n < opt.min_samples || m.new_n < opt.min_samples) {
+        m.verdict = Verdict::inconclusive;
+        m.note = fmt::format("too few samples (base {}, new {}; need {})", m.base_n, m.new_n, opt.min_samples);
+        return m;
+    }
+    if (have_samples) {
+        const auto est = bootstrap_median_ratio(b, f, opt.resamples, fnv1a(m.name, fnv1a(key)) ^ opt.seed, opt.confidence);
+        auto bs = b, fs = f;
+        m.base_median = median_inplace(bs);
+        m.new_median = median_inplace(fs);
+        m.ratio = est.ratio;
+        m.ci_lo = est.lo;
+        m.ci_hi = est.hi;
+    } else if (base.stats.median_ci_lo > 0 && base.stats.median_ci_hi > 0) {
+        // No samples kept: the widest ratio the two medians' intervals allow.
+        m.ratio = fresh.stats.median / base.stats.median;
+        m.ci_lo = fresh.stats.median_ci_lo / base.stats.median_ci_hi;
+        m.ci_hi = fresh.stats.median_ci_hi / base.stats.median_ci_lo;
+        m.note = "interval from the reports' median intervals (no samples kept)";
+    }
+    if (!(m.base_median > 0) || !(m.ratio > 0)) {
+        m.verdict = Verdict::inconclusive;
+        m.note = "base median is not positive: no ratio";
+        m.ratio = m.ci_lo = m.ci_hi = 0;
+        return m;
+    }
+    m.threshold = threshold_for(opt, scenario, m.name);
+    if (const auto fl = opt.floors.find(m.unit); fl != opt.floors.end())
+        m.threshold = std::max(m.threshold, fl->second / m.base_median);
+    m.verdict = decide(m.better, m.ci_lo, m.ci_hi, m.threshold);
+    if (m.verdict == Verdict::inconclusive)
+        m.note = fmt::format("too noisy: interval [{}, {}] straddles the ±{:.1f}% threshold", pct(m.ci_lo), pct(m.ci_hi),
+                             m.threshold * 100);
+    return m;
+}
+
+// Efficiency against each machine's theoretical path bandwidth, from the topology
+// annotation of the results: the bandwidth interval rescaled by the path ratio.
+void add_efficiency(ResultComparison& rc, const Result& base, const Result& fresh) {
+    const auto& be = member(base.details, "efficiency");
+    const auto& fe = member(fresh.details, "efficiency");
+    if (!be.is_number() || !fe.is_number() || be.get<double>() <= 0) return;
+    const auto bw = std::find_if(rc.metrics.begin(), rc.metrics.end(),
+                                 [](const MetricComparison& m) { return m.name == "bandwidth"; });
+    if (bw == rc.metrics.end() || !(bw->ratio > 0)) return;
+    MetricComparison e = *bw;
+    e.name = "efficiency";
+    e.unit = "ratio";
+    e.better = Better::higher;
+    e.base_median = be.get<double>();
+    e.new_median = fe.get<double>();
+    const double scale = (e.new_median / e.base_median) / bw->ratio;
+    e.ratio = bw->ratio * scale;
+    e.ci_lo = bw->ci_lo * scale;
+    e.ci_hi = bw->ci_hi * scale;
+    e.threshold = bw->threshold;
+    e.verdict = decide(e.better, e.ci_lo, e.ci_hi, e.threshold);
+    e.gated = true;
+    e.note = fmt::format("bandwidth over the path's theoretical bandwidth ({} vs {})",
+                         text_of(member(base.details, "path")), text_of(member(fresh.details, "path")));
+    rc.metrics.push_back(std::move(e));
+}
+
+int severity(Verdict v) {
+    switch (v) {
+    case Verdict::regression: return 3;
+    case Verdict::inconclusive: return 2;
+    case Verdict::improvement: return 1;
+    default: return 0;
+    }
+}
+
+void decide_result(ResultComparison& rc) {
+    // When the primary metric was produced by neither side, every metric decides.
+    if (std::none_of(rc.metrics.begin(), rc.metrics.end(), [](const MetricComparison& m) { return m.gated; }))
+        for (auto& m : rc.metrics) m.gated = true;
+    rc.verdict = Verdict::unchanged;
+    for (const auto& m : rc.metrics)
+        if (m.gated && severity(m.verdict) > severity(rc.verdict)) rc.verdict = m.verdict;
+    if (const auto* d = rc.deciding()) {
+        rc.reason = d->ratio > 0 ? fmt::format("{} {} [{}, {}], threshold ±{:.1f}%", d->name, pct(d->ratio), pct(d->ci_lo),
+                                               pct(d->ci_hi), d->threshold * 100)
+                                 : d->name;
+        if (!d->note.empty() && rc.verdict == Verdict::inconclusive) rc.reason = d->name + ": " + d->note;
+    }
+}
+
+ResultComparison compare_result(const Result& base, const Result& fresh, const CompareOptions& opt) {
+    ResultComparison rc{base.key, base.scenario, base.family.empty() ? fresh.family : base.family};
+    if (base.status != Status::ok || fresh.status != Status::ok) {
+        auto side = [](const Result& r) {
+            return r.reason.empty() ? std::string(to_string(r.status)) : fmt::format("{} ({})", to_string(r.status), r.reason);
+        };
+        if (base.status == Status::ok && fresh.status == Status::failed) {
+            rc.verdict = Verdict::regression;
+            rc.reason = "now fails: " + side(fresh);
+        } else if (base.status == Status::skipped && fresh.status == Status::skipped) {
+            rc.verdict = Verdict::unchanged;
+            rc.reason = "skipped in both: " + fresh.reason;
+        } else {
+            rc.verdict = Verdict::inconclusive;
+            rc.reason = fmt::format("base {}, new {}", side(base), side(fresh));
+        }
+        return rc;
+    }
+    for (const auto& bm : base.metrics) {
+        // The primary metric (the one sampling converged on) decides; others are shown, and
+        // decide too when a threshold rule names them.
+        const bool gated = &bm == &base.metrics.front() ||
+                           std::any_of(opt.rules.begin(), opt.rules.end(), [&](const ThresholdRule& r) {
+                               return r.metric == bm.info.name && glob_match(r.scenario, base.scenario);
+                           });
+        const auto* fm = fresh.metric(bm.info.name);
+        const bool base_has = !finite(bm.samples).empty() || bm.stats.n > 0;
+        const bool new_has = fm && (!finite(fm->samples).empty() || fm->stats.n > 0);
+        if (!base_has && !new_has) continue; // produced by neither configuration
+        if (!base_has || !new_has) {
+            MetricComparison m{bm.info.name, bm.info.unit, bm.info.better};
+            m.note = base_has ? "not measured in new" : "not measured in base";
+            m.gated = gated;
+            rc.metrics.push_back(std::move(m));
+            continue;
+        }
+        rc.metrics.push_back(compare_metric(bm, *fm, base.key, base.scenario, opt));
+        rc.metrics.back().gated = gated;
+    }
+    if (opt.cross_machine) add_efficiency(rc, base, fresh);
+    if (rc.metrics.empty()) {
+        rc.verdict = Verdict::inconclusive;
+        rc.reason = "no metric measured on both sides";
+        return rc;
+    }
+    decide_result(rc);
+    return rc;
+}
+
+std::vector<Result> unique_results(const nlohmann::json& report, const std::string& label) {
+    check_unique_keys(report, label);
+    return report_results(report);
+}
+
+void summarise(CompareOutcome& out) {
+    out.counts.fill(0);
+    out.families.clear();
+    std::map<std::string, std::pair<double, std::size_t>> logs;
+    for (const auto& r : out.results) {
+        ++out.counts[static_cast<std::size_t>(r.verdict)];
+        if (r.metrics.empty() || !(r.metrics.front().ratio > 0)) continue;
+        const auto& m = r.metrics.front();
+        const std::string family = r.family.empty() ? r.scenario : r.family;
+        if (!logs.count(family)) out.families.push_back({family});
+        auto& [sum, n] = logs[family];
+        sum += std::log(m.better == Better::higher ? m.ratio : 1 / m.ratio);
+        ++n;
+    }
+    for (auto& f : out.families) {
+        const auto& [sum, n] = logs[f.family];
+        f.compared = n;
+        f.geomean = std::exp(sum / static_cast<double>(n));
+    }
+}
+
+std::string profile_label(const nlohmann::json& report) {
+    const auto& inv = member(report, "invocation");
+    const std::string name = text_of(member(inv, "profile"));
+    const std::string hash = text_of(member(inv, "profile_hash"));
+    if (name.empty() && hash.empty()) return "none";
+    return fmt::format("'{}' {}", name.empty() ? "(custom)" : name, hash.substr(0, 12));
+}
+
+} // namespace
+
+const MetricComparison* ResultComparison::deciding() const {
+    for (const auto& m : metrics)
+        if (m.gated && m.verdict == verdict) return &m;
+    return nullptr;
+}
+
+void check_unique_keys(const nlohmann::json& report, const std::string& label) {
+    std::set<std::string> seen;
+    for (const auto& r : member(report, "results")) {
+        const std::string key = text_of(member(r, "key"));
+        if (!seen.insert(key).second)
+            throw UsageError(fmt::format("report '{}' has result key '{}' twice", label, key),
+                             "give a report written by one 'interopbench run'; merged or edited reports must keep keys unique");
+    }
+}
+
+CompareOutcome compare_reports(const nlohmann::json& base, const nlohmann::json& fresh, const CompareOptions& opt) {
+    CompareOutcome out;
+    out.base_label = opt.base_label;
+    out.new_label = opt.new_label;
+    out.cross_machine = opt.cross_machine;
+    out.threshold = opt.threshold;
+    out.fingerprint = compare_fingerprints(base, fresh);
+    const auto hw = std::find_if(out.fingerprint.begin(), out.fingerprint.end(),
+                                 [](const FingerprintDiff& d) { return d.hardware; });
+    if (hw != out.fingerprint.end() && !opt.cross_machine)
+        throw UsageError(fmt::format("the reports come from different hardware ({}: '{}' vs '{}'); refusing to gate",
+                                     hw->field, hw->base, hw->fresh),
+                         "compare reports from the same machine, or pass --cross-machine to compare anyway "
+                         "(efficiency against each machine's path bandwidth is compared too)");
+    const auto base_results = unique_results(base, opt.base_label);
+    const auto new_results = unique_results(fresh, opt.new_label);
+
+    if (profile_label(base) != profile_label(fresh) ||
+        text_of(member(member(base, "invocation"), "profile_hash")) !=
+            text_of(member(member(fresh, "invocation"), "profile_hash")))
+        out.warnings.push_back(fmt::format("the resolved profiles differ (base {}, new {}): settings or sweeps changed",
+                                           profile_label(base), profile_label(fresh)));
+    for (const auto* rep : {&base, &fresh}) {
+        const std::string status = text_of(member(member(*rep, "invocation"), "status"));
+        if (!status.empty() && status != "complete")
+            out.warnings.push_back(fmt::format("the {} run is {}: some results may be missing",
+                                               rep == &base ? opt.base_label : opt.new_label, status));
+    }
+    for (const auto& rule : opt.rules) {
+        auto matches = [&](const Result& r) {
+            return glob_match(rule.scenario, r.scenario) && (rule.metric.empty() || r.metric(rule.metric));
+        };
+        if (std::none_of(base_results.begin(), base_results.end(), matches) &&
+            std::none_of(new_results.begin(), new_results.end(), matches))
+            out.warnings.push_back(fmt::format("threshold rule '{}{}{}' matches no result", rule.scenario,
+                                               rule.metric.empty() ? "" : ".", rule.metric));
+    }
+
+    std::map<std::string, const Result*> by_key;
+    for (const auto& r : new_results) by_key[r.key] = &r;
+    std::set<std::string> base_keys;
+    for (const auto& b : base_results) {
+        base_keys.insert(b.key);
+        const auto it = by_key.find(b.key);
+        if (it == by_key.end()) {
+            out.results.push_back({b.key, b.scenario, b.family, Verdict::missing, "only in base"});
+            continue;
+        }
+        out.results.push_back(compare_result(b, *it->second, opt));
+    }
+    for (const auto& r : new_results)
+        if (!base_keys.count(r.key)) out.results.push_back({r.key, r.scenario, r.family, Verdict::added, "only in new"});
+    summarise(out);
+    return out;
+}
+
+std::vector<std::string> flagged_keys(const CompareOutcome& outcome) {
+    std::vector<std::string> keys;
+    for (const auto& r : outcome.results) {
+        const auto* d = r.deciding();
+        const bool noisy = r.verdict == Verdict::inconclusive && d && d->ratio > 0;
+        if (r.verdict == Verdict::regression || noisy) keys.push_back(r.key);
+    }
+    return keys;
+}
+
+void apply_confirmations(CompareOutcome& outcome, const nlohmann::json& base,
+                         const std::map<std::string, std::vector<nlohmann::json>>& reruns, const CompareOptions& opt) {
+    std::map<std::string, Result> base_by_key;
+    for (auto& r : report_results(base)) base_by_key.emplace(r.key, std::move(r));
+    for (auto& rc : outcome.results) {
+        const auto runs = reruns.find(rc.key);
+        const auto b = base_by_key.find(rc.key);
+        if (runs == reruns.end() || runs->second.empty() || b == base_by_key.end()) continue;
+        std::array<std::size_t, k_verdict_count> seen{};
+        for (const auto& j : runs->second) ++seen[static_cast<std::size_t>(compare_result(b->second, j.get<Result>(), opt).verdict)];
+        const std::size_t n = runs->second.size();
+        const std::size_t regressions = seen[static_cast<std::size_t>(Verdict::regression)];
+        if (rc.verdict == Verdict::regression) {
+            if (regressions == n) {
+                rc.reason += fmt::format("; confirmed by {} of {} re-measurements", n, n);
+            } else {
+                rc.verdict = Verdict::inconclusive;
+                rc.reason = fmt::format("not confirmed: {} of {} re-measurements regressed", regressions, n);
+            }
+        } else {
+            for (std::size_t v = 0; v < k_verdict_count; ++v)
+                if (seen[v] == n) {
+                    rc.verdict = static_cast<Verdict>(v);
+                    rc.reason = fmt::format("{} in all {} re-measurements", to_string(rc.verdict), n);
+                }
+        }
+    }
+    summarise(outcome);
+}
+
+// ---- rendering ----------------------------------------------------------------------------
+
+CompareFormat parse_compare_format(const std::string& text) {
+    if (text == "table") return CompareFormat::table;
+    if (text == "markdown" || text == "md") return CompareFormat::markdown;
+    if (text == "json") return CompareFormat::json;
+    if (text == "junit") return CompareFormat::junit;
+    throw UsageError(fmt::format("unknown compare format '{}'", text), "choose table, markdown, json or junit");
+}
+
+namespace {
+
+nlohmann::json metric_json(const MetricComparison& m) {
+    nlohmann::json j = {{"name", m.name},
+                        {"unit", m.unit},
+                        {"better", m.better == Better::higher ? "higher" : "lower"},
+                        {"verdict", to_string(m.verdict)},
+                        {"base_median", m.base_median},
+                        {"new_median", m.new_median},
+                        {"base_n", m.base_n},
+                        {"new_n", m.new_n},
+                        {"threshold", m.threshold},
+                        {"gated", m.gated},
+                        {"note", m.note}};
+    if (m.ratio > 0) {
+        j["ratio"] = m.ratio;
+        j["ci"] = {m.ci_lo, m.ci_hi};
+    } else {
+        j["ratio"] = nullptr;
+        j["ci"] = nullptr;
+    }
+    return j;
+}
+
+std::string xml_escape(std::string_view s) {
+    std::string out;
+    for (char c : s) {
+        switch (c) {
+        case '&': out += "&amp;"; break;
+        case '<': out += "&lt;"; break;
+        case '>': out += "&gt;"; break;
+        case '"': out += "&quot;"; break;
+        case '\'': out += "&apos;"; break;
+        default:
+            // Control characters are not allowed in XML 1.0.
+            if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') out += ' ';
+            else out += c;
+        }
+    }
+    return out;
+}
+
+std::string value_cell(double v, const std::string& unit) { return v > 0 || v < 0 ? format_value(v, unit) : "-"; }
+
+std::vector<std::string> result_row(const ResultComparison& r) {
+    const auto* m = r.deciding();
+    if (!m && !r.metrics.empty() && (r.verdict == Verdict::unchanged || r.verdict == Verdict::improvement))
+        m = &r.metrics.front();
+    if (!m || !(m->ratio > 0))
+        return {to_string(r.verdict), r.key, m ? m->name : "", "", "", "", "", r.reason};
+    return {to_string(r.verdict),
+            r.key,
+            m->name,
+            value_cell(m->base_median, m->unit),
+            value_cell(m->new_median, m->unit),
+            pct(m->ratio),
+            fmt::format("[{}, {}]", pct(m->ci_lo), pct(m->ci_hi)),
+            m->note.empty() ? fmt::format("±{:.1f}%", m->threshold * 100) : m->note};
+}
+
+std::string render_text(const CompareOutcome& o, bool md) {
+    std::string out;
+    auto heading = [&](const std::string& title) { out += md ? "\n### " + title + "\n\n" : "\n" + title + "\n"; };
+    out += md ? fmt::format("## interopbench compare: {} vs {}\n", o.base_label, o.new_label)
+              : fmt::format("interopbench compare: {} (base) vs {} (new)\n", o.base_label, o.new_label);
+    if (!o.fingerprint.empty()) {
+        heading(o.cross_machine ? "Machine differences (compared across machines)" : "Machine differences");
+        std::vector<std::vector<std::string>> rows{{"fact", "kind", "base", "new"}};
+        for (const auto& d : o.fingerprint)
+            rows.push_back({d.field, d.hardware ? "hardware" : "software", d.base.empty() ? "-" : d.base,
+                            d.fresh.empty() ? "-" : d.fresh});
+        out += render_table(rows, md);
+    }
+    if (!o.warnings.empty()) {
+        heading("Warnings");
+        for (const auto& w : o.warnings) out += (md ? "- " : "warning: ") + w + "\n";
+    }
+    heading("Summary");
+    std::vector<std::vector<std::string>> counts{{"verdict", "results"}};
+    for (std::size_t v = 0; v < k_verdict_count; ++v)
+        counts.push_back({to_string(static_cast<Verdict>(v)), std::to_string(o.counts[v])});
+    out += render_table(counts, md);
+    if (!o.families.empty()) {
+        out += "\n";
+        std::vector<std::vector<std::string>> fam{{"family", "compared", "geomean new/base (>1 better)"}};
+        for (const auto& f : o.families)
+            fam.push_back({f.family, std::to_string(f.compared), fmt::format("{:.3f}", f.geomean)});
+        out += render_table(fam, md);
+    }
+    const std::vector<std::string> header{"verdict", "result", "metric", "base", "new", "change", "interval", "threshold / note"};
+    std::vector<std::vector<std::string>> changed{header}, same{header};
+    for (const auto& r : o.results) (r.verdict == Verdict::unchanged ? same : changed).push_back(result_row(r));
+    if (changed.size() > 1) {
+        heading("Changed, uncertain, missing and new results");
+        out += render_table(changed, md);
+    }
+    if (same.size() > 1) {
+        if (md) {
+            out += fmt::format("\n<details><summary>Unchanged results ({})</summary>\n\n", same.size() - 1);
+            out += render_table(same, true);
+            out += "\n</details>\n";
+        } else {
+            heading("Unchanged results");
+            out += render_table(same, false);
+        }
+    }
+    return out;
+}
+
+std::string render_junit(const CompareOutcome& o) {
+    std::size_t failures = o.count(Verdict::regression);
+    std::size_t skipped = o.count(Verdict::inconclusive) + o.count(Verdict::missing);
+    std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+    out += fmt::format("<testsuites name=\"interopbench compare\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n",
+                       o.results.size(), failures, skipped);
+    out += fmt::format("  <testsuite name=\"{} vs {}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" errors=\"0\">\n",
+                       xml_escape(o.base_label), xml_escape(o.new_label), o.results.size(), failures, skipped);
+    if (!o.fingerprint.empty() || !o.warnings.empty()) {
+        out += "    <properties>\n";
+        for (const auto& d : o.fingerprint)
+            out += fmt::format("      <property name=\"{}\" value=\"{} -> {}\"/>\n", xml_escape(d.field), xml_escape(d.base),
+                               xml_escape(d.fresh));
+        for (const auto& w : o.warnings) out += fmt::format("      <property name=\"warning\" value=\"{}\"/>\n", xml_escape(w));
+        out += "    </properties>\n";
+    }
+    for (const auto& r : o.results) {
+        out += fmt::format("    <testcase classname=\"{}.{}\" name=\"{}\"", xml_escape(r.family.empty() ? "interopbench" : r.family),
+                           xml_escape(r.scenario), xml_escape(r.key));
+        const bool failed = r.verdict == Verdict::regression;
+        const bool skip = r.verdict == Verdict::inconclusive || r.verdict == Verdict::missing;
+        if (!failed && !skip) {
+            out += fmt::format("><system-out>{}: {}</system-out></testcase>\n", to_string(r.verdict), xml_escape(r.reason));
+            continue;
+        }
+        out += ">\n";
+        if (failed) {
+            std::string body;
+            for (const auto& m : r.metrics)
+                body += fmt::format("{}: {} -> {} ({}), {}\n", m.name, value_cell(m.base_median, m.unit),
+                                    value_cell(m.new_median, m.unit), m.ratio > 0 ? pct(m.ratio) : "-", to_string(m.verdict));
+            out += fmt::format("      <failure type=\"regression\" message=\"{}\">{}</failure>\n", xml_escape(r.reason),
+                               xml_escape(body));
+        } else {
+            out += fmt::format("      <skipped message=\"{}: {}\"/>\n", to_string(r.verdict), xml_escape(r.reason));
+        }
+        out += "    </testcase>\n";
+    }
+    out += "  </testsuite>\n</testsuites>\n";
+    return out;
+}
+
+} // namespace
+
+nlohmann::json comparison_json(const CompareOutcome& o) {
+    nlohmann::json fp = nlohmann::json::array();
+    for (const auto& d : o.fingerprint)
+        fp.push_back({{"field", d.field}, {"base", d.base}, {"new", d.fresh}, {"hardware", d.hardware}});
+    nlohmann::json counts = nlohmann::json::object();
+    for (std::size_t v = 0; v < k_verdict_count; ++v) counts[to_string(static_cast<Verdict>(v))] = o.counts[v];
+    nlohmann::json families = nlohmann::json::array();
+    for (const auto& f : o.families) families.push_back({{"family", f.family}, {"compared", f.compared}, {"geomean", f.geomean}});
+    nlohmann::json results = nlohmann::json::array();
+    for (const auto& r : o.results) {
+        nlohmann::json metrics = nlohmann::json::array();
+        for (const auto& m : r.metrics) metrics.push_back(metric_json(m));
+        results.push_back({{"key", r.key},
+                           {"scenario", r.scenario},
+                           {"family", r.family},
+                           {"verdict", to_string(r.verdict)},
+                           {"reason", r.reason},
+                           {"metrics", metrics}});
+    }
+    return {{"base", o.base_label},  {"new", o.new_label},          {"cross_machine", o.cross_machine},
+            {"threshold", o.threshold}, {"fingerprint_differences", fp}, {"warnings", o.warnings},
+            {"summary", {{"counts", counts}, {"families", families}}}, {"results", results}};
+}
+
+std::string render_comparison(const CompareOutcome& outcome, CompareFormat format) {
+    switch (format) {
+    case CompareFormat::table: return render_text(outcome, false);
+    case CompareFormat::markdown: return render_text(outcome, true);
+    case CompareFormat::json: return comparison_json(outcome).dump(2) + "\n";
+    case CompareFormat::junit: return render_junit(outcome);
+    }
+    return {};
+}
+
+ExitCode compare_exit_code(const CompareOutcome& outcome, bool fail_on_inconclusive) {
+    if (outcome.count(Verdict::regression) > 0) return ExitCode::failed;
+    if (fail_on_inconclusive && outcome.count(Verdict::inconclusive) > 0) return ExitCode::inconclusive;
+    return ExitCode::ok;
+}
+
+} // namespace interopbench

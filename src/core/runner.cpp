@@ -1,0 +1,404 @@
+#include "interopbench/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "interopbench/errors.hpp"
+
+namespace interopbench {
+
+std::atomic<bool> g_interrupted{false};
+
+// ---- settings ---------------------------------------------------------------------------
+
+nlohmann::json RunSettings::to_json() const {
+    return {{"warmup", warmup},           {"min_samples", min_samples}, {"max_samples", max_samples},
+            {"noise", noise},             {"max_time_s", max_time_s},   {"sample_time_s", sample_time_s},
+            {"bind_numa", bind_numa}};
+}
+
+void RunSettings::apply_json(const nlohmann::json& j, const std::string& origin) {
+    if (!j.is_object())
+        throw UsageError(fmt::format("{}: 'settings' must be an object", origin));
+    for (const auto& [k, v] : j.items()) {
+        auto want_number = [&](bool integer) {
+            if (!v.is_number() || (integer && !v.is_number_integer()))
+                throw UsageError(fmt::format("{}: setting '{}' must be {}", origin, k, integer ? "an integer" : "a number"),
+                                 fmt::format("write e.g. \"{}\": {}", k, integer ? "10" : "0.01"));
+        };
+        if (k == "warmup") { want_number(true); warmup = v.get<int>(); }
+        else if (k == "min_samples") { want_number(true); min_samples = v.get<int>(); }
+        else if (k == "max_samples") { want_number(true); max_samples = v.get<int>(); }
+        else if (k == "noise") { want_number(false); noise = v.get<double>(); }
+        else if (k == "max_time_s") { want_number(false); max_time_s = v.get<double>(); }
+        else if (k == "sample_time_s") { want_number(false); sample_time_s = v.get<double>(); }
+        else if (k == "bind_numa") {
+            if (!v.is_boolean()) throw UsageError(fmt::format("{}: setting 'bind_numa' must be true or false", origin));
+            bind_numa = v.get<bool>();
+        } else {
+            throw UsageError(fmt::format("{}: unknown setting '{}'", origin, k),
+                             "known settings: warmup, min_samples, max_samples, noise, max_time_s, sample_time_s, bind_numa");
+        }
+    }
+}
+
+void RunSettings::validate() const {
+    if (warmup < 0) throw UsageError(fmt::format("warm-up count {} is negative", warmup), "use 0 or more");
+    if (min_samples < 1) throw UsageError(fmt::format("minimum samples {} must be at least 1", min_samples));
+    if (max_samples < min_samples)
+        throw UsageError(fmt::format("maximum samples {} is below the minimum {}", max_samples, min_samples),
+                         "raise --max-samples or lower --min-samples");
+    if (!(noise > 0) || noise >= 1)
+        throw UsageError(fmt::format("noise target {} is out of range", noise), "give a fraction such as 0.005, or a percentage such as 0.5%");
+    if (!(max_time_s > 0)) throw UsageError(fmt::format("time budget {} s must be positive", max_time_s));
+    if (!(sample_time_s > 0) || sample_time_s > max_time_s)
+        throw UsageError(fmt::format("sample time {} s must be positive and within the time budget", sample_time_s));
+}
+
+// ---- results ------------------------------------------------------------------------------
+
+const char* to_string(Status s) {
+    switch (s) {
+    case Status::ok: return "ok";
+    case Status::skipped: return "skipped";
+    case Status::failed: return "failed";
+    case Status::interrupted: return "interrupted";
+    }
+    return "failed";
+}
+
+Status status_from_string(const std::string& s) {
+    if (s == "ok") return Status::ok;
+    if (s == "skipped") return Status::skipped;
+    if (s == "failed") return Status::failed;
+    if (s == "interrupted") return Status::interrupted;
+    throw UsageError(fmt::format("unknown result status '{}'", s), "expected ok, skipped, failed or interrupted");
+}
+
+const MetricResult* Result::metric(const std::string& name) const {
+    for (const auto& m : metrics)
+        if (m.info.name == name) return &m;
+    return nullptr;
+}
+
+void to_json(nlohmann::json& j, const Result& r) {
+    nlohmann::json params = nlohmann::json::object();
+    for (const auto& [k, v] : r.params.items()) params[k] = v;
+    nlohmann::json metrics = nlohmann::json::array();
+    for (const auto& m : r.metrics) {
+        nlohmann::json samples = nlohmann::json::array();
+        for (double v : m.samples) samples.push_back(std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr));
+        metrics.push_back({{"name", m.info.name},
+                           {"unit", m.info.unit},
+                           {"better", m.info.better == Better::higher ? "higher" : "lower"},
+                           {"stats", m.stats},
+                           {"samples", std::move(samples)}});
+    }
+    j = {{"key", r.key},
+         {"scenario", r.scenario},
+         {"family", r.family},
+         {"params", std::move(params)},
+         {"param_order", [&] {
+              nlohmann::json order = nlohmann::json::array();
+              for (const auto& kv : r.params.items()) order.push_back(kv.first);
+              return order;
+          }()},
+         {"status", to_string(r.status)},
+         {"reason", r.reason},
+         {"stop_reason", r.stop_reason},
+         {"warmup_samples", r.warmup_samples},
+         {"wall_time_s", r.wall_time_s},
+         {"counting", r.counting},
+         {"details", r.details},
+         {"metrics", std::move(metrics)}};
+}
+
+void from_json(const nlohmann::json& j, Result& r) {
+    r.key = j.at("key").get<std::string>();
+    r.scenario = j.at("scenario").get<std::string>();
+    r.family = j.value("family", std::string{});
+    std::vector<std::pair<std::string, std::string>> params;
+    const auto& pj = j.contains("params") && j["params"].is_object() ? j["params"] : nlohmann::json::object();
+    if (j.contains("param_order") && j["param_order"].is_array()) {
+        for (const auto& name : j["param_order"])
+            if (name.is_string() && pj.contains(name.get<std::string>()) && pj[name.get<std::string>()].is_string())
+                params.emplace_back(name.get<std::string>(), pj[name.get<std::string>()].get<std::string>());
+    } else {
+        for (const auto& [k, v] : pj.items())
+            if (v.is_string()) params.emplace_back(k, v.get<std::string>());
+    }
+    r.params = Params(std::move(params));
+    r.status = status_from_string(j.at("status").get<std::string>());
+    r.reason = j.value("reason", std::string{});
+    r.stop_reason = j.value("stop_reason", std::string{});
+    r.warmup_samples = j.value("warmup_samples", 0);
+    r.wall_time_s = j.value("wall_time_s", 0.0);
+    r.counting = j.value("counting", std::string{});
+    r.details = j.value("details", nlohmann::json::object());
+    r.metrics.clear();
+    if (j.contains("metrics") && j["metrics"].is_array()) {
+        for (const auto& mj : j["metrics"]) {
+            MetricResult m;
+            m.info.name = mj.at("name").get<std::string>();
+            m.info.unit = mj.value("unit", std::string{});
+            m.info.better = mj.value("better", std::string("higher")) == "lower" ? Better::lower : Better::higher;
+            if (mj.contains("stats") && mj["stats"].is_object()) m.stats = mj["stats"].get<Stats>();
+            if (mj.contains("samples") && mj["samples"].is_array())
+                for (const auto& v : mj["samples"]) m.samples.push_back(v.is_number() ? v.get<double>() : NAN);
+            r.metrics.push_back(std::move(m));
+        }
+    }
+}
+
+std::string Config::key() const { return scenario->info().id + "/" + params.canonical(); }
+
+// ---- plan expansion -----------------------------------------------------------------------
+
+namespace {
+
+std::vector<std::string> default_devices(const Machine& m) {
+    std::vector<std::string> out;
+    for (int d : m.selected) out.push_back(std::to_string(d));
+    if (out.empty()) out.push_back("0");
+    return out;
+}
+
+std::vector<std::string> default_pairs(const Machine& m) {
+    std::vector<std::string> out;
+    for (int a : m.selected)
+        for (int b : m.selected)
+            if (a != b) out.push_back(fmt::format("{}>{}", a, b));
+    if (out.empty()) out.push_back("0>1");
+    return out;
+}
+
+void check_device(const Machine& m, std::uint64_t d, const std::string& text) {
+    if (!m.cuda_available) return; // no GPU: configurations are skipped with the reason anyway
+    if (!m.device(static_cast<int>(d)))
+        throw UsageError(fmt::format("GPU {} in '{}' does not exist: this machine has {} GPU(s)", d, text,
+                                     m.devices.size()),
+                         fmt::format("use ordinals 0 to {}", m.devices.empty() ? 0 : m.devices.size() - 1));
+}
+
+std::vector<std::string> resolve_axis(const Axis& axis, const std::vector<std::string>* given, const Machine& m) {
+    std::vector<std::string> raw;
+    if (given) raw = *given;
+    else if (axis.kind == AxisKind::device) return default_devices(m);
+    else if (axis.kind == AxisKind::device_pair) return default_pairs(m);
+    else raw = axis.defaults;
+    std::vector<std::string> out;
+    for (const auto& text : raw) {
+        switch (axis.kind) {
+        case AxisKind::size:
+            for (auto v : parse_size_list(text)) out.push_back(std::to_string(v));
+            break;
+        case AxisKind::integer:
+            for (const auto& item : split_list(text)) out.push_back(std::to_string(parse_uint(item, axis.name)));
+            break;
+        case AxisKind::choice:
+            for (const auto& item : split_list(text)) {
+                const bool all_is_choice = std::find(axis.choices.begin(), axis.choices.end(), "all") != axis.choices.end();
+                if (item == "all" && !all_is_choice) {
+                    out.insert(out.end(), axis.choices.begin(), axis.choices.end());
+                    continue;
+                }
+                if (std::find(axis.choices.begin(), axis.choices.end(), item) == axis.choices.end())
+                    throw UsageError(fmt::format("invalid value '{}' for axis '{}'", item, axis.name),
+                                     fmt::format("choose from {} (or all)", fmt::join(axis.choices, ", ")));
+                out.push_back(item);
+            }
+            break;
+        case AxisKind::device:
+            for (const auto& item : split_list(text)) {
+                const auto d = parse_uint(item, "device");
+                check_device(m, d, item);
+                out.push_back(std::to_string(d));
+            }
+            break;
+        case AxisKind::device_pair:
+            for (const auto& item : split_list(text)) {
+                const auto gt = item.find('>');
+                if (gt == std::string::npos)
+                    throw UsageError(fmt::format("invalid GPU pair '{}' for axis '{}'", item, axis.name),
+                                     "write a pair as SRC>DST, e.g. 0>1");
+                const auto a = parse_uint(item.substr(0, gt), "device");
+                const auto b = parse_uint(item.substr(gt + 1), "device");
+                if (a == b) throw UsageError(fmt::format("GPU pair '{}' names one GPU twice", item), "use two different GPUs, e.g. 0>1");
+                check_device(m, a, item);
+                check_device(m, b, item);
+                out.push_back(fmt::format("{}>{}", a, b));
+            }
+            break;
+        }
+    }
+    // Keep first occurrences only, in order.
+    std::vector<std::string> uniq;
+    for (auto& v : out)
+        if (std::find(uniq.begin(), uniq.end(), v) == uniq.end()) uniq.push_back(std::move(v));
+    if (uniq.empty()) throw UsageError(fmt::format("axis '{}' has no values", axis.name));
+    return uniq;
+}
+
+} // namespace
+
+std::vector<Config> expand_plan(const Registry& registry, const RunPlan& plan, const Machine& machine) {
+    std::vector<Config> out;
+    std::set<std::string> seen;
+    for (const auto& entry : plan.entries) {
+        const auto scenarios = registry.select(entry.pattern);
+        for (const auto& [name, values] : entry.axes) {
+            bool known = false;
+            std::set<std::string> names;
+            for (const auto* s : scenarios)
+                for (const auto& a : s->info().axes) {
+                    names.insert(a.name);
+                    known = known || a.name == name;
+                }
+            if (!known)
+                throw UsageError(fmt::format("no selected scenario ('{}') has an axis named '{}'", entry.pattern, name),
+                                 fmt::format("axes of the selection: {}", fmt::join(names, ", ")));
+        }
+        for (const auto* s : scenarios) {
+            const auto& axes = s->info().axes;
+            std::vector<std::vector<std::string>> values;
+            for (const auto& axis : axes) {
+                auto it = entry.axes.find(axis.name);
+                values.push_back(resolve_axis(axis, it == entry.axes.end() ? nullptr : &it->second, machine));
+            }
+            // Cartesian product, last axis fastest.
+            std::vector<std::size_t> idx(axes.size(), 0);
+            while (true) {
+                std::vector<std::pair<std::string, std::string>> p;
+                for (std::size_t i = 0; i < axes.size(); ++i) p.emplace_back(axes[i].name, values[i][idx[i]]);
+                Config c{s, Params(std::move(p))};
+                if (seen.insert(c.key()).second) out.push_back(std::move(c));
+                std::size_t k = axes.size();
+                while (k > 0) {
+                    --k;
+                    if (++idx[k] < values[k].size()) break;
+                    idx[k] = 0;
+                    if (k == 0) { k = axes.size() + 1; break; }
+                }
+                if (axes.empty() || k == axes.size() + 1) break;
+            }
+        }
+    }
+    return out;
+}
+
+// ---- sampling -----------------------------------------------------------------------------
+
+std::string stop_reason(const RunSettings& s, const std::vector<double>& primary, double elapsed_s) {
+    const auto n = static_cast<int>(primary.size());
+    if (n >= s.max_samples) return "max_samples";
+    if (n >= s.min_samples) {
+        const Stats st = compute_stats(primary);
+        if (st.n == 0) return "no_primary_metric";
+        if (st.rel_ci_halfwidth() <= s.noise) return "converged";
+    }
+    if (elapsed_s >= s.max_time_s && n >= 1) return "time_budget";
+    return {};
+}
+
+Result Runner::run_one(const Config& config) {
+    using clock = std::chrono::steady_clock;
+    const auto& info = config.scenario->info();
+    Result r;
+    r.key = config.key();
+    r.scenario = info.id;
+    r.family = info.family;
+    r.params = config.params;
+    r.counting = info.counting;
+    for (const auto& m : info.metrics) r.metrics.push_back(MetricResult{m, {}, {}});
+    const auto t0 = clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
+    World* world = m_machine.world;
+
+    if (auto why = config.scenario->unsupported(m_machine, config.params)) {
+        r.status = Status::skipped;
+        r.reason = *why;
+        return r;
+    }
+    try {
+        CaseContext ctx{&m_machine, m_settings.sample_time_s, m_settings.bind_numa};
+        auto c = config.scenario->prepare(ctx, config.params);
+        // Warm-up: in a multi-process run every rank takes the same count (collectives).
+        for (int i = 0; i < m_settings.warmup && !g_interrupted; ++i) {
+            if (!world && i > 0 && elapsed() > m_settings.max_time_s / 3) break;
+            c->measure();
+            ++r.warmup_samples;
+        }
+        std::vector<double> primary;
+        while (true) {
+            if (g_interrupted) {
+                r.stop_reason = "interrupted";
+                break;
+            }
+            Sample s = c->measure();
+            if (s.size() != info.metrics.size())
+                throw ConfigError(fmt::format("scenario returned {} values for {} metrics", s.size(), info.metrics.size()));
+            for (std::size_t i = 0; i < s.size(); ++i) r.metrics[i].samples.push_back(s[i]);
+            if (!std::isnan(s[0])) primary.push_back(s[0]);
+            std::string why = stop_reason(m_settings, primary, elapsed());
+            if (why.empty() && static_cast<int>(r.metrics[0].samples.size()) >= m_settings.max_samples) why = "max_samples";
+            if (world) {
+                // Rank 0 decides so that every rank takes the same number of samples.
+                char code = why.empty() ? 0 : why == "converged" ? 1 : why == "max_samples" ? 2 : why == "time_budget" ? 3 : 4;
+                world->broadcast(&code, 1, 0);
+                static const char* k_names[] = {"", "converged", "max_samples", "time_budget", "no_primary_metric"};
+                why = k_names[static_cast<int>(code) % 5];
+            }
+            if (!why.empty()) {
+                r.stop_reason = why;
+                break;
+            }
+        }
+        if (r.stop_reason == "interrupted") {
+            r.status = Status::interrupted;
+            r.reason = "interrupted before sampling finished";
+        } else {
+            c->check();
+        }
+        r.details = c->details();
+    } catch (const CheckFailed& e) {
+        r.status = Status::failed;
+        r.reason = fmt::format("verification failed: {}", e.what());
+    } catch (const ConfigError& e) {
+        r.status = Status::failed;
+        r.reason = e.what();
+    } catch (const FatalDeviceError& e) {
+        r.status = Status::failed;
+        r.reason = e.what();
+        m_fatal = e.what();
+    } catch (const UsageError& e) {
+        r.status = Status::failed;
+        r.reason = e.what();
+    } catch (const std::exception& e) {
+        r.status = Status::failed;
+        r.reason = fmt::format("unexpected error: {}", e.what());
+    }
+    for (auto& m : r.metrics) m.stats = compute_stats(m.samples);
+    r.wall_time_s = elapsed();
+    return r;
+}
+
+std::vector<Result> Runner::run_all(const std::vector<Config>& configs, std::string* fatal) {
+    std::vector<Result> out;
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+        if (g_interrupted) break;
+        if (m_progress) m_progress(i, configs.size(), configs[i]);
+        out.push_back(run_one(configs[i]));
+        if (!m_fatal.empty()) {
+            if (fatal) *fatal = m_fatal;
+            break;
+        }
+        if (out.back().status == Status::interrupted) break;
+    }
+    return out;
+}
+
+} // namespace interopbench

@@ -1,0 +1,147 @@
+#pragma once
+/// CUDA helpers shared by the GPU scenarios: checked calls, RAII buffers, event timing
+/// behind a blocking kernel, data patterns. Only the GPU library includes this.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "interopbench/errors.hpp"
+#include "interopbench/scenario.hpp"
+
+namespace interopbench::gpu {
+
+/// Throws ConfigError (or FatalDeviceError for sticky errors that lose the context) with
+/// the expression, file:line, error name and message.
+[[noreturn]] void throw_cuda_error(cudaError_t err, const char* expr, const char* file, int line);
+
+/// True for errors after which the context is unusable (illegal address, launch failure...).
+bool is_sticky(cudaError_t err);
+
+#define IB_CUDA_CHECK(expr)                                                                  \
+    do {                                                                                     \
+        cudaError_t ib_err_ = (expr);                                                        \
+        if (ib_err_ != cudaSuccess)                                                          \
+            ::interopbench::gpu::throw_cuda_error(ib_err_, #expr, __FILE__, __LINE__);       \
+    } while (0)
+
+/// Fills `machine` with CUDA facts: devices, versions. Never throws; without a driver or
+/// device, sets cuda_available = false and cuda_note to the reason.
+void probe_cuda(Machine& machine);
+
+/// Makes `ordinal` current; throws ConfigError when it does not exist.
+void set_device(int ordinal);
+
+/// Device memory, freed on destruction (on the device it was allocated on).
+class DeviceBuffer {
+public:
+    DeviceBuffer() = default;
+    DeviceBuffer(int device, std::size_t bytes);
+    ~DeviceBuffer();
+    DeviceBuffer(DeviceBuffer&& o) noexcept;
+    DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    void* get() const { return m_ptr; }
+    std::size_t size() const { return m_bytes; }
+    int device() const { return m_device; }
+
+private:
+    void* m_ptr = nullptr;
+    std::size_t m_bytes = 0;
+    int m_device = 0;
+};
+
+/// Host memory kinds of the copy scenarios.
+enum class HostMem { pageable, pinned, registered, write_combined };
+HostMem parse_host_mem(const std::string& s);
+const char* to_string(HostMem m);
+
+/// Host memory of one kind, released appropriately on destruction. Pinned kinds are
+/// mapped into the device address space (for SM copy kernels); `device_ptr()` gives that
+/// address (nullptr for pageable). Pages are touched at allocation so first-touch costs
+/// stay out of timings, placed on the calling thread's NUMA node.
+class HostBuffer {
+public:
+    HostBuffer() = default;
+    HostBuffer(HostMem kind, std::size_t bytes);
+    ~HostBuffer();
+    HostBuffer(HostBuffer&& o) noexcept;
+    HostBuffer& operator=(HostBuffer&& o) noexcept;
+    HostBuffer(const HostBuffer&) = delete;
+    HostBuffer& operator=(const HostBuffer&) = delete;
+    void* get() const { return m_ptr; }
+    void* device_ptr() const;
+    std::size_t size() const { return m_bytes; }
+    HostMem kind() const { return m_kind; }
+
+private:
+    void release() noexcept;
+    void* m_ptr = nullptr;
+    std::size_t m_bytes = 0;
+    HostMem m_kind = HostMem::pageable;
+};
+
+/// A non-blocking stream on a device, destroyed with it.
+class Stream {
+public:
+    explicit Stream(int device);
+    ~Stream();
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+    cudaStream_t get() const { return m_stream; }
+    int device() const { return m_device; }
+
+private:
+    cudaStream_t m_stream = nullptr;
+    int m_device = 0;
+};
+
+/// An event pair around enqueued work. With `hold`, a spin kernel holds every stream
+/// while the work is enqueued, so enqueue cost stays out of the window; the host then
+/// releases it. Usage:
+///   TimedRegion t({&s}, hold); t.begin(); ...enqueue on s...; double sec = t.end();
+/// For several streams, each gets its own events; end() returns the span from the
+/// earliest start to the latest stop. The spin kernel gives up after a timeout so a
+/// lost release never hangs the device.
+class TimedRegion {
+public:
+    TimedRegion(std::vector<const Stream*> streams, bool hold);
+    ~TimedRegion();
+    TimedRegion(const TimedRegion&) = delete;
+    TimedRegion& operator=(const TimedRegion&) = delete;
+    /// Blocks each stream (when holding) and records the start events.
+    void begin();
+    /// Records stop events, releases the streams, waits, returns seconds. Per-stream
+    /// seconds go to `per_stream` when given.
+    double end(std::vector<double>* per_stream = nullptr);
+
+private:
+    std::vector<const Stream*> m_streams;
+    bool m_hold;
+    std::vector<cudaEvent_t> m_start, m_stop;
+    volatile int* m_flag = nullptr; ///< mapped pinned host flag
+    int* m_flag_dev = nullptr;
+};
+
+/// Fills `bytes` at `dst` (device or mapped host memory) with the pattern for `seed` on
+/// `stream`. The pattern is a per-8-byte-word hash of (seed, index): never zeros.
+void fill_pattern_device(void* dst, std::size_t bytes, std::uint64_t seed, cudaStream_t stream);
+/// Same pattern, written by the host.
+void fill_pattern_host(void* dst, std::size_t bytes, std::uint64_t seed);
+/// Counts words at `src` (device memory) that differ from the pattern; 0 means correct.
+std::uint64_t count_pattern_mismatches_device(const void* src, std::size_t bytes,
+                                              std::uint64_t seed, cudaStream_t stream);
+/// Host-side check of the same pattern; returns mismatching words.
+std::uint64_t count_pattern_mismatches_host(const void* src, std::size_t bytes, std::uint64_t seed);
+
+/// The pattern's value for word `index` (host and device agree).
+std::uint64_t pattern_word(std::uint64_t seed, std::uint64_t index);
+
+/// Number of operations to put in one sample so that it lasts about `target_s`, given
+/// one operation's estimated time; at least 1, at most `cap`.
+int reps_for(double op_time_s, double target_s, int cap = 1000);
+
+} // namespace interopbench::gpu

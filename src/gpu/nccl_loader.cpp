@@ -1,0 +1,124 @@
+// Run-time loading of libnccl.so.2. The build needs only nccl.h (for types); the
+// binary runs where NCCL is absent and says so instead of failing to start.
+#include "gpu/nccl_loader.hpp"
+
+#include <fmt/format.h>
+
+#if INTEROPBENCH_WITH_NCCL
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+#endif
+
+namespace interopbench::gpu {
+
+std::string nccl_version_string(int code) {
+    if (code <= 0) return {};
+    if (code < 10000) return fmt::format("{}.{}.{}", code / 1000, code % 1000 / 100, code % 100);
+    return fmt::format("{}.{}.{}", code / 10000, code % 10000 / 100, code % 100);
+}
+
+#if INTEROPBENCH_WITH_NCCL
+
+namespace {
+
+// Non-blocking communicators (ncclCommInitRankConfig, ncclCommFinalize) arrived in 2.14;
+// the timeout handling depends on them.
+constexpr int k_min_version = 21400;
+
+template <class F> bool resolve(void* lib, F& fn, const char* name, std::string& missing) {
+    fn = reinterpret_cast<F>(dlsym(lib, name));
+    if (!fn) missing = name;
+    return fn != nullptr;
+}
+
+struct Loaded {
+    NcclApi api;
+    std::string why; ///< empty when the API is usable
+};
+
+Loaded load() {
+    Loaded out;
+    // NVLink multicast can take a host's GPUs out of service; only an explicit user
+    // setting turns it on.
+    setenv("NCCL_NVLS_ENABLE", "0", 0);
+    void* lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char* err = dlerror();
+        out.why = fmt::format("libnccl.so.2 could not be loaded ({}); install NCCL or add its directory to "
+                              "LD_LIBRARY_PATH",
+                              err ? err : "unknown error");
+        return out;
+    }
+    NcclApi& a = out.api;
+    std::string missing;
+    const bool ok = resolve(lib, a.GetVersion, "ncclGetVersion", missing) &&
+                    resolve(lib, a.GetErrorString, "ncclGetErrorString", missing) &&
+                    resolve(lib, a.GetLastError, "ncclGetLastError", missing) &&
+                    resolve(lib, a.GetUniqueId, "ncclGetUniqueId", missing) &&
+                    resolve(lib, a.CommInitRankConfig, "ncclCommInitRankConfig", missing) &&
+                    resolve(lib, a.CommGetAsyncError, "ncclCommGetAsyncError", missing) &&
+                    resolve(lib, a.CommFinalize, "ncclCommFinalize", missing) &&
+                    resolve(lib, a.CommDestroy, "ncclCommDestroy", missing) &&
+                    resolve(lib, a.CommAbort, "ncclCommAbort", missing) &&
+                    resolve(lib, a.GroupStart, "ncclGroupStart", missing) &&
+                    resolve(lib, a.GroupEnd, "ncclGroupEnd", missing) &&
+                    resolve(lib, a.AllReduce, "ncclAllReduce", missing) &&
+                    resolve(lib, a.AllGather, "ncclAllGather", missing) &&
+                    resolve(lib, a.ReduceScatter, "ncclReduceScatter", missing) &&
+                    resolve(lib, a.Broadcast, "ncclBroadcast", missing) &&
+                    resolve(lib, a.Reduce, "ncclReduce", missing) &&
+                    resolve(lib, a.Send, "ncclSend", missing) &&
+                    resolve(lib, a.Recv, "ncclRecv", missing);
+    int code = 0;
+    if (a.GetVersion && a.GetVersion(&code) == ncclSuccess) {
+        a.version_code = code;
+        a.version = nccl_version_string(code);
+    }
+    if (!a.version.empty() && code < k_min_version) {
+        out.why = fmt::format("NCCL {} is older than 2.14, which the collectives need (non-blocking communicators)",
+                              a.version);
+    } else if (!ok) {
+        out.why = fmt::format("libnccl.so.2{} lacks {}; NCCL 2.14 or newer is needed",
+                              a.version.empty() ? "" : " (" + a.version + ")", missing);
+    } else if (a.version.empty()) {
+        out.why = "libnccl.so.2 loaded but ncclGetVersion failed";
+    }
+    return out;
+}
+
+} // namespace
+
+const NcclApi* nccl_api(std::string* why) {
+    static std::once_flag once;
+    static Loaded loaded;
+    std::call_once(once, [] { loaded = load(); });
+    if (!loaded.why.empty()) {
+        if (why) *why = loaded.why;
+        return nullptr;
+    }
+    return &loaded.api;
+}
+
+void probe_nccl(Machine& machine) {
+    std::string why;
+    if (const NcclApi* api = nccl_api(&why)) {
+        machine.nccl_version = api->version;
+        machine.nccl_note.clear();
+    } else {
+        machine.nccl_version.clear();
+        machine.nccl_note = why;
+    }
+}
+
+#else
+
+void probe_nccl(Machine& machine) {
+    machine.nccl_version.clear();
+    machine.nccl_note = "built without NCCL (nccl.h was not found, or INTEROPBENCH_WITH_NCCL=OFF)";
+}
+
+#endif
+
+} // namespace interopbench::gpu

@@ -1,0 +1,763 @@
+// Doctor checks: pure functions over DoctorFacts, and the host side of gathering them.
+#include "interopbench/doctor.hpp"
+
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "interopbench/output.hpp"
+#include "topology/nvml.hpp"
+
+extern char** environ;
+
+namespace interopbench {
+namespace {
+
+CheckResult result(std::string id, std::string subject, CheckStatus status, std::string evidence,
+                   std::string fix = {}) {
+    return {std::move(id), std::move(subject), status, std::move(evidence), std::move(fix)};
+}
+
+// Per-GPU checks say once that there is nothing to check.
+bool no_gpu(const DoctorFacts& f, const char* id, std::vector<CheckResult>& out) {
+    if (!f.gpus.empty())
+        return false;
+    out.push_back(result(id, "", CheckStatus::skip, "no GPU"));
+    return true;
+}
+
+std::string version_text(int v) { return fmt::format("{}.{}", v / 1000, v % 1000 / 10); }
+
+std::string bytes_text(std::uint64_t b) { return format_value(static_cast<double>(b), "B"); }
+
+bool truthy(const std::string& v) { return !v.empty() && v != "0"; }
+
+std::string join(const std::vector<std::string>& items, const char* separator) {
+    std::string s;
+    for (const std::string& x : items) {
+        if (!s.empty())
+            s += separator;
+        s += x;
+    }
+    return s;
+}
+
+std::string list_text(const std::vector<unsigned>& v) {
+    std::vector<std::string> items;
+    for (unsigned x : v)
+        items.push_back(std::to_string(x));
+    return join(items, ",");
+}
+
+std::string clock_reason_names(std::uint64_t bits) {
+    static const std::pair<std::uint64_t, const char*> k_names[] = {
+        {k_clock_gpu_idle, "idle"},
+        {k_clock_app_setting, "application clocks"},
+        {k_clock_sw_power_cap, "software power cap"},
+        {k_clock_hw_slowdown, "hardware slowdown"},
+        {k_clock_sync_boost, "sync boost"},
+        {k_clock_sw_thermal, "software thermal"},
+        {k_clock_hw_thermal, "hardware thermal"},
+        {k_clock_hw_power_brake, "hardware power brake"},
+        {k_clock_display_setting, "display clocks"},
+    };
+    std::vector<std::string> names;
+    for (auto [bit, name] : k_names)
+        if (bits & bit)
+            names.emplace_back(name);
+    return names.empty() ? "none" : join(names, ", ");
+}
+
+// NCCL_P2P_LEVEL: how far P2P may reach; LOC disables it. Numbers are NCCL's legacy forms.
+std::optional<int> p2p_level_rank(const std::string& v) {
+    static const std::pair<const char*, int> k_levels[] = {
+        {"LOC", 0}, {"NVL", 1}, {"PIX", 2}, {"PXB", 3}, {"PHB", 4}, {"SYS", 5},
+        {"0", 0},   {"1", 2},   {"2", 3},   {"3", 4},   {"4", 5},   {"5", 5}};
+    for (auto [name, rank] : k_levels)
+        if (v == name)
+            return rank;
+    return std::nullopt;
+}
+
+int path_rank(const DoctorPair& p) {
+    if (p.nvlinks > 0)
+        return 1;
+    switch (p.pcie_class) {
+    case PathClass::self: return 0;
+    case PathClass::nvlink: return 1;
+    case PathClass::pix: return 2;
+    case PathClass::pxb: return 3;
+    case PathClass::phb: return 4;
+    case PathClass::node:
+    case PathClass::sys:
+    case PathClass::unknown: break;
+    }
+    return 5;
+}
+
+std::optional<std::string> env(const DoctorFacts& f, const char* name) {
+    auto it = f.env.find(name);
+    if (it == f.env.end())
+        return std::nullopt;
+    return it->second;
+}
+
+std::string read_line(const std::string& path) {
+    std::ifstream in(path);
+    std::string s;
+    std::getline(in, s);
+    return s;
+}
+
+std::vector<unsigned> process_cpus() {
+    // Sized for machines far beyond CPU_SETSIZE.
+    const int n = 16384;
+    cpu_set_t* set = CPU_ALLOC(n);
+    const std::size_t size = CPU_ALLOC_SIZE(n);
+    std::vector<unsigned> out;
+    if (set && sched_getaffinity(0, size, set) == 0)
+        for (int c = 0; c < n; ++c)
+            if (CPU_ISSET_S(c, size, set))
+                out.push_back(static_cast<unsigned>(c));
+    CPU_FREE(set);
+    return out;
+}
+
+} // namespace
+
+const char* to_string(CheckStatus s) {
+    switch (s) {
+    case CheckStatus::pass: return "PASS";
+    case CheckStatus::warn: return "WARN";
+    case CheckStatus::fail: return "FAIL";
+    case CheckStatus::skip: return "SKIP";
+    }
+    return "?";
+}
+
+DoctorFacts host_doctor_facts(const Machine& machine, const Topology& topology) {
+    DoctorFacts f;
+    f.cuda_available = machine.cuda_available;
+    f.cuda_note = machine.cuda_note;
+    f.driver_version = machine.driver_version;
+    f.runtime_version = machine.runtime_version;
+    f.driver_release = !machine.driver_release.empty() ? machine.driver_release : nvml::driver_release();
+    f.nvidia_pci_gpus = static_cast<int>(topology.nvidia_pci_gpus);
+    f.nvml_available = nvml::available();
+    f.nvml_init_error = nvml::init_error();
+    f.nvml_note = nvml::note();
+    f.has_nvswitch = topology.has_nvswitch;
+    f.has_infiniband = topology.has_infiniband;
+
+    for (std::size_t i = 0; i < topology.gpus.size(); ++i) {
+        const GpuTopo& t = topology.gpus[i];
+        DoctorGpu g;
+        g.label = t.label(i);
+        g.ordinal = t.cuda_ordinal;
+        g.name = t.name;
+        g.pci_bus_id = t.pci_bus_id;
+        g.local_cpus = t.cpus;
+        g.numa_nodes = t.numa_nodes;
+        g.pcie_gen_max = t.pcie.gen_max;
+        g.pcie_width_max = t.pcie.width_max;
+        g.pcie_gen_idle = t.pcie.gen_current;
+        g.pcie_width_idle = t.pcie.width_current;
+        g.nvlink_known = t.nvlink_known;
+        for (const NvLink& l : t.nvlinks)
+            (l.active ? g.nvlinks_up : g.nvlinks_down).push_back(l.link);
+        if (auto h = nvml::health(t.pci_bus_id)) {
+            g.persistence = h->persistence;
+            g.clock_reasons = h->clock_reasons;
+            g.ecc_enabled = h->ecc_enabled;
+            g.ecc_uncorrected_volatile = h->ecc_uncorrected_volatile;
+            g.ecc_uncorrected_aggregate = h->ecc_uncorrected_aggregate;
+            g.retired_pages = h->retired_pages;
+            g.retired_pending = h->retired_pending;
+            g.remapped_uncorrectable = h->remapped_uncorrectable;
+            g.remap_pending = h->remap_pending;
+            g.remap_failure = h->remap_failure;
+            g.compute_mode = h->compute_mode;
+            if (h->compute_pids) {
+                std::vector<unsigned> others;
+                for (unsigned pid : *h->compute_pids)
+                    if (pid != static_cast<unsigned>(getpid()))
+                        others.push_back(pid);
+                g.other_pids = others;
+            }
+        }
+        const std::string group = "/sys/bus/pci/devices/" + t.pci_bus_id + "/iommu_group/type";
+        if (std::string type = read_line(group); !type.empty())
+            g.iommu_type = type;
+        f.gpus.push_back(g);
+    }
+    for (const PairTopo& p : topology.pairs) {
+        DoctorPair d;
+        d.from = topology.gpus[p.from].label(p.from);
+        d.to = topology.gpus[p.to].label(p.to);
+        d.path = p.label();
+        d.pcie_class = p.pcie_class;
+        d.nvlinks = p.nvlinks;
+        if (p.has_cuda)
+            d.can_access_peer = p.cuda.can_access_peer;
+        f.pairs.push_back(d);
+    }
+
+    f.process_cpus = process_cpus();
+    rlimit lim{};
+    if (getrlimit(RLIMIT_MEMLOCK, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
+        f.memlock = static_cast<std::uint64_t>(lim.rlim_cur);
+    for (char** e = environ; e && *e; ++e) {
+        const std::string kv = *e;
+        const std::size_t eq = kv.find('=');
+        if (eq != std::string::npos && (kv.rfind("NCCL_", 0) == 0 || kv.rfind("CUDA_", 0) == 0))
+            f.env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    return f;
+}
+
+std::vector<CheckResult> check_gpu_present(const DoctorFacts& f) {
+    const char* id = "gpu_present";
+    if (!f.cuda_available) {
+        const std::string why = f.cuda_note.empty() ? "no CUDA device" : f.cuda_note;
+        if (f.nvidia_pci_gpus > 0)
+            return {result(id, "", CheckStatus::fail,
+                           fmt::format("CUDA unusable ({}) although {} NVIDIA GPU(s) sit on the PCI bus", why,
+                                       f.nvidia_pci_gpus),
+                           "check the driver: `nvidia-smi` must list the GPUs (kernel module loaded, "
+                           "driver and library versions matching, device nodes present)")};
+        return {result(id, "", CheckStatus::fail, fmt::format("no GPU: {}", why),
+                       "run on a machine with an NVIDIA GPU and driver (containers: --gpus all)")};
+    }
+    const auto visible = std::count_if(f.gpus.begin(), f.gpus.end(), [](const DoctorGpu& g) { return g.ordinal >= 0; });
+    if (f.nvidia_pci_gpus > visible && !env(f, "CUDA_VISIBLE_DEVICES"))
+        return {result(id, "", CheckStatus::warn,
+                       fmt::format("CUDA sees {} GPU(s), the PCI bus has {}", visible, f.nvidia_pci_gpus),
+                       "a GPU may have failed or fallen off the bus: check `nvidia-smi` and the kernel log "
+                       "for Xid errors (expected where a container runtime assigns GPUs)")};
+    std::vector<std::string> names;
+    for (const DoctorGpu& g : f.gpus)
+        if (g.ordinal >= 0)
+            names.push_back(g.name);
+    return {result(id, "", CheckStatus::pass, fmt::format("CUDA sees {} GPU(s): {}", visible, join(names, ", ")))};
+}
+
+std::vector<CheckResult> check_driver(const DoctorFacts& f) {
+    const char* id = "driver";
+    if (f.driver_version <= 0)
+        return {result(id, "", CheckStatus::skip, "CUDA driver version unknown (no driver)")};
+    const std::string evidence =
+        fmt::format("driver supports CUDA {}{}, this tool's runtime is CUDA {}", version_text(f.driver_version),
+                    f.driver_release.empty() ? "" : " (release " + f.driver_release + ")",
+                    version_text(f.runtime_version));
+    const std::string fix = fmt::format("install an NVIDIA driver that supports CUDA {} or newer",
+                                        version_text(f.runtime_version));
+    if (f.driver_version / 1000 < f.runtime_version / 1000)
+        return {result(id, "", CheckStatus::fail, evidence, fix)};
+    if (f.driver_version < f.runtime_version)
+        return {result(id, "", CheckStatus::warn,
+                       evidence + ": runs under minor-version compatibility, without PTX JIT of newer code", fix)};
+    return {result(id, "", CheckStatus::pass, evidence)};
+}
+
+std::vector<CheckResult> check_nvml(const DoctorFacts& f) {
+    const char* id = "nvml";
+    if (f.nvml_available)
+        return {result(id, "", CheckStatus::pass,
+                       fmt::format("NVML loaded{}", f.driver_release.empty() ? "" : ", driver " + f.driver_release))};
+    constexpr int k_lib_rm_version_mismatch = 18;
+    if (f.nvml_init_error == k_lib_rm_version_mismatch)
+        return {result(id, "", CheckStatus::fail, f.nvml_note + " (driver and library versions differ)",
+                       "reboot, or reload the nvidia kernel module after the driver update")};
+    if (!f.cuda_available && f.nvidia_pci_gpus == 0)
+        return {result(id, "", CheckStatus::skip, "no GPU: " + f.nvml_note)};
+    return {result(id, "", CheckStatus::warn,
+                   f.nvml_note + ": PCIe, NVLink, clock, ECC and persistence checks are skipped",
+                   "install the NVIDIA driver's NVML library (libnvidia-ml.so.1)")};
+}
+
+std::vector<CheckResult> check_pcie_link(const DoctorFacts& f) {
+    const char* id = "pcie_link";
+    std::vector<CheckResult> out;
+    if (no_gpu(f, id, out))
+        return out;
+    for (const DoctorGpu& g : f.gpus) {
+        if (g.pcie_gen_max <= 0 || g.pcie_width_max <= 0) {
+            out.push_back(result(id, g.label, CheckStatus::skip, "maximum PCIe link unknown (no NVML)"));
+        } else if (!g.pcie_gen_loaded || !g.pcie_width_loaded) {
+            out.push_back(result(id, g.label, CheckStatus::skip,
+                                 fmt::format("not measured under load ({}); idle Gen{} x{} says little: idle "
+                                             "links train down",
+                                             g.pcie_note.empty() ? "no copy ran" : g.pcie_note, g.pcie_gen_idle,
+                                             g.pcie_width_idle)));
+        } else if (*g.pcie_gen_loaded < g.pcie_gen_max || *g.pcie_width_loaded < g.pcie_width_max) {
+            out.push_back(result(id, g.label, CheckStatus::fail,
+                                 fmt::format("under load Gen{} x{}, below its maximum Gen{} x{}", *g.pcie_gen_loaded,
+                                             *g.pcie_width_loaded, g.pcie_gen_max, g.pcie_width_max),
+                                 "reseat the GPU or move it to a slot wired for the full width and generation; "
+                                 "check risers, cables and the BIOS PCIe speed setting"));
+        } else {
+            out.push_back(result(id, g.label, CheckStatus::pass,
+                                 fmt::format("Gen{} x{} under load, its maximum", *g.pcie_gen_loaded,
+                                             *g.pcie_width_loaded)));
+        }
+    }
+    return out;
+}
+
+std::vector<CheckResult> check_peer_access(const DoctorFacts& f) {
+    const char* id = "peer_access";
+    if (f.gpus.size() < 2)
+        return {result(id, "", CheckStatus::skip, "fewer than two GPUs")};
+    std::vector<CheckResult> out;
+    for (const DoctorPair& p : f.pairs) {
+        const std::string subject = p.from + ">" + p.to;
+        if (!p.can_access_peer) {
+            out.push_back(result(id, subject, CheckStatus::skip, "CUDA peer facts unknown"));
+        } else if (*p.can_access_peer) {
+            out.push_back(result(id, subject, CheckStatus::pass, "peer access over " + p.path));
+        } else if (p.nvlinks > 0) {
+            out.push_back(result(id, subject, CheckStatus::fail,
+                                 fmt::format("no peer access although {} connects them", p.path),
+                                 "check `nvidia-smi topo -p2p r`; NVSwitch systems need nvidia-fabricmanager "
+                                 "running; virtual machines need P2P exposed by the hypervisor"));
+        } else if (p.pcie_class == PathClass::pix || p.pcie_class == PathClass::pxb) {
+            out.push_back(result(id, subject, CheckStatus::warn,
+                                 fmt::format("no peer access although only PCIe switches ({}) lie between them",
+                                             p.path),
+                                 "ACS on the switch ports or the IOMMU may block P2P: disable ACS for those "
+                                 "ports or boot with iommu=pt"));
+        } else {
+            out.push_back(result(id, subject, CheckStatus::pass,
+                                 fmt::format("no peer access across {}: expected, copies go through host memory",
+                                             p.path)));
+        }
+    }
+    return out;
+}
+
+std::vector<CheckResult> check_nvlink(const DoctorFacts& f) {
+    const char* id = "nvlink";
+    std::vector<CheckResult> out;
+    if (no_gpu(f, id, out))
+        return out;
+    std::size_t best = 0;
+    for (const DoctorGpu& g : f.gpus)
+        best = std::max(best, g.nvlinks_up.size());
+    for (const DoctorGpu& g : f.gpus) {
+        const std::size_t up = g.nvlinks_up.size(), total = up + g.nvlinks_down.size();
+        if (!g.nvlink_known)
+            out.push_back(result(id, g.label, CheckStatus::skip, "NVLink state unknown (no NVML)"));
+        else if (total == 0)
+            out.push_back(result(id, g.label, CheckStatus::pass, "no NVLink on this GPU"));
+        else if (up == 0)
+            out.push_back(result(id, g.label, CheckStatus::warn, fmt::format("all {} NVLinks inactive", total),
+                                 "no NVLink bridge, or the links did not train: check `nvidia-smi nvlink -s`"));
+        else if (!g.nvlinks_down.empty())
+            out.push_back(result(id, g.label, CheckStatus::fail,
+                                 fmt::format("NVLink(s) {} down: {} of {} up", list_text(g.nvlinks_down), up, total),
+                                 "check `nvidia-smi nvlink -s` and `-e` for errors; reset the GPU or reseat it; "
+                                 "on NVSwitch systems check the fabric manager"));
+        else if (up < best)
+            out.push_back(result(id, g.label, CheckStatus::warn,
+                                 fmt::format("{} NVLinks up, another GPU has {}", up, best),
+                                 "compare `nvidia-smi nvlink -s` across GPUs; a link may be missing"));
+        else
+            out.push_back(result(id, g.label, CheckStatus::pass, fmt::format("{} of {} NVLinks up", up, total)));
+    }
+    for (const DoctorPair& p : f.pairs) {
+        auto back = std::find_if(f.pairs.begin(), f.pairs.end(),
+                                 [&](const DoctorPair& q) { return q.from == p.to && q.to == p.from; });
+        if (p.from < p.to && back != f.pairs.end() && back->nvlinks != p.nvlinks)
+            out.push_back(result(id, p.from + "-" + p.to, CheckStatus::fail,
+                                 fmt::format("{} counts {} NVLinks to {}, {} counts {} back", p.from, p.nvlinks,
+                                             p.to, p.to, back->nvlinks),
+                                 "a link is half up: check `nvidia-smi nvlink -s` on both GPUs and reset them"));
+    }
+    return out;
+}
+
+std::vector<CheckResult> check_cpu_affinity(const DoctorFacts& f) {
+    const char* id = "cpu_affinity";
+    std::vector<CheckResult> out;
+    if (no_gpu(f, id, out))
+        return out;
+    for (const DoctorGpu& g : f.gpus) {
+        if (g.local_cpus.empty() || f.process_cpus.empty()) {
+            out.push_back(result(id, g.label, CheckStatus::skip, "GPU locality or process affinity unknown"));
+            continue;
+        }
+        std::vector<unsigned> common;
+        std::set_intersection(g.local_cpus.begin(), g.local_cpus.end(), f.process_cpus.begin(),
+                              f.process_cpus.end(), std::back_inserter(common));
+        const std::string numa = format_cpu_list(g.numa_nodes);
+        if (common.empty())
+            out.push_back(result(id, g.label, CheckStatus::warn,
+                                 fmt::format("this process may run on CPUs {} only; none of the GPU's local CPUs {} "
+                                             "(NUMA {})",
+                                             format_cpu_list(f.process_cpus), format_cpu_list(g.local_cpus), numa),
+                                 fmt::format("run with `numactl --cpunodebind={0} --membind={0}` or widen the "
+                                             "cpuset; host copies now cross the socket link",
+                                             numa)));
+        else
+            out.push_back(result(id, g.label, CheckStatus::pass,
+                                 fmt::format("{} of its {} local CPUs (NUMA {}) allowed", common.size(),
+                                             g.local_cpus.size(), numa)));
+    }
+    return out;
+}
+
+std::vector<CheckResult> check_memlock(const DoctorFacts& f) {
+    const char* id = "memlock";
+    if (!f.memlock)
+        return {result(id, "", CheckStatus::pass, "memlock limit unlimited")};
+    if (*f.memlock < k_memlock_min)
+        return {result(id, "", CheckStatus::warn,
+                       fmt::format("memlock limit {} (RLIMIT_MEMLOCK): locking or RDMA-registering pinned "
+                                   "buffers (NCCL over InfiniBand, GPUDirect) fails beyond it",
+                                   bytes_text(*f.memlock)),
+                       "raise it: `ulimit -l unlimited`, LimitMEMLOCK=infinity (systemd), "
+                       "--ulimit memlock=-1 (docker)")};
+    return {result(id, "", CheckStatus::pass, fmt::format("memlock limit {}", bytes_text(*f.memlock)))};
+}
+
+std::vector<CheckResult> check_mempool(const DoctorFacts& f) {
+    const char* id = "mempool";
+    std::vector<CheckResult> out;
+    if (no_gpu(f, id, out))
+        return out;
+    for (const DoctorGpu& g : f.gpus) {
+        if (!g.mempool_release_threshold)
+            out.push_back(result(id, g.label, CheckStatus::skip, "default memory pool not read (unsupported or no CUDA)"));
+        else if (*g.mempool_release_threshold == 0)
+            out.push_back(result(id, g.label, CheckStatus::warn,
+                                 "default pool release threshold 0 B (CUDA's default): freed pool memory goes "
+                                 "back to the driver at every synchronization, so cudaMallocAsync then costs "
+                                 "like cudaMalloc",
+                                 "in applications set cudaMemPoolAttrReleaseThreshold on the pool "
+                                 "(cudaMemPoolSetAttribute) to the memory it may keep, UINT64_MAX for all"));
+        else
+            out.push_back(result(id, g.label, CheckStatus::pass,
+                                 fmt::format("default pool keeps up to {}", bytes_text(*g.mempool_release_threshold))));
+    }
+    return out;
+}
+
+std::vector<CheckResult> check_persistence(const DoctorFacts& f) {
+    const char* id = "persistence";
+    std::vector<CheckResult> out;
+    if (no_gpu(f, id, out))
+        return out;
+    for (const DoctorGpu& g : f.gpus) {
+        if (!g.persistence)
+            out.push_back(result(id, g.label, CheckStatus::skip, "persistence mode unknown (no NVML)"));
+        else if (!*g.persistence)
+            out.push_back(result(id, g.label, CheckStatus::warn,
+                                 "persistence mode off: the driver tears the GPU down when its last client exits, "
+                                 "and the next start pays the initialization",
+                                 "enable nvidia-persistenced (or `nvidia-smi -pm 1` as root)"));
+        else
+            out.push_back(result(id, g.label, CheckStatus::pass, "persistence mode on"));
+    }
+    return out;
+}
+
+std::vector<CheckResult> check_clocks(const DoctorFacts& f) {
+    const char* id = "clocks";
+    std::vector<CheckResult> out;
+    if (no_gpu(f, id, out))
+        return out;
+    constexpr std::uint64_t k_hard = k_clock_hw_slowdown | k_clock_hw_thermal | k_clock_hw_power_brake;
+    constexpr std::uint64_t k_soft = k_clock_sw_thermal | k_clock_sw_power_cap;
+    for (const DoctorGpu& g : f.gpus) {
+        if (!g.clock_reasons) {
+            out.push_back(result(id, g.label, CheckStatus::skip, "clock reasons unknown (no NVML)"));
+            continue;
+        }
+        const std::string when = g.clock_reasons_loaded ? "under load" : "idle";
+        const std::uint64_t bits = *g.clock_reasons;
+        if (bits & k_hard)
+            out.push_back(result(id, g.label, CheckStatus::fail,
+                                 fmt::format("clocks held down {}: {}", when, clock_reason_names(bits)),
+                                 "check cooling, power delivery and `nvidia-smi -q -d PERFORMANCE`"));
+        else if (bits & k_soft)
+            out.push_back(result(id, g.label, CheckStatus::warn,
+                                 fmt::format("clocks capped {}: {}", when, clock_reason_names(bits)),
+                                 "check `nvidia-smi -q -d POWER,TEMPERATURE` (power limit, airflow)"));
+        else
+            out.push_back(result(id, g.label, CheckStatus::pass,
+                                 fmt::format("no throttling {} (reasons: {})", when, clock_reason_names(bits))));
+    }
+    return out;
+}
+
+std::vector<CheckResult> check_ecc(const DoctorFacts& f) {
+    const char* id = "ecc";
+    std::vector<CheckResult> out;
+    if (no_gpu(f, id, out))
+        return out;
+    for (const DoctorGpu& g : f.gpus) {
+        if (!g.ecc_enabled && !g.ecc_uncorrected_volatile && !g.ecc_uncorrected_aggregate && !g.retired_pages &&
+            !g.retired_pending && !g.remapped_uncorrectable && !g.remap_pending && !g.remap_failure) {
+            out.push_back(result(id, g.label, CheckStatus::skip, "ECC state unknown (no NVML, or not supported)"));
+            continue;
+        }
+        std::vector<std::string> fail, warn;
+        if (g.ecc_uncorrected_volatile.value_or(0) > 0)
+            fail.push_back(fmt::format("{} uncorrected ECC errors since the driver loaded", *g.ecc_uncorrected_volatile));
+        if (g.retired_pending.value_or(false))
+            fail.push_back("page retirement pending");
+        if (g.remap_pending.value_or(false))
+            fail.push_back("row remapping pending");
+        if (g.remap_failure.value_or(false))
+            fail.push_back("row remapping failed");
+        if (g.ecc_enabled && !*g.ecc_enabled)
+            warn.push_back("ECC off");
+        if (g.ecc_uncorrected_aggregate.value_or(0) > 0)
+            warn.push_back(fmt::format("{} uncorrected ECC errors in its lifetime", *g.ecc_uncorrected_aggregate));
+        if (g.retired_pages.value_or(0) > 0)
+            warn.push_back(fmt::format("{} retired pages", *g.retired_pages));
+        if (g.remapped_uncorrectable.value_or(0) > 0)
+            warn.push_back(fmt::format("{} rows remapped after uncorrectable errors", *g.remapped_uncorrectable));
+        if (!fail.empty()) {
+            fail.insert(fail.end(), warn.begin(), warn.end());
+            out.push_back(result(id, g.label, CheckStatus::fail, join(fail, "; "),
+                                 "drain the GPU and reset it (`nvidia-smi -r`) so pending retirement or remapping "
+                                 "takes effect; replace it if errors continue"));
+        } else if (!warn.empty()) {
+            out.push_back(result(id, g.label, CheckStatus::warn, join(warn, "; "),
+                                 "watch `nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER`; enable ECC with "
+                                 "`nvidia-smi -e 1` where it is off"));
+        } else {
+            out.push_back(result(id, g.label, CheckStatus::pass, "no uncorrected errors, nothing retired or pending"));
+        }
+    }
+    return out;
+}
+
+std::vector<CheckResult> check_compute_mode(const DoctorFacts& f) {
+    const char* id = "compute_mode";
+    std::vector<CheckResult> out;
+    if (no_gpu(f, id, out))
+        return out;
+    constexpr int k_prohibited = 2, k_exclusive_process = 3;
+    for (const DoctorGpu& g : f.gpus) {
+        if (!g.compute_mode)
+            out.push_back(result(id, g.label, CheckStatus::skip, "compute mode unknown (no NVML)"));
+        else if (*g.compute_mode == k_prohibited)
+            out.push_back(result(id, g.label, CheckStatus::fail, "compute mode Prohibited: no process may use the GPU",
+                                 "`nvidia-smi -c DEFAULT` (root)"));
+        else if (*g.compute_mode == k_exclusive_process)
+            out.push_back(result(id, g.label, CheckStatus::warn,
+                                 "compute mode Exclusive_Process: one process at a time; a second one fails",
+                                 "`nvidia-smi -c DEFAULT` (root) where GPUs are shared by several processes"));
+        else
+            out.push_back(result(id, g.label, CheckStatus::pass, "compute mode Default"));
+    }
+    return out;
+}
+
+std::vector<CheckResult> check_other_processes(const DoctorFacts& f) {
+    const char* id = "other_processes";
+    std::vector<CheckResult> out;
+    if (no_gpu(f, id, out))
+        return out;
+    for (const DoctorGpu& g : f.gpus) {
+        if (!g.other_pids)
+            out.push_back(result(id, g.label, CheckStatus::skip, "process list unknown (no NVML)"));
+        else if (!g.other_pids->empty())
+            out.push_back(result(id, g.label, CheckStatus::warn,
+                                 fmt::format("{} other process(es) hold a context: pid {}", g.other_pids->size(),
+                                             list_text(*g.other_pids)),
+                                 "measure on an idle GPU: a shared GPU gives lower and noisier figures "
+                                 "(in containers the list may show this process under its host pid)"));
+        else
+            out.push_back(result(id, g.label, CheckStatus::pass, "no other process holds a context"));
+    }
+    return out;
+}
+
+std::vector<CheckResult> check_nccl_env(const DoctorFacts& f) {
+    const char* id = "nccl_env";
+    std::vector<CheckResult> out;
+    const bool p2p_possible = std::any_of(f.pairs.begin(), f.pairs.end(), [](const DoctorPair& p) {
+        return p.nvlinks > 0 || p.can_access_peer.value_or(false);
+    });
+    auto p2p_off = [&](const std::string& name, const std::string& value) {
+        const std::string evidence = fmt::format("{}={} disables P2P: GPU-to-GPU traffic goes through host memory", name, value);
+        const std::string fix = fmt::format("unset {}", name);
+        out.push_back(p2p_possible
+                          ? result(id, name, CheckStatus::fail, evidence + " although GPU pairs here can use P2P", fix)
+                          : result(id, name, CheckStatus::warn, evidence + " (no P2P-capable pair here)", fix));
+    };
+    if (auto v = env(f, "NCCL_P2P_DISABLE"); v && truthy(*v))
+        p2p_off("NCCL_P2P_DISABLE", *v);
+    if (auto v = env(f, "NCCL_P2P_LEVEL")) {
+        auto level = p2p_level_rank(*v);
+        std::vector<std::string> beyond;
+        for (const DoctorPair& p : f.pairs)
+            if (level && path_rank(p) > *level && (p.nvlinks > 0 || p.can_access_peer.value_or(false)) && p.from < p.to)
+                beyond.push_back(fmt::format("{}-{} ({})", p.from, p.to, p.path));
+        if (!level)
+            out.push_back(result(id, "NCCL_P2P_LEVEL", CheckStatus::warn,
+                                 fmt::format("NCCL_P2P_LEVEL={} is not a level NCCL knows", *v),
+                                 "use LOC, NVL, PIX, PXB, PHB or SYS, or unset it"));
+        else if (*level == 0)
+            p2p_off("NCCL_P2P_LEVEL", *v);
+        else if (!beyond.empty())
+            out.push_back(result(id, "NCCL_P2P_LEVEL", CheckStatus::warn,
+                                 fmt::format("NCCL_P2P_LEVEL={} keeps P2P off for {}", *v, join(beyond, ", ")),
+                                 "unset NCCL_P2P_LEVEL to let NCCL use P2P where it works"));
+        else
+            out.push_back(result(id, "NCCL_P2P_LEVEL", CheckStatus::pass,
+                                 fmt::format("NCCL_P2P_LEVEL={} allows P2P on every P2P-capable pair here", *v)));
+    }
+    if (auto v = env(f, "NCCL_SHM_DISABLE"); v && truthy(*v))
+        out.push_back(result(id, "NCCL_SHM_DISABLE", CheckStatus::warn,
+                             "shared-memory transport disabled: GPU pairs without P2P fall back to the network "
+                             "transport",
+                             "unset NCCL_SHM_DISABLE"));
+    if (auto v = env(f, "NCCL_NVLS_ENABLE"); v && *v == "0") {
+        if (f.has_nvswitch)
+            out.push_back(result(id, "NCCL_NVLS_ENABLE", CheckStatus::warn,
+                                 "NVLink SHARP (in-switch reduction) off: intended on shared machines, where NVLink "
+                                 "multicast can take GPUs out of service; all_reduce then runs without it",
+                                 "keep it off on shared machines; enable it only on a dedicated one"));
+        else
+            out.push_back(result(id, "NCCL_NVLS_ENABLE", CheckStatus::pass,
+                                 "NVLink SHARP off (intended on shared machines); no NVSwitch here, nothing is lost"));
+    }
+    if (auto v = env(f, "NCCL_IB_DISABLE"); v && truthy(*v))
+        out.push_back(f.has_infiniband
+                          ? result(id, "NCCL_IB_DISABLE", CheckStatus::warn,
+                                   "InfiniBand transport disabled although an InfiniBand/RoCE device is present: "
+                                   "inter-node traffic falls back to sockets",
+                                   "unset NCCL_IB_DISABLE")
+                          : result(id, "NCCL_IB_DISABLE", CheckStatus::pass,
+                                   "InfiniBand transport disabled; no InfiniBand device here"));
+    if (auto v = env(f, "NCCL_NET_GDR_LEVEL"); v && (*v == "LOC" || *v == "0") && f.has_infiniband)
+        out.push_back(result(id, "NCCL_NET_GDR_LEVEL", CheckStatus::warn,
+                             "GPUDirect RDMA disabled: network traffic is staged through host memory",
+                             "unset NCCL_NET_GDR_LEVEL"));
+    for (const char* name : {"NCCL_ALGO", "NCCL_PROTO", "NCCL_MAX_NCHANNELS", "NCCL_MAX_CTAS"})
+        if (auto v = env(f, name))
+            out.push_back(result(id, name, CheckStatus::warn,
+                                 fmt::format("{}={} overrides NCCL's tuning: figures show the forced choice", name, *v),
+                                 fmt::format("unset {} unless measuring that choice on purpose", name)));
+    if (out.empty())
+        out.push_back(result(id, "", CheckStatus::pass, "no NCCL_* variable disables a transport or forces a choice"));
+    return out;
+}
+
+std::vector<CheckResult> check_cuda_env(const DoctorFacts& f) {
+    const char* id = "cuda_env";
+    std::vector<CheckResult> out;
+    if (auto v = env(f, "CUDA_LAUNCH_BLOCKING"); v && truthy(*v))
+        out.push_back(result(id, "CUDA_LAUNCH_BLOCKING", CheckStatus::warn,
+                             "every launch waits for completion: no overlap, distorted timings",
+                             "unset CUDA_LAUNCH_BLOCKING"));
+    if (auto v = env(f, "CUDA_DEVICE_MAX_CONNECTIONS"); v && *v == "1")
+        out.push_back(result(id, "CUDA_DEVICE_MAX_CONNECTIONS", CheckStatus::warn,
+                             "one hardware queue per GPU: concurrent streams serialize (bidirectional copies suffer)",
+                             "unset CUDA_DEVICE_MAX_CONNECTIONS"));
+    if (auto v = env(f, "CUDA_VISIBLE_DEVICES"))
+        out.push_back(result(id, "CUDA_VISIBLE_DEVICES", CheckStatus::pass,
+                             fmt::format("CUDA_VISIBLE_DEVICES={} selects the GPUs this process sees", *v)));
+    if (out.empty())
+        out.push_back(result(id, "", CheckStatus::pass, "no CUDA_* variable distorts measurements"));
+    return out;
+}
+
+std::vector<CheckResult> check_iommu(const DoctorFacts& f) {
+    const char* id = "iommu";
+    std::vector<CheckResult> out;
+    if (no_gpu(f, id, out))
+        return out;
+    for (const DoctorGpu& g : f.gpus) {
+        if (!g.iommu_type)
+            out.push_back(result(id, g.label, CheckStatus::pass, "no IOMMU translation for this GPU"));
+        else if (g.iommu_type->rfind("DMA", 0) == 0)
+            out.push_back(result(id, g.label, CheckStatus::warn,
+                                 fmt::format("the IOMMU translates this GPU's DMA (group type {}): host copies pay "
+                                             "translation misses and PCIe P2P may be blocked",
+                                             *g.iommu_type),
+                                 "boot with iommu=pt where device isolation is not needed"));
+        else
+            out.push_back(result(id, g.label, CheckStatus::pass, fmt::format("IOMMU group type {}", *g.iommu_type)));
+    }
+    return out;
+}
+
+std::vector<CheckResult> run_checks(const DoctorFacts& f) {
+    using Check = std::vector<CheckResult> (*)(const DoctorFacts&);
+    static constexpr Check k_checks[] = {
+        check_gpu_present, check_driver,      check_nvml,        check_pcie_link,    check_peer_access,
+        check_nvlink,      check_cpu_affinity, check_memlock,    check_mempool,      check_persistence,
+        check_clocks,      check_ecc,         check_compute_mode, check_other_processes, check_nccl_env,
+        check_cuda_env,    check_iommu,
+    };
+    std::vector<CheckResult> out;
+    for (Check c : k_checks) {
+        auto r = c(f);
+        out.insert(out.end(), r.begin(), r.end());
+    }
+    return out;
+}
+
+bool any_failed(const std::vector<CheckResult>& results) {
+    return std::any_of(results.begin(), results.end(),
+                       [](const CheckResult& r) { return r.status == CheckStatus::fail; });
+}
+
+namespace {
+std::map<CheckStatus, int> counts(const std::vector<CheckResult>& results) {
+    std::map<CheckStatus, int> n{{CheckStatus::pass, 0}, {CheckStatus::warn, 0}, {CheckStatus::fail, 0}, {CheckStatus::skip, 0}};
+    for (const CheckResult& r : results)
+        ++n[r.status];
+    return n;
+}
+} // namespace
+
+nlohmann::json checks_json(const std::vector<CheckResult>& results) {
+    nlohmann::json checks = nlohmann::json::array();
+    for (const CheckResult& r : results)
+        checks.push_back({{"id", r.id}, {"subject", r.subject}, {"status", to_string(r.status)},
+                          {"evidence", r.evidence}, {"fix", r.fix}});
+    auto n = counts(results);
+    return {{"checks", checks},
+            {"summary", {{"pass", n[CheckStatus::pass]}, {"warn", n[CheckStatus::warn]},
+                         {"fail", n[CheckStatus::fail]}, {"skip", n[CheckStatus::skip]}}},
+            {"failed", any_failed(results)}};
+}
+
+std::string render_checks(const std::vector<CheckResult>& results, bool markdown) {
+    std::string out;
+    if (markdown) {
+        out += "| status | check | subject | evidence | fix |\n|---|---|---|---|---|\n";
+        for (const CheckResult& r : results)
+            out += fmt::format("| {} | {} | {} | {} | {} |\n", to_string(r.status), r.id, r.subject, r.evidence, r.fix);
+    } else {
+        std::size_t id_w = 5, subject_w = 7;
+        for (const CheckResult& r : results) {
+            id_w = std::max(id_w, r.id.size());
+            subject_w = std::max(subject_w, r.subject.size());
+        }
+        for (const CheckResult& r : results) {
+            out += fmt::format("{}  {:<{}}  {:<{}}  {}\n", to_string(r.status), r.id, id_w, r.subject, subject_w, r.evidence);
+            if (!r.fix.empty() && r.status != CheckStatus::pass)
+                out += fmt::format("{:<{}}fix: {}\n", "", id_w + subject_w + 10, r.fix);
+        }
+    }
+    auto n = counts(results);
+    out += fmt::format("\n{} FAIL, {} WARN, {} PASS, {} SKIP\n", n[CheckStatus::fail], n[CheckStatus::warn],
+                       n[CheckStatus::pass], n[CheckStatus::skip]);
+    return out;
+}
+
+} // namespace interopbench

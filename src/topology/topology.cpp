@@ -1,0 +1,1131 @@
+// Topology discovery and path classification.
+//
+// hwloc gives the PCIe tree (bridges and devices kept) and each GPU's non-I/O ancestor, whose
+// CPU set and NUMA nodes are the GPU's locality. The path class of a GPU pair follows the
+// PCIe tree (nearest common ancestor) unless NVLinks bond them. NVLinks come from NVML on a
+// live machine, from hwloc's NVLinkBandwidth distance matrix in a recorded XML, or from the
+// sidecar JSON this tool writes next to its XML exports.
+#include "interopbench/topology.hpp"
+
+#include <hwloc.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "interopbench/errors.hpp"
+#include "interopbench/output.hpp"
+#include "interopbench/report.hpp"
+#include "topology/nvml.hpp"
+
+namespace interopbench {
+namespace {
+
+constexpr unsigned k_vendor_nvidia = 0x10de;
+constexpr unsigned k_class_vga = 0x0300, k_class_3d = 0x0302;
+constexpr const char* k_sidecar_schema = "interopbench.nvlink";
+constexpr int k_sidecar_version = 1;
+constexpr const char* k_this_machine = "this machine";
+// hwloc's NVML backend records NVLink bandwidth in MB/s: links x 20000 for NVLink 1 and
+// links x 25000 for NVLink 2 to 4.
+constexpr std::uint64_t k_hwloc_nvlink1_mbps = 20000, k_hwloc_nvlink_mbps = 25000;
+
+struct HwlocDeleter {
+    void operator()(hwloc_topology* t) const { hwloc_topology_destroy(t); }
+};
+using HwlocPtr = std::unique_ptr<hwloc_topology, HwlocDeleter>;
+
+HwlocPtr new_hwloc() {
+    hwloc_topology_t t = nullptr;
+    if (hwloc_topology_init(&t) != 0)
+        return nullptr;
+    HwlocPtr p(t);
+    hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_ALL);
+    return p;
+}
+
+// This machine, loaded once and only read afterwards (discovery and placement share it).
+// Disallowed CPUs are kept so a GPU's locality is complete even when a cgroup hides it.
+hwloc_topology_t live_hwloc() {
+    static const HwlocPtr topo = [] {
+        HwlocPtr p = new_hwloc();
+        if (!p)
+            return p;
+        hwloc_topology_set_flags(p.get(), HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+        if (hwloc_topology_load(p.get()) != 0)
+            p.reset();
+        return p;
+    }();
+    return topo.get();
+}
+
+HwlocPtr load_hwloc_xml(const std::string& path) {
+    HwlocPtr p = new_hwloc();
+    if (!p || hwloc_topology_set_xml(p.get(), path.c_str()) != 0 || hwloc_topology_load(p.get()) != 0)
+        return nullptr;
+    return p;
+}
+
+struct BusId {
+    unsigned domain = 0, bus = 0, dev = 0, func = 0;
+};
+
+std::optional<unsigned> parse_hex(std::string_view s, std::size_t max_digits) {
+    if (s.empty() || s.size() > max_digits)
+        return std::nullopt;
+    unsigned v = 0;
+    for (char c : s) {
+        if (!std::isxdigit(static_cast<unsigned char>(c)))
+            return std::nullopt;
+        v = v * 16 + static_cast<unsigned>(std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(c) - 'a' + 10);
+    }
+    return v;
+}
+
+// "dddd:bb:dd.f" (domain of up to 8 digits) or "bb:dd.f".
+std::optional<BusId> parse_bus_id(std::string_view text) {
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+        text.remove_prefix(1);
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+        text.remove_suffix(1);
+    const std::size_t dot = text.rfind('.');
+    const std::size_t c2 = text.rfind(':');
+    if (dot == std::string_view::npos || c2 == std::string_view::npos || dot < c2)
+        return std::nullopt;
+    const std::size_t c1 = c2 == 0 ? std::string_view::npos : text.rfind(':', c2 - 1);
+    auto domain = c1 == std::string_view::npos ? std::optional<unsigned>(0) : parse_hex(text.substr(0, c1), 8);
+    const std::size_t bus_start = c1 == std::string_view::npos ? 0 : c1 + 1;
+    auto bus = parse_hex(text.substr(bus_start, c2 - bus_start), 2);
+    auto dev = parse_hex(text.substr(c2 + 1, dot - c2 - 1), 2);
+    auto func = parse_hex(text.substr(dot + 1), 1);
+    if (!domain || !bus || !dev || !func || *dev > 0x1f || *func > 7)
+        return std::nullopt;
+    return BusId{*domain, *bus, *dev, *func};
+}
+
+std::string format_bus_id(unsigned domain, unsigned bus, unsigned dev, unsigned func) {
+    return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", domain, bus, dev, func);
+}
+
+// Bus ids of one device's functions compare equal ("0000:1b:00.0" and "0000:1b:00.1").
+std::string device_part(const std::string& bus_id) {
+    return bus_id.substr(0, bus_id.rfind('.'));
+}
+
+std::vector<unsigned> bitmap_list(hwloc_const_bitmap_t b) {
+    std::vector<unsigned> out;
+    if (!b || hwloc_bitmap_weight(b) < 0)
+        return out;
+    for (int i = hwloc_bitmap_first(b); i >= 0; i = hwloc_bitmap_next(b, i))
+        out.push_back(static_cast<unsigned>(i));
+    return out;
+}
+
+bool is_nvidia_gpu(hwloc_obj_t o) {
+    return o->type == HWLOC_OBJ_PCI_DEVICE && o->attr->pcidev.vendor_id == k_vendor_nvidia &&
+           (o->attr->pcidev.class_id == k_class_vga || o->attr->pcidev.class_id == k_class_3d);
+}
+
+std::string pci_bus_id_of(hwloc_obj_t o) {
+    const auto& p = o->attr->pcidev;
+    return format_bus_id(p.domain, p.bus, p.dev, p.func);
+}
+
+hwloc_obj_t find_pci(hwloc_topology_t t, const std::string& bus_id) {
+    auto id = parse_bus_id(bus_id);
+    if (!t || !id)
+        return nullptr;
+    return hwloc_get_pcidev_by_busid(t, id->domain, id->bus, id->dev, id->func);
+}
+
+bool is_host_bridge(hwloc_obj_t o) {
+    return o->type == HWLOC_OBJ_BRIDGE && o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST;
+}
+
+std::string bridge_label(hwloc_obj_t o) {
+    const auto& b = o->attr->bridge;
+    if (is_host_bridge(o))
+        return fmt::format("host bridge {:04x}:[{:02x}-{:02x}]", b.downstream.pci.domain,
+                           b.downstream.pci.secondary_bus, b.downstream.pci.subordinate_bus);
+    return fmt::format("bridge {}", format_bus_id(b.upstream.pci.domain, b.upstream.pci.bus,
+                                                  b.upstream.pci.dev, b.upstream.pci.func));
+}
+
+// hwloc's own common-ancestor helper compares depths, which I/O objects do not have.
+hwloc_obj_t common_ancestor(hwloc_obj_t a, hwloc_obj_t b) {
+    std::set<hwloc_obj_t> up;
+    for (hwloc_obj_t p = a; p; p = p->parent)
+        up.insert(p);
+    for (hwloc_obj_t p = b; p; p = p->parent)
+        if (up.count(p))
+            return p;
+    return nullptr;
+}
+
+int bridges_between(hwloc_obj_t o, hwloc_obj_t top) {
+    int n = 0;
+    for (hwloc_obj_t p = o->parent; p && p != top; p = p->parent)
+        n += p->type == HWLOC_OBJ_BRIDGE;
+    return n;
+}
+
+// A PCIe switch shows in hwloc as an upstream-port bridge with one downstream-port bridge per
+// port: two GPUs on one switch have the upstream port as common ancestor and one bridge each
+// below it (PIX); more bridges on either side mean several switches (PXB).
+PathClass classify_pcie(hwloc_topology_t t, hwloc_obj_t a, hwloc_obj_t b) {
+    if (a == b)
+        return PathClass::self;
+    hwloc_obj_t c = common_ancestor(a, b);
+    if (!c)
+        return PathClass::unknown;
+    if (c->type == HWLOC_OBJ_PCI_DEVICE)
+        return PathClass::pix;
+    if (c->type == HWLOC_OBJ_BRIDGE) {
+        if (is_host_bridge(c))
+            return PathClass::phb;
+        return bridges_between(a, c) <= 1 && bridges_between(b, c) <= 1 ? PathClass::pix
+                                                                          : PathClass::pxb;
+    }
+    hwloc_obj_t na = hwloc_get_non_io_ancestor_obj(t, a);
+    hwloc_obj_t nb = hwloc_get_non_io_ancestor_obj(t, b);
+    if (!na || !nb || !na->nodeset || !nb->nodeset)
+        return PathClass::unknown;
+    return hwloc_bitmap_intersects(na->nodeset, nb->nodeset) ? PathClass::node : PathClass::sys;
+}
+
+std::string read_text(const std::string& path) {
+    std::ifstream f(path);
+    std::string s;
+    std::getline(f, s);
+    return s;
+}
+
+int gen_of_transfer_rate(double gts) {
+    static const std::pair<double, int> k_rates[] = {{2.5, 1}, {5, 2},   {8, 3},  {16, 4},
+                                                     {32, 5},  {64, 6}, {128, 7}};
+    for (auto [rate, gen] : k_rates)
+        if (std::fabs(gts - rate) < 0.1)
+            return gen;
+    return 0;
+}
+
+// PCIe generation and width from sysfs, for machines without NVML.
+void read_sysfs_pcie(const std::string& bus_id, PcieLink& link) {
+    const std::string dir = "/sys/bus/pci/devices/" + bus_id + "/";
+    auto gen = [&](const char* file) {
+        std::string s = read_text(dir + file);
+        return s.empty() ? 0 : gen_of_transfer_rate(std::atof(s.c_str()));
+    };
+    auto width = [&](const char* file) { return std::atoi(read_text(dir + file).c_str()); };
+    link.gen_current = gen("current_link_speed");
+    link.gen_max = gen("max_link_speed");
+    link.width_current = width("current_link_width");
+    link.width_max = width("max_link_width");
+}
+
+std::string info(hwloc_obj_t o, const char* name) {
+    const char* v = hwloc_obj_get_info_by_name(o, name);
+    return v ? v : "";
+}
+
+void fill_from_hwloc(hwloc_topology_t t, hwloc_obj_t pci, GpuTopo& g) {
+    g.in_hwloc = true;
+    if (hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(t, pci)) {
+        g.cpus = bitmap_list(anc->cpuset);
+        g.numa_nodes = bitmap_list(anc->nodeset);
+    }
+    g.pcie.link_speed = static_cast<double>(pci->attr->pcidev.linkspeed) * 1e9;
+    for (hwloc_obj_t p = pci->parent; p && p->type == HWLOC_OBJ_BRIDGE; p = p->parent)
+        g.pci_path.insert(g.pci_path.begin(), bridge_label(p));
+    std::string model;
+    for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling) {
+        if (c->type != HWLOC_OBJ_OS_DEVICE || !c->name)
+            continue;
+        g.os_devices.emplace_back(c->name);
+        if (model.empty())
+            model = info(c, "GPUModel");
+    }
+    if (g.name.empty())
+        g.name = !model.empty() ? model : info(pci, "PCIDevice");
+    if (g.name.empty())
+        g.name = fmt::format("NVIDIA [10de:{:04x}]", pci->attr->pcidev.device_id);
+}
+
+std::vector<GpuTopo> nvidia_gpus(hwloc_topology_t t) {
+    std::vector<GpuTopo> gpus;
+    for (hwloc_obj_t o = hwloc_get_next_pcidev(t, nullptr); o; o = hwloc_get_next_pcidev(t, o)) {
+        if (!is_nvidia_gpu(o))
+            continue;
+        GpuTopo g;
+        g.pci_bus_id = pci_bus_id_of(o);
+        gpus.push_back(g);
+    }
+    std::sort(gpus.begin(), gpus.end(),
+              [](const GpuTopo& a, const GpuTopo& b) { return a.pci_bus_id < b.pci_bus_id; });
+    return gpus;
+}
+
+// Host summary, GPU locality and PCIe class of every pair.
+void build_base(Topology& topo, hwloc_topology_t t) {
+    std::vector<hwloc_obj_t> objs(topo.gpus.size(), nullptr);
+    if (t) {
+        topo.packages = static_cast<unsigned>(std::max(0, hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE)));
+        topo.cores = static_cast<unsigned>(std::max(0, hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE)));
+        topo.pus = static_cast<unsigned>(std::max(0, hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU)));
+        for (hwloc_obj_t n = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_NUMANODE, nullptr); n;
+             n = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_NUMANODE, n)) {
+            NumaNode node;
+            node.os_index = n->os_index;
+            node.cpus = bitmap_list(n->cpuset);
+            node.memory = n->attr->numanode.local_memory;
+            topo.numa.push_back(node);
+        }
+        for (hwloc_obj_t o = nullptr; (o = hwloc_get_next_osdev(t, o));)
+            topo.has_infiniband |= o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS;
+        for (hwloc_obj_t o = nullptr; (o = hwloc_get_next_pcidev(t, o));)
+            topo.nvidia_pci_gpus += is_nvidia_gpu(o);
+        for (std::size_t i = 0; i < topo.gpus.size(); ++i) {
+            objs[i] = find_pci(t, topo.gpus[i].pci_bus_id);
+            if (objs[i])
+                fill_from_hwloc(t, objs[i], topo.gpus[i]);
+            else
+                topo.notes.push_back(fmt::format("{} ({}) is not in hwloc's PCI tree: locality unknown",
+                                                 topo.gpus[i].label(i), topo.gpus[i].pci_bus_id));
+        }
+    }
+    for (std::size_t a = 0; a < topo.gpus.size(); ++a)
+        for (std::size_t b = 0; b < topo.gpus.size(); ++b) {
+            if (a == b)
+                continue;
+            PairTopo p;
+            p.from = a;
+            p.to = b;
+            if (objs[a] && objs[b])
+                p.pcie_class = classify_pcie(t, objs[a], objs[b]);
+            topo.pairs.push_back(p);
+        }
+}
+
+std::uint64_t hwloc_link_mbps(std::uint64_t bw) {
+    return bw % k_hwloc_nvlink1_mbps == 0 && bw % k_hwloc_nvlink_mbps != 0 ? k_hwloc_nvlink1_mbps
+                                                                           : k_hwloc_nvlink_mbps;
+}
+
+int hwloc_links(std::uint64_t bw) {
+    if (bw == 0)
+        return 0;
+    return std::max(1, static_cast<int>(std::lround(static_cast<double>(bw) / hwloc_link_mbps(bw))));
+}
+
+// NVLink from hwloc's NVLinkBandwidth matrix: GPUs appear as their OS devices ("nvml0"),
+// NVSwitches as PCI devices, CPUs as packages; values are MB/s per direction.
+void apply_nvlink_matrix(Topology& topo, hwloc_topology_t t) {
+    hwloc_distances_s* d = nullptr;
+    unsigned nr = 1;
+    if (!t || hwloc_distances_get_by_name(t, "NVLinkBandwidth", &nr, &d, 0) != 0 || nr == 0)
+        return;
+    const unsigned n = d->nbobjs;
+    std::vector<int> gpu_of(n, -1);
+    std::vector<bool> cpu_side(n, false);
+    for (unsigned k = 0; k < n; ++k) {
+        hwloc_obj_t o = d->objs[k];
+        hwloc_obj_t pci = o;
+        while (pci && pci->type == HWLOC_OBJ_OS_DEVICE)
+            pci = pci->parent;
+        for (std::size_t i = 0; pci && pci->type == HWLOC_OBJ_PCI_DEVICE && i < topo.gpus.size(); ++i)
+            if (device_part(topo.gpus[i].pci_bus_id) == device_part(pci_bus_id_of(pci)))
+                gpu_of[k] = static_cast<int>(i);
+        cpu_side[k] = gpu_of[k] < 0 && o->cpuset != nullptr;
+    }
+    const std::size_t g = topo.gpus.size();
+    std::vector<std::uint64_t> switch_bw(g, 0), cpu_bw(g, 0);
+    std::vector<std::vector<std::uint64_t>> direct(g, std::vector<std::uint64_t>(g, 0));
+    for (unsigned i = 0; i < n; ++i) {
+        if (gpu_of[i] < 0)
+            continue;
+        for (unsigned k = 0; k < n; ++k) {
+            const std::uint64_t v = d->values[i * n + k];
+            if (k == i || v == 0)
+                continue;
+            if (gpu_of[k] >= 0)
+                direct[gpu_of[i]][gpu_of[k]] = v;
+            else if (cpu_side[k])
+                cpu_bw[gpu_of[i]] += v;
+            else
+                switch_bw[gpu_of[i]] += v;
+        }
+    }
+    hwloc_distances_release(t, d);
+
+    bool any = false;
+    for (std::size_t i = 0; i < g; ++i) {
+        GpuTopo& gpu = topo.gpus[i];
+        std::uint64_t sample = switch_bw[i] ? switch_bw[i] : cpu_bw[i];
+        for (std::size_t j = 0; j < g && !sample; ++j)
+            sample = direct[i][j];
+        if (!sample)
+            continue;
+        any = true;
+        gpu.nvlink_rate = static_cast<double>(hwloc_link_mbps(sample)) * 1e6;
+        gpu.nvlinks_to_cpu = hwloc_links(cpu_bw[i]);
+        gpu.nvlink_cpu_bandwidth = static_cast<double>(cpu_bw[i]) * 1e6;
+        topo.has_nvswitch |= switch_bw[i] > 0;
+    }
+    for (PairTopo& p : topo.pairs) {
+        const std::uint64_t via_switch = std::min(switch_bw[p.from], switch_bw[p.to]);
+        const std::uint64_t dir = direct[p.from][p.to];
+        p.nvlinks = hwloc_links(dir) + hwloc_links(via_switch);
+        p.via_nvswitch = via_switch > 0;
+        p.nvlink_bandwidth = static_cast<double>(dir + via_switch) * 1e6;
+    }
+    if (any)
+        topo.notes.push_back("NVLink from the XML's NVLinkBandwidth matrix (links = bandwidth / "
+                             "20 GB/s for NVLink 1, / 25 GB/s for NVLink 2-4)");
+}
+
+// NVLink from per-link facts (NVML, or a sidecar): links straight to a GPU bond the pair;
+// links to NVSwitches bond every pair of switch-attached GPUs (one fabric), as many as the
+// GPU with fewer switch links has.
+void apply_nvlink_links(Topology& topo) {
+    const std::size_t g = topo.gpus.size();
+    std::vector<int> switch_links(g, 0);
+    std::vector<std::vector<int>> direct(g, std::vector<int>(g, 0));
+    for (std::size_t i = 0; i < g; ++i) {
+        GpuTopo& gpu = topo.gpus[i];
+        if (!gpu.nvlink_known)
+            continue;
+        int cpu_links = 0;
+        for (const NvLink& l : gpu.nvlinks) {
+            if (!l.active)
+                continue;
+            int peer_gpu = -1;
+            for (std::size_t j = 0; j < g && !l.peer_bus_id.empty(); ++j)
+                if (j != i && device_part(topo.gpus[j].pci_bus_id) == device_part(l.peer_bus_id))
+                    peer_gpu = static_cast<int>(j);
+            if (peer_gpu >= 0)
+                ++direct[i][peer_gpu];
+            else if (l.peer == LinkPeer::nvswitch)
+                ++switch_links[i];
+            else if (l.peer == LinkPeer::cpu)
+                ++cpu_links;
+        }
+        gpu.nvlinks_to_cpu = cpu_links;
+        gpu.nvlink_cpu_bandwidth = cpu_links * gpu.nvlink_rate;
+        topo.has_nvswitch |= switch_links[i] > 0;
+    }
+    for (PairTopo& p : topo.pairs) {
+        const GpuTopo& a = topo.gpus[p.from];
+        const GpuTopo& b = topo.gpus[p.to];
+        if (!a.nvlink_known || !b.nvlink_known)
+            continue;
+        const int via_switch = std::min(switch_links[p.from], switch_links[p.to]);
+        p.nvlinks = direct[p.from][p.to] + via_switch;
+        p.via_nvswitch = via_switch > 0;
+        const double rate = a.nvlink_rate > 0 && b.nvlink_rate > 0 ? std::min(a.nvlink_rate, b.nvlink_rate)
+                                                                   : std::max(a.nvlink_rate, b.nvlink_rate);
+        p.nvlink_bandwidth = p.nvlinks * rate;
+    }
+}
+
+void apply_cuda_peers(Topology& topo, const std::vector<CudaPeerFacts>& peers) {
+    for (const CudaPeerFacts& f : peers) {
+        const int a = topo.index_of_cuda(f.from), b = topo.index_of_cuda(f.to);
+        if (a < 0 || b < 0 || a == b)
+            continue;
+        for (PairTopo& p : topo.pairs)
+            if (p.from == static_cast<std::size_t>(a) && p.to == static_cast<std::size_t>(b)) {
+                p.has_cuda = true;
+                p.cuda = f;
+            }
+    }
+}
+
+LinkPeer peer_from_name(const std::string& s) {
+    for (LinkPeer p : {LinkPeer::gpu, LinkPeer::nvswitch, LinkPeer::cpu})
+        if (s == to_string(p))
+            return p;
+    return LinkPeer::unknown;
+}
+
+LinkPeer peer_from_nvml(nvml::Peer p) {
+    switch (p) {
+    case nvml::Peer::gpu: return LinkPeer::gpu;
+    case nvml::Peer::nvswitch: return LinkPeer::nvswitch;
+    case nvml::Peer::cpu: return LinkPeer::cpu;
+    case nvml::Peer::unknown: break;
+    }
+    return LinkPeer::unknown;
+}
+
+nlohmann::json optional_int(int v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+nlohmann::json sidecar_json(const Topology& topo) {
+    nlohmann::json gpus = nlohmann::json::array();
+    for (const GpuTopo& g : topo.gpus) {
+        nlohmann::json links = nlohmann::json::array();
+        for (const NvLink& l : g.nvlinks)
+            links.push_back({{"link", l.link}, {"active", l.active}, {"peer", to_string(l.peer)},
+                             {"peer_pci_bus_id", l.peer_bus_id}});
+        nlohmann::json j = {{"pci_bus_id", g.pci_bus_id},
+                            {"name", g.name},
+                            {"cuda_ordinal", g.cuda_ordinal >= 0 ? nlohmann::json(g.cuda_ordinal) : nlohmann::json(nullptr)},
+                            {"pcie", {{"gen_current", g.pcie.gen_current}, {"width_current", g.pcie.width_current},
+                                      {"gen_max", g.pcie.gen_max}, {"width_max", g.pcie.width_max}}}};
+        if (g.nvlink_known)
+            j["nvlink"] = {{"rate", g.nvlink_rate}, {"links", links}};
+        gpus.push_back(j);
+    }
+    nlohmann::json peers = nlohmann::json::array();
+    for (const PairTopo& p : topo.pairs)
+        if (p.has_cuda)
+            peers.push_back({{"from", topo.gpus[p.from].pci_bus_id}, {"to", topo.gpus[p.to].pci_bus_id},
+                             {"can_access_peer", p.cuda.can_access_peer},
+                             {"performance_rank", p.cuda.performance_rank},
+                             {"native_atomics", p.cuda.native_atomics}});
+    return {{"schema", k_sidecar_schema}, {"version", k_sidecar_version}, {"source", topo.source},
+            {"gpus", gpus}, {"peers", peers}};
+}
+
+int find_gpu(const Topology& topo, const std::string& bus_id) {
+    auto id = normalize_pci_bus_id(bus_id);
+    for (std::size_t i = 0; id && i < topo.gpus.size(); ++i)
+        if (device_part(topo.gpus[i].pci_bus_id) == device_part(*id))
+            return static_cast<int>(i);
+    return -1;
+}
+
+void apply_sidecar(Topology& topo, const std::string& path) {
+    const std::string hint = "remove it, or write it again with `interopbench topo --export-xml`";
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(ss.str());
+    } catch (const nlohmann::json::exception& e) {
+        throw UsageError(fmt::format("{}: not valid JSON ({})", path, e.what()), hint);
+    }
+    if (!j.is_object() || j.value("schema", "") != k_sidecar_schema)
+        throw UsageError(fmt::format("{}: not an NVLink sidecar (schema is not \"{}\")", path, k_sidecar_schema), hint);
+    try {
+        if (j.at("version").get<int>() > k_sidecar_version)
+            throw UsageError(fmt::format("{}: sidecar version {} is newer than this tool reads ({})", path,
+                                         j.at("version").get<int>(), k_sidecar_version),
+                             "use a newer interopbench");
+        std::vector<CudaPeerFacts> peers;
+        for (const auto& gj : j.at("gpus")) {
+            const std::string bus = gj.at("pci_bus_id").get<std::string>();
+            const int i = find_gpu(topo, bus);
+            if (i < 0) {
+                topo.notes.push_back(fmt::format("sidecar GPU {} is not in the XML; ignored", bus));
+                continue;
+            }
+            GpuTopo& g = topo.gpus[i];
+            if (gj.contains("cuda_ordinal") && !gj["cuda_ordinal"].is_null())
+                g.cuda_ordinal = gj["cuda_ordinal"].get<int>();
+            if (!gj.value("name", "").empty())
+                g.name = gj["name"].get<std::string>();
+            if (gj.contains("pcie")) {
+                const auto& p = gj["pcie"];
+                g.pcie.gen_current = p.value("gen_current", 0);
+                g.pcie.width_current = p.value("width_current", 0);
+                g.pcie.gen_max = p.value("gen_max", 0);
+                g.pcie.width_max = p.value("width_max", 0);
+            }
+            if (gj.contains("nvlink")) {
+                const auto& n = gj["nvlink"];
+                g.nvlink_known = true;
+                g.nvlink_rate = n.value("rate", 0.0);
+                g.nvlinks.clear();
+                for (const auto& lj : n.at("links")) {
+                    NvLink l;
+                    l.link = lj.at("link").get<unsigned>();
+                    l.active = lj.at("active").get<bool>();
+                    l.peer = peer_from_name(lj.value("peer", ""));
+                    l.peer_bus_id = normalize_pci_bus_id(lj.value("peer_pci_bus_id", "")).value_or("");
+                    g.nvlinks.push_back(l);
+                }
+            }
+        }
+        for (const auto& pj : j.value("peers", nlohmann::json::array())) {
+            const int a = find_gpu(topo, pj.at("from").get<std::string>());
+            const int b = find_gpu(topo, pj.at("to").get<std::string>());
+            if (a < 0 || b < 0 || a == b)
+                continue;
+            for (PairTopo& p : topo.pairs)
+                if (p.from == static_cast<std::size_t>(a) && p.to == static_cast<std::size_t>(b)) {
+                    p.has_cuda = true;
+                    p.cuda.from = topo.gpus[a].cuda_ordinal;
+                    p.cuda.to = topo.gpus[b].cuda_ordinal;
+                    p.cuda.can_access_peer = pj.at("can_access_peer").get<bool>();
+                    p.cuda.performance_rank = pj.value("performance_rank", -1);
+                    p.cuda.native_atomics = pj.value("native_atomics", false);
+                }
+        }
+    } catch (const nlohmann::json::exception& e) {
+        throw UsageError(fmt::format("{}: malformed NVLink sidecar ({})", path, e.what()), hint);
+    }
+    apply_nvlink_links(topo);
+    topo.notes.push_back(fmt::format("NVLink, PCIe generation/width and CUDA peer facts from {}", path));
+}
+
+// Checks what hwloc would only answer with a bare failure, so the user learns what is wrong.
+void check_xml_file(const std::string& path) {
+    const std::string hint = "give an hwloc XML export: `lstopo --of xml FILE` or "
+                             "`interopbench topo --export-xml FILE` on the machine to analyse";
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        throw UsageError(fmt::format("--from {}: no such file", path), hint);
+    if (std::filesystem::is_directory(path, ec))
+        throw UsageError(fmt::format("--from {}: is a directory", path), hint);
+    std::ifstream f(path, std::ios::binary);
+    if (!f)
+        throw UsageError(fmt::format("--from {}: cannot be read", path), hint);
+    std::string head(64 * 1024, '\0');
+    f.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(f.gcount()));
+    std::size_t pos = head.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
+    while (pos < head.size() && std::isspace(static_cast<unsigned char>(head[pos])))
+        ++pos;
+    if (head.empty())
+        throw UsageError(fmt::format("--from {}: the file is empty", path), hint);
+    if (pos >= head.size() || head[pos] != '<')
+        throw UsageError(fmt::format("--from {}: not an XML file", path), hint);
+    const std::size_t tag = head.find("<topology");
+    if (tag == std::string::npos)
+        throw UsageError(fmt::format("--from {}: XML, but not an hwloc topology (no <topology> element)", path), hint);
+    const std::size_t end = head.find('>', tag);
+    const std::size_t ver = head.find("version=\"", tag);
+    if (ver != std::string::npos && (end == std::string::npos || ver < end)) {
+        const int major = std::atoi(head.c_str() + ver + 9);
+        if (major > HWLOC_API_VERSION >> 16) {
+            const std::string version = head.substr(ver + 9, head.find('"', ver + 9) - ver - 9);
+            throw UsageError(fmt::format("--from {}: hwloc XML version {} is newer than this hwloc ({}) reads",
+                                         path, version, HWLOC_VERSION),
+                             "export it with an hwloc 2.x lstopo (`lstopo --of xml`), or use an "
+                             "interopbench built with a newer hwloc");
+        }
+    }
+}
+
+std::string yes_no(bool b) { return b ? "yes" : "no"; }
+
+} // namespace
+
+const char* to_string(PathClass c) {
+    switch (c) {
+    case PathClass::self: return "X";
+    case PathClass::nvlink: return "NV";
+    case PathClass::pix: return "PIX";
+    case PathClass::pxb: return "PXB";
+    case PathClass::phb: return "PHB";
+    case PathClass::node: return "NODE";
+    case PathClass::sys: return "SYS";
+    case PathClass::unknown: break;
+    }
+    return "?";
+}
+
+const char* to_string(LinkPeer p) {
+    switch (p) {
+    case LinkPeer::gpu: return "gpu";
+    case LinkPeer::nvswitch: return "nvswitch";
+    case LinkPeer::cpu: return "cpu";
+    case LinkPeer::unknown: break;
+    }
+    return "unknown";
+}
+
+const std::vector<std::pair<std::string, std::string>>& path_legend() {
+    static const std::vector<std::pair<std::string, std::string>> k_legend = {
+        {"X", "the same GPU"},
+        {"NV#", "# bonded NVLinks, direct or through NVSwitches"},
+        {"PIX", "PCIe through at most one PCIe switch, no host bridge"},
+        {"PXB", "PCIe through several PCIe switches, no host bridge"},
+        {"PHB", "PCIe through a host bridge (the CPU's root complex)"},
+        {"NODE", "PCIe across host bridges within one NUMA node"},
+        {"SYS", "PCIe and the link between NUMA nodes (QPI/UPI/Infinity Fabric)"},
+    };
+    return k_legend;
+}
+
+double pcie_bandwidth(int gen, int width) {
+    if (gen <= 0 || width <= 0)
+        return 0;
+    static const double k_gts[] = {2.5, 5, 8, 16, 32, 64, 128};
+    const double gts = k_gts[std::min(gen, 7) - 1];
+    const double efficiency = gen <= 2 ? 8.0 / 10 : gen <= 5 ? 128.0 / 130 : 242.0 / 256;
+    return gts * 1e9 * efficiency / 8 * width;
+}
+
+std::optional<std::string> normalize_pci_bus_id(std::string_view text) {
+    auto id = parse_bus_id(text);
+    if (!id)
+        return std::nullopt;
+    return format_bus_id(id->domain, id->bus, id->dev, id->func);
+}
+
+std::vector<unsigned> parse_cpu_list(std::string_view text) {
+    std::set<unsigned> out;
+    auto bad = [&] {
+        return UsageError(fmt::format("'{}' is not a CPU list", text), "write it like 0-3,8,10-11");
+    };
+    std::size_t i = 0;
+    auto number = [&] {
+        if (i >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i])))
+            throw bad();
+        unsigned long v = 0;
+        while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+            v = v * 10 + static_cast<unsigned>(text[i++] - '0');
+            if (v > 1u << 20)
+                throw bad();
+        }
+        return static_cast<unsigned>(v);
+    };
+    while (i < text.size()) {
+        const unsigned lo = number();
+        unsigned hi = lo;
+        if (i < text.size() && text[i] == '-') {
+            ++i;
+            hi = number();
+            if (hi < lo)
+                throw bad();
+        }
+        for (unsigned c = lo; c <= hi; ++c)
+            out.insert(c);
+        if (i < text.size() && text[i++] != ',')
+            throw bad();
+        if (i == text.size() && text.back() == ',')
+            throw bad();
+    }
+    return {out.begin(), out.end()};
+}
+
+std::string format_cpu_list(const std::vector<unsigned>& cpus) {
+    std::string out;
+    for (std::size_t i = 0; i < cpus.size();) {
+        std::size_t j = i;
+        while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1)
+            ++j;
+        if (!out.empty())
+            out += ',';
+        out += j == i ? std::to_string(cpus[i]) : fmt::format("{}-{}", cpus[i], cpus[j]);
+        i = j + 1;
+    }
+    return out;
+}
+
+double PcieLink::bandwidth() const {
+    const double b = pcie_bandwidth(gen_max, width_max);
+    return b > 0 ? b : link_speed;
+}
+
+std::string PcieLink::label() const {
+    if (gen_max > 0 && width_max > 0)
+        return fmt::format("Gen{} x{}", gen_max, width_max);
+    if (link_speed > 0)
+        return format_value(link_speed, "B/s");
+    return "?";
+}
+
+int GpuTopo::nvlinks_active() const {
+    return static_cast<int>(std::count_if(nvlinks.begin(), nvlinks.end(), [](const NvLink& l) { return l.active; }));
+}
+
+std::string GpuTopo::label(std::size_t index) const {
+    return fmt::format("GPU{}", cuda_ordinal >= 0 ? static_cast<std::size_t>(cuda_ordinal) : index);
+}
+
+std::string GpuTopo::host_path() const {
+    return nvlinks_to_cpu > 0 ? fmt::format("NV{}", nvlinks_to_cpu) : "PCIe";
+}
+
+double GpuTopo::host_bandwidth() const {
+    return nvlinks_to_cpu > 0 ? nvlink_cpu_bandwidth : pcie.bandwidth();
+}
+
+PathClass PairTopo::path_class() const { return nvlinks > 0 ? PathClass::nvlink : pcie_class; }
+
+std::string PairTopo::label() const {
+    return nvlinks > 0 ? fmt::format("NV{}", nvlinks) : to_string(pcie_class);
+}
+
+double PairTopo::bandwidth(const std::vector<GpuTopo>& gpus) const {
+    if (nvlinks > 0)
+        return nvlink_bandwidth;
+    const double a = gpus[from].pcie.bandwidth(), b = gpus[to].pcie.bandwidth();
+    return a > 0 && b > 0 ? std::min(a, b) : 0;
+}
+
+const PairTopo* Topology::pair(std::size_t from, std::size_t to) const {
+    for (const PairTopo& p : pairs)
+        if (p.from == from && p.to == to)
+            return &p;
+    return nullptr;
+}
+
+int Topology::index_of_cuda(int ordinal) const {
+    for (std::size_t i = 0; i < gpus.size(); ++i)
+        if (gpus[i].cuda_ordinal == ordinal)
+            return static_cast<int>(i);
+    return -1;
+}
+
+Topology discover_topology(const Machine& machine, const std::vector<CudaPeerFacts>& peers) {
+    Topology topo;
+    topo.source = k_this_machine;
+    topo.hwloc_version = HWLOC_VERSION;
+    hwloc_topology_t t = live_hwloc();
+    if (!t)
+        topo.notes.push_back("hwloc could not load this machine's topology: locality unknown");
+    if (machine.cuda_available) {
+        for (const DeviceInfo& d : machine.devices) {
+            GpuTopo g;
+            g.cuda_ordinal = d.ordinal;
+            g.name = d.name;
+            g.pci_bus_id = normalize_pci_bus_id(d.pci_bus_id).value_or(d.pci_bus_id);
+            topo.gpus.push_back(g);
+        }
+    } else if (t) {
+        topo.gpus = nvidia_gpus(t);
+        topo.notes.push_back(fmt::format("CUDA is not usable ({}): GPUs listed from the PCI bus",
+                                         machine.cuda_note.empty() ? "no device" : machine.cuda_note));
+    }
+    build_base(topo, t);
+    apply_nvlink_matrix(topo, t);
+
+    if (!nvml::available() && !topo.gpus.empty())
+        topo.notes.push_back(nvml::note() + ": NVLink unknown, PCIe generation and width from sysfs");
+    for (std::size_t i = 0; i < topo.gpus.size(); ++i) {
+        GpuTopo& g = topo.gpus[i];
+        auto d = nvml::available() ? nvml::device(g.pci_bus_id) : std::nullopt;
+        if (!d) {
+            read_sysfs_pcie(g.pci_bus_id, g.pcie);
+            continue;
+        }
+        if (g.name.empty())
+            g.name = d->name;
+        g.pcie.gen_current = d->pcie.gen_current;
+        g.pcie.width_current = d->pcie.width_current;
+        g.pcie.gen_max = d->pcie.gen_max;
+        g.pcie.width_max = d->pcie.width_max;
+        g.nvlink_known = true;
+        g.nvlink_rate = d->link_rate;
+        for (const nvml::Link& l : d->links)
+            g.nvlinks.push_back({l.link, l.active, peer_from_nvml(l.peer), l.peer_bus_id});
+        if (g.nvlinks_active() > 0 && g.nvlink_rate == 0)
+            topo.notes.push_back(fmt::format("{}: NVML gives no NVLink speed: NVLink bandwidth unknown", g.label(i)));
+    }
+    apply_nvlink_links(topo);
+    apply_cuda_peers(topo, peers);
+    return topo;
+}
+
+Topology load_topology_xml(const std::string& path) {
+    check_xml_file(path);
+    HwlocPtr t = load_hwloc_xml(path);
+    if (!t)
+        throw UsageError(fmt::format("--from {}: hwloc {} could not read this topology (damaged or unsupported XML)",
+                                     path, HWLOC_VERSION),
+                         "export it again with `lstopo --of xml FILE` or `interopbench topo --export-xml FILE`");
+    Topology topo;
+    topo.source = path;
+    topo.recorded = true;
+    topo.hwloc_version = HWLOC_VERSION;
+    topo.gpus = nvidia_gpus(t.get());
+    build_base(topo, t.get());
+    apply_nvlink_matrix(topo, t.get());
+    if (std::filesystem::exists(sidecar_path(path)))
+        apply_sidecar(topo, sidecar_path(path));
+    return topo;
+}
+
+std::string sidecar_path(const std::string& xml_path) { return xml_path + ".nvlink.json"; }
+
+void export_topology(const Topology& topology, const std::string& path) {
+    check_output_path(path);
+    HwlocPtr loaded;
+    hwloc_topology_t t = nullptr;
+    if (topology.recorded) {
+        loaded = load_hwloc_xml(topology.source);
+        t = loaded.get();
+    } else {
+        t = live_hwloc();
+    }
+    char* buffer = nullptr;
+    int length = 0;
+    if (!t || hwloc_topology_export_xmlbuffer(t, &buffer, &length, 0) != 0)
+        throw UsageError(fmt::format("--export-xml {}: hwloc could not export the topology", path));
+    // The length hwloc gives counts the terminating NUL.
+    std::string xml(buffer, static_cast<std::size_t>(std::max(0, length - 1)));
+    hwloc_free_xmlbuffer(t, buffer);
+    write_file_atomic(path, xml);
+    write_file_atomic(sidecar_path(path), sidecar_json(topology).dump(2) + "\n");
+}
+
+nlohmann::json topology_json(const Topology& topo) {
+    nlohmann::json numa = nlohmann::json::array();
+    for (const NumaNode& n : topo.numa)
+        numa.push_back({{"os_index", n.os_index}, {"cpus", format_cpu_list(n.cpus)}, {"memory", n.memory}});
+    nlohmann::json gpus = nlohmann::json::array();
+    for (std::size_t i = 0; i < topo.gpus.size(); ++i) {
+        const GpuTopo& g = topo.gpus[i];
+        nlohmann::json links = nlohmann::json::array();
+        for (const NvLink& l : g.nvlinks)
+            links.push_back({{"link", l.link}, {"active", l.active}, {"peer", to_string(l.peer)},
+                             {"peer_pci_bus_id", l.peer_bus_id}});
+        gpus.push_back({
+            {"index", i},
+            {"label", g.label(i)},
+            {"cuda_ordinal", g.cuda_ordinal >= 0 ? nlohmann::json(g.cuda_ordinal) : nlohmann::json(nullptr)},
+            {"name", g.name},
+            {"pci_bus_id", g.pci_bus_id},
+            {"os_devices", g.os_devices},
+            {"cpus", format_cpu_list(g.cpus)},
+            {"numa_nodes", g.numa_nodes},
+            {"pci_path", g.pci_path},
+            {"pcie",
+             {{"gen_current", optional_int(g.pcie.gen_current)},
+              {"width_current", optional_int(g.pcie.width_current)},
+              {"gen_max", optional_int(g.pcie.gen_max)},
+              {"width_max", optional_int(g.pcie.width_max)},
+              {"link_speed", g.pcie.link_speed},
+              {"bandwidth", g.pcie.bandwidth()},
+              {"label", g.pcie.label()}}},
+            {"nvlink",
+             {{"known", g.nvlink_known},
+              {"active", g.nvlinks_active()},
+              {"rate", g.nvlink_rate},
+              {"to_cpu", g.nvlinks_to_cpu},
+              {"links", links}}},
+            {"host_path", {{"class", g.host_path()}, {"bandwidth", g.host_bandwidth()}}},
+        });
+    }
+    nlohmann::json pairs = nlohmann::json::array();
+    for (const PairTopo& p : topo.pairs) {
+        nlohmann::json cuda = nullptr;
+        if (p.has_cuda)
+            cuda = {{"can_access_peer", p.cuda.can_access_peer},
+                    {"performance_rank", p.cuda.performance_rank},
+                    {"native_atomics", p.cuda.native_atomics}};
+        pairs.push_back({{"from", p.from},
+                         {"to", p.to},
+                         {"label", topo.gpus[p.from].label(p.from) + ">" + topo.gpus[p.to].label(p.to)},
+                         {"class", p.label()},
+                         {"pcie_class", to_string(p.pcie_class)},
+                         {"nvlinks", p.nvlinks},
+                         {"via_nvswitch", p.via_nvswitch},
+                         {"bandwidth", p.bandwidth(topo.gpus)},
+                         {"cuda", cuda}});
+    }
+    nlohmann::json legend = nlohmann::json::object();
+    for (const auto& [label, meaning] : path_legend())
+        legend[label] = meaning;
+    return {{"source", topo.source},
+            {"recorded", topo.recorded},
+            {"hwloc_version", topo.hwloc_version},
+            {"host", {{"packages", topo.packages}, {"cores", topo.cores}, {"pus", topo.pus},
+                      {"nvidia_pci_gpus", topo.nvidia_pci_gpus}}},
+            {"numa_nodes", numa},
+            {"gpus", gpus},
+            {"pairs", pairs},
+            {"has_nvswitch", topo.has_nvswitch},
+            {"has_infiniband", topo.has_infiniband},
+            {"legend", legend},
+            {"notes", topo.notes}};
+}
+
+std::string render_topology(const Topology& topo, bool markdown) {
+    std::string out = fmt::format("Topology of {} (hwloc {})\n", topo.source, topo.hwloc_version);
+    out += fmt::format("Host: {} package(s), {} cores, {} hardware threads\n", topo.packages, topo.cores, topo.pus);
+    for (const NumaNode& n : topo.numa)
+        out += fmt::format("NUMA node {}: CPUs {}, {}\n", n.os_index, format_cpu_list(n.cpus),
+                           n.memory ? fmt::format("{:.1f} GiB", static_cast<double>(n.memory) / (1ull << 30))
+                                    : "memory unknown");
+    out += "\n";
+    if (topo.gpus.empty()) {
+        out += "No NVIDIA GPU found.\n";
+    } else {
+        std::vector<std::vector<std::string>> matrix;
+        std::vector<std::string> header{""};
+        for (std::size_t i = 0; i < topo.gpus.size(); ++i)
+            header.push_back(topo.gpus[i].label(i));
+        for (const char* h : {"CPU Affinity", "NUMA Affinity", "PCIe", "Bus id"})
+            header.emplace_back(h);
+        matrix.push_back(header);
+        for (std::size_t a = 0; a < topo.gpus.size(); ++a) {
+            const GpuTopo& g = topo.gpus[a];
+            std::vector<std::string> row{g.label(a)};
+            for (std::size_t b = 0; b < topo.gpus.size(); ++b)
+                row.push_back(a == b ? "X" : topo.pair(a, b)->label());
+            row.push_back(g.cpus.empty() ? "?" : format_cpu_list(g.cpus));
+            row.push_back(g.numa_nodes.empty() ? "?" : format_cpu_list(g.numa_nodes));
+            row.push_back(g.pcie.label());
+            row.push_back(g.pci_bus_id);
+            matrix.push_back(row);
+        }
+        out += render_table(matrix, markdown);
+        out += "\nLegend:\n";
+        for (const auto& [label, meaning] : path_legend())
+            out += fmt::format("{}{:<5} {}\n", markdown ? "- " : "  ", label, meaning);
+
+        out += "\nPaths (theoretical bandwidth per direction):\n";
+        std::vector<std::vector<std::string>> paths{
+            {"path", "class", "bandwidth", "peer access", "P2P rank", "native atomics"}};
+        for (std::size_t i = 0; i < topo.gpus.size(); ++i) {
+            const GpuTopo& g = topo.gpus[i];
+            const double bw = g.host_bandwidth();
+            paths.push_back({"host>" + g.label(i), g.host_path() + (g.nvlinks_to_cpu ? "" : " " + g.pcie.label()),
+                             bw > 0 ? format_value(bw, "B/s") : "?", "", "", ""});
+        }
+        for (const PairTopo& p : topo.pairs) {
+            const double bw = p.bandwidth(topo.gpus);
+            paths.push_back({topo.gpus[p.from].label(p.from) + ">" + topo.gpus[p.to].label(p.to),
+                             p.label() + (p.via_nvswitch ? " (NVSwitch)" : ""),
+                             bw > 0 ? format_value(bw, "B/s") : "?",
+                             p.has_cuda ? yes_no(p.cuda.can_access_peer) : "?",
+                             p.has_cuda && p.cuda.performance_rank >= 0 ? std::to_string(p.cuda.performance_rank) : "?",
+                             p.has_cuda ? yes_no(p.cuda.native_atomics) : "?"});
+        }
+        out += render_table(paths, markdown);
+    }
+    if (!topo.notes.empty()) {
+        out += "\nNotes:\n";
+        for (const std::string& n : topo.notes)
+            out += fmt::format("{}{}\n", markdown ? "- " : "  ", n);
+    }
+    return out;
+}
+
+void annotate_results(const nlohmann::json& topology, std::vector<Result>& results) {
+    if (!topology.is_object() || !topology.contains("gpus") || !topology.contains("pairs"))
+        return;
+    std::map<int, nlohmann::json> gpu_by_cuda;
+    for (const auto& g : topology["gpus"])
+        if (g.contains("cuda_ordinal") && g["cuda_ordinal"].is_number_integer())
+            gpu_by_cuda[g["cuda_ordinal"].get<int>()] = g;
+    auto ordinal = [](const std::string& s) -> std::optional<int> {
+        if (s.empty() || s.size() > 4 || !std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+            return std::nullopt;
+        return std::stoi(s);
+    };
+    for (Result& r : results) {
+        if (r.details.contains("path"))
+            continue;
+        std::string label;
+        double bandwidth = 0;
+        if (auto dev = r.params.find("device")) {
+            auto o = ordinal(*dev);
+            if (!o || !gpu_by_cuda.count(*o))
+                continue;
+            const auto& hp = gpu_by_cuda[*o]["host_path"];
+            label = hp.value("class", "");
+            bandwidth = hp.value("bandwidth", 0.0);
+        } else if (auto pair = r.params.find("pair")) {
+            const auto gt = pair->find('>');
+            if (gt == std::string::npos)
+                continue;
+            auto a = ordinal(pair->substr(0, gt)), b = ordinal(pair->substr(gt + 1));
+            if (!a || !b || !gpu_by_cuda.count(*a) || !gpu_by_cuda.count(*b))
+                continue;
+            const auto ia = gpu_by_cuda[*a]["index"], ib = gpu_by_cuda[*b]["index"];
+            for (const auto& p : topology["pairs"])
+                if (p["from"] == ia && p["to"] == ib) {
+                    label = p.value("class", "");
+                    bandwidth = p.value("bandwidth", 0.0);
+                }
+        }
+        if (label.empty())
+            continue;
+        r.details["path"] = label;
+        if (bandwidth <= 0)
+            continue;
+        r.details["path_bandwidth"] = bandwidth;
+        const MetricResult* m = r.metric("bandwidth");
+        if (m && m->stats.n > 0)
+            r.details["efficiency"] = m->stats.median / bandwidth;
+    }
+}
+
+unsigned numa_node_count() {
+    hwloc_topology_t t = live_hwloc();
+    const int n = t ? hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE) : 0;
+    return n > 0 ? static_cast<unsigned>(n) : 1;
+}
+
+namespace {
+
+struct Bitmap {
+    hwloc_bitmap_t b = hwloc_bitmap_alloc();
+    Bitmap() = default;
+    Bitmap(const Bitmap&) = delete;
+    Bitmap& operator=(const Bitmap&) = delete;
+    ~Bitmap() { hwloc_bitmap_free(b); }
+};
+
+hwloc_obj_t gpu_locality(hwloc_topology_t t, const std::string& pci_bus_id) {
+    hwloc_obj_t pci = find_pci(t, pci_bus_id);
+    return pci ? hwloc_get_non_io_ancestor_obj(t, pci) : nullptr;
+}
+
+bool bind_to_nodes(hwloc_topology_t t, hwloc_const_nodeset_t nodes) {
+    Bitmap nodeset, cpus;
+    hwloc_bitmap_and(nodeset.b, nodes, hwloc_topology_get_allowed_nodeset(t));
+    hwloc_cpuset_from_nodeset(t, cpus.b, nodeset.b);
+    hwloc_bitmap_and(cpus.b, cpus.b, hwloc_topology_get_allowed_cpuset(t));
+    if (hwloc_bitmap_iszero(nodeset.b) || hwloc_bitmap_iszero(cpus.b))
+        return false;
+    if (hwloc_set_cpubind(t, cpus.b, HWLOC_CPUBIND_THREAD) != 0)
+        return false;
+    if (hwloc_set_membind(t, nodeset.b, HWLOC_MEMBIND_BIND, HWLOC_MEMBIND_THREAD | HWLOC_MEMBIND_BYNODESET) != 0) {
+        reset_placement();
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
+bool place_near_device(const std::string& pci_bus_id) {
+    hwloc_topology_t t = live_hwloc();
+    if (!t || numa_node_count() < 2)
+        return false;
+    hwloc_obj_t local = gpu_locality(t, pci_bus_id);
+    return local && local->nodeset && bind_to_nodes(t, local->nodeset);
+}
+
+bool place_away_from_device(const std::string& pci_bus_id) {
+    hwloc_topology_t t = live_hwloc();
+    if (!t || numa_node_count() < 2)
+        return false;
+    hwloc_obj_t local = gpu_locality(t, pci_bus_id);
+    if (!local || !local->nodeset)
+        return false;
+    Bitmap remote;
+    hwloc_bitmap_andnot(remote.b, hwloc_topology_get_allowed_nodeset(t), local->nodeset);
+    const int node = hwloc_bitmap_first(remote.b);
+    if (node < 0)
+        return false;
+    hwloc_bitmap_only(remote.b, static_cast<unsigned>(node));
+    return bind_to_nodes(t, remote.b);
+}
+
+void reset_placement() {
+    hwloc_topology_t t = live_hwloc();
+    if (!t)
+        return;
+    hwloc_set_cpubind(t, hwloc_topology_get_allowed_cpuset(t), HWLOC_CPUBIND_THREAD);
+    hwloc_set_membind(t, hwloc_topology_get_allowed_nodeset(t), HWLOC_MEMBIND_DEFAULT,
+                      HWLOC_MEMBIND_THREAD | HWLOC_MEMBIND_BYNODESET);
+}
+
+} // namespace interopbench

@@ -1,0 +1,153 @@
+// The command line through the real binary: exit codes, one-line errors, the no-GPU path.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "interopbench/registry.hpp"
+#include "interopbench/report.hpp"
+
+using namespace interopbench;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+    int code;
+    std::string out, err;
+};
+
+Run run_cli(const std::string& args) {
+    const fs::path dir = fs::temp_directory_path() / ("ib_cli_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
+    const std::string cmd = std::string(INTEROPBENCH_BINARY) + " " + args + " >" + out + " 2>" + err + " </dev/null";
+    const int status = std::system(cmd.c_str());
+    auto slurp = [](const std::string& p) {
+        std::ifstream in(p);
+        return std::string((std::istreambuf_iterator<char>(in)), {});
+    };
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+fs::path scratch() {
+    fs::path d = fs::temp_directory_path() / ("ib_cli_data_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+}
+
+void expect_usage_error(const std::string& args, const std::string& words) {
+    CAPTURE(args);
+    const Run r = run_cli(args);
+    CHECK(r.code == 2);
+    CAPTURE(r.err);
+    CHECK(r.err.rfind("error: ", 0) == 0);
+    CHECK(r.err.find(words) != std::string::npos);
+    CHECK(r.out.empty());
+}
+
+} // namespace
+
+TEST_CASE("version, list and help work anywhere") {
+    const Run v = run_cli("version");
+    CHECK(v.code == 0);
+    CHECK(v.out.find("interopbench") == 0);
+    const Run l = run_cli("list");
+    CHECK(l.code == 0);
+    CHECK(l.out.find("host_memcpy") != std::string::npos);
+    CHECK(l.out.find("h2d_copy") != std::string::npos);
+    const Run j = run_cli("list --format json");
+    CHECK(j.code == 0);
+    CHECK(nlohmann::json::parse(j.out).is_array());
+    CHECK(run_cli("--help").code == 0);
+    CHECK(run_cli("list --profiles").code == 0);
+}
+
+TEST_CASE("bad sizes, names and options are one-line errors with exit 2") {
+    expect_usage_error("run --scenario host_memcpy --size 0", "invalid size '0'");
+    expect_usage_error("run --scenario host_memcpy --size -1", "invalid size '-1'");
+    expect_usage_error("run --scenario host_memcpy --size 12Q", "unknown unit");
+    expect_usage_error("run --scenario host_memcpy --size 1G:4K", "start is larger than the end");
+    expect_usage_error("run --scenario h2d_cpy", "unknown scenario 'h2d_cpy'");
+    expect_usage_error("run --bogus-option", "bogus");
+    expect_usage_error("run --scenario host_memcpy --format xml", "unknown output format");
+    expect_usage_error("run --scenario host_memcpy --axis colour=red", "axis named 'colour'");
+    expect_usage_error("run --scenario host_memcpy --axis threads=many", "invalid value 'many'");
+    expect_usage_error("run --scenario host_memcpy --min-samples 10 --max-samples 5", "below the minimum");
+    const Run s = run_cli("run --scenario h2d_cpy");
+    CHECK(s.err.find("hint: did you mean h2d_copy") != std::string::npos);
+}
+
+TEST_CASE("--out into a missing or unwritable directory fails before measuring") {
+    expect_usage_error("run --scenario host_memcpy --size 4K --out /nonexistent/dir/r.json", "does not exist");
+    const auto dir = scratch();
+    expect_usage_error("run --scenario host_memcpy --size 4K --out " + dir.string(), "is a directory");
+    fs::remove_all(dir);
+}
+
+TEST_CASE("show rejects missing, empty, truncated, foreign and newer reports") {
+    const auto dir = scratch();
+    auto put = [&](const char* name, const std::string& text) {
+        std::ofstream(dir / name) << text;
+        return (dir / name).string();
+    };
+    expect_usage_error("show " + (dir / "missing.json").string(), "no such file");
+    expect_usage_error("show " + put("empty.json", ""), "is empty");
+    expect_usage_error("show " + put("trunc.json", R"({"schema": {"name": "interopbench.rep)"), "not valid JSON");
+    expect_usage_error("show " + put("other.json", R"({"name": "package", "version": "1.0"})"), "not an interopbench report");
+    expect_usage_error("show " + put("newer.json", R"({"schema": {"name": "interopbench.report", "version": "2.0"}, "results": []})"),
+                       "newer than this interopbench");
+    fs::remove_all(dir);
+}
+
+TEST_CASE("a run without a GPU: host scenarios measure, GPU scenarios skip, the report is valid") {
+    const auto dir = scratch();
+    const auto out = (dir / "r.json").string();
+    const Run r = run_cli("run --scenario host_memcpy,h2d_copy --size 64K --min-samples 3 --max-time 0.5 --out " + out);
+    const auto doc = load_report(out);
+    const bool gpu = doc["software"]["cuda_available"].get<bool>();
+    CHECK(r.code == 0);
+    CHECK(r.out.find("== host_memcpy ==") != std::string::npos);
+    bool host_ok = false, gpu_skipped = false;
+    for (const auto& res : doc["results"]) {
+        if (res["scenario"] == "host_memcpy") host_ok = res["status"] == "ok";
+        if (res["scenario"] == "h2d_copy") gpu_skipped = res["status"] == "skipped" && !res["reason"].get<std::string>().empty();
+    }
+    CHECK(host_ok);
+    if (!gpu) {
+        CHECK(gpu_skipped);
+        CHECK(r.err.find("note:") != std::string::npos);
+        const Run req = run_cli("run --scenario host_memcpy --size 4K --min-samples 3 --max-time 0.2 --require-gpu --quiet");
+        CHECK(req.code == 1);
+        CHECK(req.err.find("--require-gpu") != std::string::npos);
+    }
+    const Run shown = run_cli("show " + out);
+    CHECK(shown.code == 0);
+    CHECK(shown.out.find("host_memcpy") != std::string::npos);
+    for (const char* f : {"csv", "markdown", "json"}) CHECK(run_cli(std::string("show --format ") + f + " " + out).code == 0);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("a size larger than device memory skips that configuration only") {
+    const Registry reg = builtin_registry();
+    Machine m;
+    m.cuda_available = true;
+    m.devices.resize(1);
+    m.devices[0].free_memory = 64ull << 20;
+    m.devices[0].total_memory = 80ull << 20;
+    m.selected = {0};
+    const Scenario* h2d = reg.find("h2d_copy");
+    REQUIRE(h2d);
+    Params big({{"size", std::to_string(1ull << 30)}, {"host_mem", "pinned"}, {"engine", "ce"}, {"device", "0"}});
+    Params small({{"size", "4096"}, {"host_mem", "pinned"}, {"engine", "ce"}, {"device", "0"}});
+    const auto why = h2d->unsupported(m, big);
+    REQUIRE(why);
+    CHECK(why->find("does not fit") != std::string::npos);
+    CHECK_FALSE(h2d->unsupported(m, small));
+    Params sm_pageable({{"size", "4096"}, {"host_mem", "pageable"}, {"engine", "sm"}, {"device", "0"}});
+    CHECK(h2d->unsupported(m, sm_pageable));
+}

@@ -1,0 +1,2 @@
+// placeholder: filled in by its issue
+#include <doctest/doctest.h>

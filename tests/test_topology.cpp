@@ -1,0 +1,461 @@
+// Topology: path classes and locality from recorded machines, NVLink from hwloc's distance
+// matrix and from the sidecar, export round trips, bad --from input, result annotation.
+//
+// Fixtures in tests/data/topology/ (made for these tests):
+// | file | machine | what it exercises |
+// | --- | --- | --- |
+// | `switch-tree-6gpu.xml` | synthetic 2-socket, 6 A100 on a PCIe switch tree (two cascaded switches), a second host bridge on socket 0, one GPU on socket 1, an NVMe, an NVIDIA audio function, a ConnectX NIC | every PCIe class: PIX, PXB, PHB, NODE, SYS; non-GPU NVIDIA functions ignored; InfiniBand seen |
+// | `h200-2gpu-nvlink.xml` + `.nvlink.json` | hand-written model of the 2 x H200 machine: 1 NUMA node, GPUs straight under the host bridge, sidecar with 18 active NVLinks each at 26.562 GB/s | NV18 from the sidecar, PCIe Gen5 x16, CUDA peer facts |
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <doctest/doctest.h>
+
+#include "interopbench/errors.hpp"
+#include "interopbench/topology.hpp"
+
+using namespace interopbench;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string k_shared = INTEROPBENCH_SOURCE_DIR "/../shared/fixtures/topology/";
+const std::string k_data = INTEROPBENCH_SOURCE_DIR "/tests/data/topology/";
+
+bool have(const std::string& path) { return fs::exists(path); }
+
+std::string label(const Topology& t, std::size_t a, std::size_t b) {
+    const PairTopo* p = t.pair(a, b);
+    REQUIRE(p != nullptr);
+    return p->label();
+}
+
+// Every unordered pair has the same class both ways.
+void check_symmetric(const Topology& t) {
+    for (std::size_t a = 0; a < t.gpus.size(); ++a)
+        for (std::size_t b = 0; b < t.gpus.size(); ++b)
+            if (a != b)
+                CHECK(label(t, a, b) == label(t, b, a));
+}
+
+// Unique per process so parallel test runs do not collide.
+fs::path temp_dir(const std::string& name) {
+    fs::path dir = fs::temp_directory_path() / ("interopbench-topology-" + std::to_string(getpid()) + "-" + name);
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+}
+
+void write(const fs::path& path, const std::string& content) {
+    std::ofstream(path, std::ios::binary) << content;
+}
+
+std::string read(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// Runs the real binary; returns its exit code, with stdout and stderr captured.
+int run_binary(const std::string& args, std::string* out, std::string* err) {
+    const fs::path dir = temp_dir("run");
+    const std::string cmd = std::string("'") + INTEROPBENCH_BINARY + "' " + args + " >'" + (dir / "out").string() +
+                            "' 2>'" + (dir / "err").string() + "'";
+    const int status = std::system(cmd.c_str());
+    *out = read(dir / "out");
+    *err = read(dir / "err");
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+} // namespace
+
+TEST_CASE("pcie_bandwidth: encoded rate per direction") {
+    CHECK(pcie_bandwidth(5, 16) == doctest::Approx(63.015e9).epsilon(1e-4));
+    CHECK(pcie_bandwidth(4, 16) == doctest::Approx(31.508e9).epsilon(1e-4));
+    CHECK(pcie_bandwidth(3, 16) == doctest::Approx(15.754e9).epsilon(1e-4));
+    CHECK(pcie_bandwidth(1, 1) == doctest::Approx(0.25e9));
+    CHECK(pcie_bandwidth(2, 8) == doctest::Approx(4e9));
+    CHECK(pcie_bandwidth(6, 16) == doctest::Approx(121e9).epsilon(1e-3));
+    CHECK(pcie_bandwidth(0, 16) == 0);
+    CHECK(pcie_bandwidth(5, 0) == 0);
+
+    PcieLink link;
+    CHECK(link.bandwidth() == 0);
+    CHECK(link.label() == "?");
+    link.link_speed = 15.75e9;
+    CHECK(link.bandwidth() == 15.75e9);
+    link.gen_max = 5;
+    link.width_max = 16;
+    CHECK(link.bandwidth() == doctest::Approx(63.015e9).epsilon(1e-4));
+    CHECK(link.label() == "Gen5 x16");
+}
+
+TEST_CASE("normalize_pci_bus_id") {
+    CHECK(normalize_pci_bus_id("0000:1B:00.0") == "0000:1b:00.0");
+    CHECK(normalize_pci_bus_id("00000000:1B:00.0") == "0000:1b:00.0");
+    CHECK(normalize_pci_bus_id("1b:00.1") == "0000:1b:00.1");
+    CHECK(normalize_pci_bus_id(" 0002:01:00.0 ") == "0002:01:00.0");
+    CHECK(normalize_pci_bus_id("10000:01:00.0") == "10000:01:00.0");
+    for (const char* bad : {"", "zz", "0000:1b:00", "0000:1b:20.0", "0000:1b:00.8", "0000:1bb:00.0", "0000:1b:00.0x",
+                            "-1:00.0", "0000:1b.00:0"})
+        CHECK_MESSAGE(!normalize_pci_bus_id(bad), bad);
+}
+
+TEST_CASE("CPU lists") {
+    CHECK(parse_cpu_list("0-3,8,10-11") == std::vector<unsigned>{0, 1, 2, 3, 8, 10, 11});
+    CHECK(parse_cpu_list("5,1,1") == std::vector<unsigned>{1, 5});
+    CHECK(parse_cpu_list("").empty());
+    CHECK(format_cpu_list({0, 1, 2, 3, 8, 10, 11}) == "0-3,8,10-11");
+    CHECK(format_cpu_list({7}) == "7");
+    CHECK(format_cpu_list({}).empty());
+    for (const char* bad : {"a", "1-", "3-1", "1,,2", "1,", "-2", "1 2"})
+        CHECK_THROWS_AS_MESSAGE(parse_cpu_list(bad), UsageError, bad);
+}
+
+TEST_CASE("recorded POWER8 with NVLink: classes, NUMA, NV# from the distance matrix") {
+    const std::string path = k_shared + "power8-4gpu-nvlink.xml";
+    if (!have(path)) {
+        MESSAGE("skipped: " << path << " absent");
+        return;
+    }
+    const Topology t = load_topology_xml(path);
+    REQUIRE(t.gpus.size() == 4);
+    CHECK(t.recorded);
+    CHECK(t.numa.size() == 2);
+    CHECK(t.packages == 2);
+    const char* bus[] = {"0002:01:00.0", "0003:01:00.0", "000a:01:00.0", "000b:01:00.0"};
+    for (std::size_t i = 0; i < 4; ++i) {
+        CHECK(t.gpus[i].pci_bus_id == bus[i]);
+        CHECK(t.gpus[i].cuda_ordinal == -1);
+        CHECK(t.gpus[i].name == "Tesla P100-SXM2-16GB");
+        CHECK(t.gpus[i].numa_nodes == std::vector<unsigned>{i < 2 ? 0u : 1u});
+        CHECK(t.gpus[i].nvlinks_to_cpu == 2);
+        CHECK(t.gpus[i].host_path() == "NV2");
+        CHECK(t.gpus[i].host_bandwidth() == doctest::Approx(40e9));
+        CHECK(t.gpus[i].pcie.link_speed == doctest::Approx(15.753846e9));
+    }
+    CHECK(format_cpu_list(t.gpus[0].cpus) == "0-1,8-9,16-17,24-25");
+    CHECK(format_cpu_list(t.gpus[3].cpus) == "80-81,88-89,96-97,104-105");
+    CHECK(std::find(t.gpus[0].os_devices.begin(), t.gpus[0].os_devices.end(), "nvml0") != t.gpus[0].os_devices.end());
+
+    CHECK(label(t, 0, 1) == "NV2");
+    CHECK(label(t, 2, 3) == "NV2");
+    CHECK(label(t, 0, 2) == "SYS");
+    CHECK(label(t, 0, 3) == "SYS");
+    CHECK(label(t, 1, 2) == "SYS");
+    CHECK(label(t, 1, 3) == "SYS");
+    // The PCIe path under the NVLink: separate host bridges, same socket.
+    CHECK(t.pair(0, 1)->pcie_class == PathClass::node);
+    CHECK(t.pair(2, 3)->pcie_class == PathClass::node);
+    CHECK(t.pair(0, 1)->bandwidth(t.gpus) == doctest::Approx(40e9));
+    CHECK(t.pair(0, 2)->bandwidth(t.gpus) == doctest::Approx(15.753846e9));
+    CHECK_FALSE(t.pair(0, 1)->via_nvswitch);
+    CHECK_FALSE(t.has_nvswitch);
+    check_symmetric(t);
+}
+
+TEST_CASE("recorded 2-socket machine: PHB and SYS, NUMA affinity, GPUs picked by class and vendor") {
+    const std::string path = k_shared + "2socket-pci-wholeio.xml";
+    if (!have(path)) {
+        MESSAGE("skipped: " << path << " absent");
+        return;
+    }
+    const Topology t = load_topology_xml(path);
+    // The AMD GPU (class 0300, vendor 1002) is not ours.
+    REQUIRE(t.gpus.size() == 3);
+    CHECK(t.nvidia_pci_gpus == 3);
+    CHECK(t.gpus[0].pci_bus_id == "0000:03:00.0");
+    CHECK(t.gpus[1].pci_bus_id == "0000:83:00.0");
+    CHECK(t.gpus[2].pci_bus_id == "0000:84:00.0");
+    CHECK(t.gpus[0].numa_nodes == std::vector<unsigned>{0});
+    CHECK(t.gpus[1].numa_nodes == std::vector<unsigned>{1});
+    CHECK(t.gpus[2].numa_nodes == std::vector<unsigned>{1});
+    CHECK(format_cpu_list(t.gpus[0].cpus) == "0-7,16-23");
+    CHECK(format_cpu_list(t.gpus[1].cpus) == "8-15,24-31");
+    CHECK(t.gpus[0].name == "Tesla M2075 Dual-Slot Computing Processor Module");
+    CHECK(t.gpus[2].name == "Tesla K40m"); // from its CUDA OS device
+    CHECK(t.gpus[2].os_devices == std::vector<std::string>{"cuda0", "card0"});
+    CHECK(t.gpus[1].pci_path == std::vector<std::string>{"host bridge 0000:[80-84]", "bridge 0000:80:02.0"});
+    CHECK(label(t, 0, 1) == "SYS");
+    CHECK(label(t, 0, 2) == "SYS");
+    CHECK(label(t, 1, 2) == "PHB");
+    CHECK(t.has_infiniband);
+    check_symmetric(t);
+    for (const PairTopo& p : t.pairs) {
+        CHECK(p.nvlinks == 0);
+        CHECK_FALSE(p.has_cuda);
+    }
+}
+
+TEST_CASE("synthetic switch tree: PIX, PXB, PHB, NODE, SYS") {
+    const Topology t = load_topology_xml(k_data + "switch-tree-6gpu.xml");
+    REQUIRE(t.gpus.size() == 6);
+    const char* bus[] = {"0000:03:00.0", "0000:04:00.0", "0000:07:00.0", "0000:08:00.0", "0000:11:00.0", "0000:81:00.0"};
+    for (std::size_t i = 0; i < 6; ++i)
+        CHECK(t.gpus[i].pci_bus_id == bus[i]);
+    const char* expected[6][6] = {
+        {"X", "PIX", "PXB", "PHB", "NODE", "SYS"},   {"PIX", "X", "PXB", "PHB", "NODE", "SYS"},
+        {"PXB", "PXB", "X", "PHB", "NODE", "SYS"},   {"PHB", "PHB", "PHB", "X", "NODE", "SYS"},
+        {"NODE", "NODE", "NODE", "NODE", "X", "SYS"}, {"SYS", "SYS", "SYS", "SYS", "SYS", "X"},
+    };
+    for (std::size_t a = 0; a < 6; ++a)
+        for (std::size_t b = 0; b < 6; ++b)
+            if (a != b)
+                CHECK_MESSAGE(label(t, a, b) == expected[a][b], a << ">" << b);
+    for (std::size_t i = 0; i < 5; ++i) {
+        CHECK(t.gpus[i].numa_nodes == std::vector<unsigned>{0});
+        CHECK(format_cpu_list(t.gpus[i].cpus) == "0-3");
+    }
+    CHECK(t.gpus[5].numa_nodes == std::vector<unsigned>{1});
+    CHECK(format_cpu_list(t.gpus[5].cpus) == "4-7");
+    CHECK(t.gpus[2].pci_path.size() == 6); // host bridge, root port, 2 switches of 2 ports each
+    CHECK(t.gpus[0].pcie.bandwidth() == doctest::Approx(31.507692e9));
+    CHECK(t.pair(0, 5)->bandwidth(t.gpus) == doctest::Approx(31.507692e9));
+    CHECK(t.gpus[0].host_path() == "PCIe");
+    CHECK(t.has_infiniband);
+    CHECK(t.numa.size() == 2);
+    CHECK(t.numa[1].memory == 68719476736ull);
+}
+
+TEST_CASE("2 x H200 model: NV18 and Gen5 x16 from the sidecar, CUDA peer facts") {
+    const Topology t = load_topology_xml(k_data + "h200-2gpu-nvlink.xml");
+    REQUIRE(t.gpus.size() == 2);
+    for (std::size_t i = 0; i < 2; ++i) {
+        const GpuTopo& g = t.gpus[i];
+        CHECK(g.cuda_ordinal == static_cast<int>(i));
+        CHECK(g.label(i) == "GPU" + std::to_string(i));
+        CHECK(g.name == "NVIDIA H200");
+        CHECK(g.nvlink_known);
+        CHECK(g.nvlinks_active() == 18);
+        CHECK(g.pcie.label() == "Gen5 x16");
+        CHECK(g.host_path() == "PCIe");
+        CHECK(g.host_bandwidth() == doctest::Approx(63.015e9).epsilon(1e-4));
+        CHECK(g.numa_nodes == std::vector<unsigned>{0});
+        CHECK(format_cpu_list(g.cpus) == "0-31");
+    }
+    const PairTopo* p = t.pair(0, 1);
+    REQUIRE(p);
+    CHECK(p->label() == "NV18");
+    CHECK(p->path_class() == PathClass::nvlink);
+    CHECK(p->pcie_class == PathClass::phb);
+    CHECK(p->bandwidth(t.gpus) == doctest::Approx(18 * 26.562e9));
+    CHECK(p->has_cuda);
+    CHECK(p->cuda.can_access_peer);
+    CHECK(p->cuda.performance_rank == 0);
+    CHECK(p->cuda.native_atomics);
+    check_symmetric(t);
+}
+
+TEST_CASE("NVSwitch links bond every pair of switch-attached GPUs") {
+    const fs::path dir = temp_dir("nvswitch");
+    fs::copy_file(k_data + "h200-2gpu-nvlink.xml", dir / "t.xml");
+    nlohmann::json side = nlohmann::json::parse(read(k_data + "h200-2gpu-nvlink.xml.nvlink.json"));
+    // GPU0: 18 links to switches; GPU1: 16 to switches and 2 down.
+    for (auto& gpu : side["gpus"])
+        for (auto& link : gpu["nvlink"]["links"]) {
+            link["peer"] = "nvswitch";
+            link["peer_pci_bus_id"] = "0000:c0:00.0";
+        }
+    side["gpus"][1]["nvlink"]["links"][16]["active"] = false;
+    side["gpus"][1]["nvlink"]["links"][17]["active"] = false;
+    write(dir / "t.xml.nvlink.json", side.dump());
+    const Topology t = load_topology_xml((dir / "t.xml").string());
+    CHECK(t.has_nvswitch);
+    CHECK(label(t, 0, 1) == "NV16");
+    CHECK(t.pair(0, 1)->via_nvswitch);
+    CHECK(t.pair(0, 1)->bandwidth(t.gpus) == doctest::Approx(16 * 26.562e9));
+    CHECK(t.gpus[1].nvlinks_active() == 16);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("export and read back: the same classes, affinity and NVLinks") {
+    const fs::path dir = temp_dir("export");
+    for (const std::string& src : {k_data + "switch-tree-6gpu.xml", k_data + "h200-2gpu-nvlink.xml"}) {
+        const Topology a = load_topology_xml(src);
+        const std::string out = (dir / "export.xml").string();
+        export_topology(a, out);
+        REQUIRE(fs::exists(out));
+        REQUIRE(fs::exists(sidecar_path(out)));
+        CHECK(sidecar_path(out) == out + ".nvlink.json");
+        const Topology b = load_topology_xml(out);
+        nlohmann::json ja = topology_json(a), jb = topology_json(b);
+        for (auto* j : {&ja, &jb}) {
+            j->erase("source");
+            j->erase("notes");
+        }
+        CHECK(ja == jb);
+    }
+    fs::remove_all(dir);
+}
+
+TEST_CASE("this machine: discovery works without a GPU, and its export reads back") {
+    Machine machine; // no CUDA
+    const Topology t = discover_topology(machine);
+    CHECK_FALSE(t.recorded);
+    CHECK(t.pus >= 1);
+    CHECK(t.numa.size() >= 1);
+    for (const GpuTopo& g : t.gpus)
+        CHECK(g.cuda_ordinal == -1);
+    const nlohmann::json j = discover_topology_json(machine);
+    CHECK(j["gpus"].is_array());
+    CHECK(j["host"]["pus"].get<unsigned>() == t.pus);
+
+    const fs::path dir = temp_dir("live");
+    const std::string out = (dir / "live.xml").string();
+    export_topology(t, out);
+    const Topology back = load_topology_xml(out);
+    CHECK(back.pus == t.pus);
+    CHECK(back.numa.size() == t.numa.size());
+    CHECK(back.gpus.size() == t.gpus.size());
+    fs::remove_all(dir);
+}
+
+TEST_CASE("topology JSON and table") {
+    const Topology t = load_topology_xml(k_data + "h200-2gpu-nvlink.xml");
+    const nlohmann::json j = topology_json(t);
+    CHECK(j["gpus"].size() == 2);
+    CHECK(j["gpus"][0]["cuda_ordinal"] == 0);
+    CHECK(j["gpus"][0]["cpus"] == "0-31");
+    CHECK(j["gpus"][0]["pcie"]["label"] == "Gen5 x16");
+    CHECK(j["gpus"][0]["nvlink"]["active"] == 18);
+    CHECK(j["gpus"][1]["host_path"]["class"] == "PCIe");
+    CHECK(j["pairs"].size() == 2);
+    CHECK(j["pairs"][0]["class"] == "NV18");
+    CHECK(j["pairs"][0]["pcie_class"] == "PHB");
+    CHECK(j["pairs"][0]["cuda"]["can_access_peer"] == true);
+    CHECK(j["legend"]["NV#"].is_string());
+    CHECK(j["legend"].size() == 7);
+
+    const std::string table = render_topology(t);
+    for (const char* s : {"GPU0", "GPU1", "NV18", "CPU Affinity", "NUMA Affinity", "Gen5 x16", "0000:00:06.0",
+                          "Legend", "PHB", "478.12 GB/s", "63.02 GB/s"})
+        CHECK_MESSAGE(table.find(s) != std::string::npos, s);
+    CHECK(render_topology(t, true).find("| GPU0") != std::string::npos);
+}
+
+TEST_CASE("annotate_results: path, theoretical bandwidth, efficiency") {
+    const nlohmann::json topo = topology_json(load_topology_xml(k_data + "h200-2gpu-nvlink.xml"));
+    auto with_bandwidth = [](Params params, double median) {
+        Result r;
+        r.params = std::move(params);
+        MetricResult m;
+        m.info.name = "bandwidth";
+        m.info.unit = "B/s";
+        m.stats.n = 10;
+        m.stats.median = median;
+        r.metrics.push_back(m);
+        return r;
+    };
+    std::vector<Result> results;
+    results.push_back(with_bandwidth(Params({{"size", "1073741824"}, {"device", "0"}}), 55.4e9));
+    results.push_back(with_bandwidth(Params({{"pair", "0>1"}}), 394.1e9));
+    results.push_back(with_bandwidth(Params({{"device", "7"}}), 1e9)); // unknown GPU
+    Result local = with_bandwidth(Params({{"device", "1"}}), 2e12);
+    local.details["path"] = "device-local";
+    results.push_back(local);
+    Result no_metric;
+    no_metric.params = Params({{"pair", "1>0"}});
+    results.push_back(no_metric);
+    results.push_back(with_bandwidth(Params({{"size", "4096"}}), 1e9)); // host only
+
+    annotate_results(topo, results);
+    CHECK(results[0].details["path"] == "PCIe");
+    CHECK(results[0].details["path_bandwidth"].get<double>() == doctest::Approx(63.015e9).epsilon(1e-4));
+    CHECK(results[0].details["efficiency"].get<double>() == doctest::Approx(55.4 / 63.015).epsilon(1e-3));
+    CHECK(results[1].details["path"] == "NV18");
+    CHECK(results[1].details["efficiency"].get<double>() == doctest::Approx(394.1 / (18 * 26.562)).epsilon(1e-3));
+    CHECK_FALSE(results[2].details.contains("path"));
+    CHECK(results[3].details["path"] == "device-local");
+    CHECK_FALSE(results[3].details.contains("efficiency"));
+    CHECK(results[4].details["path"] == "NV18");
+    CHECK(results[4].details.contains("path_bandwidth"));
+    CHECK_FALSE(results[4].details.contains("efficiency"));
+    CHECK_FALSE(results[5].details.contains("path"));
+
+    std::vector<Result> untouched{results[5]};
+    annotate_results(nullptr, untouched);
+    annotate_results(nlohmann::json::object(), untouched);
+    CHECK_FALSE(untouched[0].details.contains("path"));
+}
+
+TEST_CASE("--from bad input: one-line usage errors") {
+    const fs::path dir = temp_dir("bad");
+    write(dir / "empty.xml", "");
+    write(dir / "text.xml", "this is not XML\n");
+    write(dir / "other.xml", "<?xml version=\"1.0\"?>\n<project><name>x</name></project>\n");
+    write(dir / "damaged.xml", "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n  <object type=\"Machine\" cpuset=\n");
+    std::string newer = read(k_data + "switch-tree-6gpu.xml");
+    newer.replace(newer.find("version=\"2.0\""), 13, "version=\"3.0\"");
+    write(dir / "newer.xml", newer);
+    fs::copy_file(k_data + "h200-2gpu-nvlink.xml", dir / "badjson.xml");
+    write(dir / "badjson.xml.nvlink.json", "{ not json");
+    fs::copy_file(k_data + "h200-2gpu-nvlink.xml", dir / "badschema.xml");
+    write(dir / "badschema.xml.nvlink.json", R"({"schema": "something.else", "version": 1})");
+    fs::copy_file(k_data + "h200-2gpu-nvlink.xml", dir / "badlinks.xml");
+    write(dir / "badlinks.xml.nvlink.json",
+          R"({"schema": "interopbench.nvlink", "version": 1, "gpus": [{"pci_bus_id": "0000:00:06.0", "nvlink": {"links": [{"link": "x"}]}}]})");
+
+    const std::pair<std::string, std::string> cases[] = {
+        {(dir / "missing.xml").string(), "no such file"},
+        {dir.string(), "is a directory"},
+        {(dir / "empty.xml").string(), "empty"},
+        {(dir / "text.xml").string(), "not an XML file"},
+        {(dir / "other.xml").string(), "not an hwloc topology"},
+        {(dir / "damaged.xml").string(), "could not read"},
+        {(dir / "newer.xml").string(), "version 3.0 is newer"},
+        {(dir / "badjson.xml").string(), "not valid JSON"},
+        {(dir / "badschema.xml").string(), "not an NVLink sidecar"},
+        {(dir / "badlinks.xml").string(), "malformed NVLink sidecar"},
+    };
+    for (const auto& [file, message] : cases) {
+        CAPTURE(file);
+        try {
+            load_topology_xml(file);
+            FAIL("no error for " << file);
+        } catch (const UsageError& e) {
+            const std::string what = e.what();
+            CHECK_MESSAGE(what.find(message) != std::string::npos, what);
+            CHECK(what.find('\n') == std::string::npos);
+            CHECK_FALSE(e.hint().empty());
+        }
+    }
+
+    // The real binary: exit 2, one error line (and its hint), nothing on stdout.
+    for (const char* name : {"missing.xml", "text.xml", "other.xml", "newer.xml", "damaged.xml"}) {
+        std::string out, err;
+        const int code = run_binary("topo --from '" + (dir / name).string() + "'", &out, &err);
+        CHECK_MESSAGE(code == 2, name);
+        CHECK(out.empty());
+        CHECK(err.rfind("error: --from ", 0) == 0);
+        CHECK(err.find(name) != std::string::npos);
+    }
+    std::string out, err;
+    CHECK(run_binary("topo --format csv", &out, &err) == 2);
+    CHECK(run_binary("topo --from '" + k_data + "switch-tree-6gpu.xml' --export-xml /nonexistent-dir/x.xml", &out, &err) == 2);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("topo command: table and JSON of a recorded machine") {
+    std::string out, err;
+    REQUIRE(run_binary("topo --from '" + k_data + "h200-2gpu-nvlink.xml' --format json", &out, &err) == 0);
+    const nlohmann::json j = nlohmann::json::parse(out);
+    CHECK(j["pairs"][0]["class"] == "NV18");
+    REQUIRE(run_binary("topo --from '" + k_data + "switch-tree-6gpu.xml'", &out, &err) == 0);
+    CHECK(out.find("PXB") != std::string::npos);
+    CHECK(run_binary("topo", &out, &err) == 0); // this machine, GPU or not
+}
+
+TEST_CASE("placement is a no-op where it cannot apply") {
+    CHECK(numa_node_count() >= 1);
+    CHECK_FALSE(place_near_device("0000:ff:1f.7"));
+    CHECK_FALSE(place_away_from_device("0000:ff:1f.7"));
+    CHECK_FALSE(place_near_device("not a bus id"));
+    reset_placement();
+}
