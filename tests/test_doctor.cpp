@@ -1,2 +1,453 @@
-// placeholder: filled in by its issue
+// Doctor checks against a fake machine model, each in its passing and failing states, and the
+// real command on this machine (which may have no GPU at all).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include <doctest/doctest.h>
+
+#include "interopbench/doctor.hpp"
+
+using namespace interopbench;
+
+namespace {
+
+// A healthy 2 x H200 machine joined by 18 NVLinks: every check passes.
+DoctorFacts healthy() {
+    DoctorFacts f;
+    f.cuda_available = true;
+    f.driver_version = 13000;
+    f.runtime_version = 13000;
+    f.driver_release = "580.159.04";
+    f.nvidia_pci_gpus = 2;
+    f.nvml_available = true;
+    f.nvml_init_error = 0;
+    for (int i = 0; i < 2; ++i) {
+        DoctorGpu g;
+        g.label = "GPU" + std::to_string(i);
+        g.ordinal = i;
+        g.name = "NVIDIA H200";
+        g.pci_bus_id = i == 0 ? "0000:00:06.0" : "0000:00:07.0";
+        for (unsigned c = 0; c < 32; ++c)
+            g.local_cpus.push_back(c);
+        g.numa_nodes = {0};
+        g.pcie_gen_max = 5;
+        g.pcie_width_max = 16;
+        g.pcie_gen_idle = 1; // idle links train down; only the loaded reading counts
+        g.pcie_width_idle = 16;
+        g.pcie_gen_loaded = 5;
+        g.pcie_width_loaded = 16;
+        g.nvlink_known = true;
+        for (unsigned l = 0; l < 18; ++l)
+            g.nvlinks_up.push_back(l);
+        g.persistence = true;
+        g.clock_reasons = k_clock_gpu_idle;
+        g.clock_reasons_loaded = true;
+        g.ecc_enabled = true;
+        g.ecc_uncorrected_volatile = 0;
+        g.ecc_uncorrected_aggregate = 0;
+        g.retired_pages = 0;
+        g.retired_pending = false;
+        g.remapped_uncorrectable = 0;
+        g.remap_pending = false;
+        g.remap_failure = false;
+        g.compute_mode = 0;
+        g.other_pids = std::vector<unsigned>{};
+        g.mempool_release_threshold = UINT64_MAX;
+        f.gpus.push_back(g);
+    }
+    for (int a = 0; a < 2; ++a) {
+        DoctorPair p;
+        p.from = f.gpus[a].label;
+        p.to = f.gpus[1 - a].label;
+        p.path = "NV18";
+        p.pcie_class = PathClass::phb;
+        p.nvlinks = 18;
+        p.can_access_peer = true;
+        f.pairs.push_back(p);
+    }
+    for (unsigned c = 0; c < 32; ++c)
+        f.process_cpus.push_back(c);
+    return f;
+}
+
+// The status of the result for `subject` (the only one when subject is empty).
+CheckStatus status(const std::vector<CheckResult>& results, const std::string& subject = "") {
+    auto it = std::find_if(results.begin(), results.end(),
+                           [&](const CheckResult& r) { return subject.empty() || r.subject == subject; });
+    REQUIRE_MESSAGE(it != results.end(), "no result for '" << subject << "'");
+    INFO(it->evidence);
+    return it->status;
+}
+
+CheckStatus worst(const std::vector<CheckResult>& results) {
+    CheckStatus w = CheckStatus::pass;
+    for (const CheckResult& r : results)
+        if (r.status == CheckStatus::fail || (r.status == CheckStatus::warn && w != CheckStatus::fail))
+            w = r.status;
+    return w;
+}
+
+std::string read(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+} // namespace
+
+TEST_CASE("healthy machine: every check passes, each result has evidence") {
+    const auto results = run_checks(healthy());
+    CHECK_FALSE(any_failed(results));
+    for (const CheckResult& r : results) {
+        CAPTURE(r.id);
+        CAPTURE(r.subject);
+        CAPTURE(r.evidence);
+        CHECK(r.status == CheckStatus::pass);
+        CHECK_FALSE(r.evidence.empty());
+        CHECK(r.evidence.find('\n') == std::string::npos);
+        CHECK(r.fix.find('\n') == std::string::npos);
+    }
+    // One result per GPU for the per-GPU checks, one per ordered pair for peer access.
+    CHECK(std::count_if(results.begin(), results.end(), [](const CheckResult& r) { return r.id == "pcie_link"; }) == 2);
+    CHECK(std::count_if(results.begin(), results.end(), [](const CheckResult& r) { return r.id == "peer_access"; }) == 2);
+}
+
+TEST_CASE("no GPU at all: a clear FAIL, the rest skipped, no crash") {
+    DoctorFacts f;
+    f.cuda_note = "no NVIDIA driver: libcuda.so.1 could not be loaded";
+    f.nvml_note = "libnvidia-ml.so.1 not found";
+    const auto results = run_checks(f);
+    CHECK(any_failed(results));
+    CHECK(status(check_gpu_present(f)) == CheckStatus::fail);
+    CHECK(check_gpu_present(f)[0].evidence.find("libcuda.so.1") != std::string::npos);
+    for (const CheckResult& r : results)
+        if (r.status == CheckStatus::fail)
+            CHECK(r.id == "gpu_present");
+    CHECK(status(check_pcie_link(f)) == CheckStatus::skip);
+    CHECK(status(check_peer_access(f)) == CheckStatus::skip);
+    CHECK(status(check_driver(f)) == CheckStatus::skip);
+    CHECK(status(check_nvml(f)) == CheckStatus::skip);
+
+    f.nvidia_pci_gpus = 2; // GPUs on the bus, but no driver
+    CHECK(check_gpu_present(f)[0].evidence.find("2 NVIDIA GPU(s)") != std::string::npos);
+}
+
+TEST_CASE("gpu_present: a GPU missing from CUDA") {
+    DoctorFacts f = healthy();
+    f.nvidia_pci_gpus = 3;
+    CHECK(status(check_gpu_present(f)) == CheckStatus::warn);
+    f.env["CUDA_VISIBLE_DEVICES"] = "0,1";
+    CHECK(status(check_gpu_present(f)) == CheckStatus::pass);
+}
+
+TEST_CASE("driver older than the runtime") {
+    DoctorFacts f = healthy();
+    f.driver_version = 12040;
+    CHECK(status(check_driver(f)) == CheckStatus::fail);
+    f.driver_version = 13000;
+    f.runtime_version = 13010;
+    CHECK(status(check_driver(f)) == CheckStatus::warn);
+    f.driver_version = 13020;
+    CHECK(status(check_driver(f)) == CheckStatus::pass);
+}
+
+TEST_CASE("NVML missing or mismatched") {
+    DoctorFacts f = healthy();
+    f.nvml_available = false;
+    f.nvml_init_error = -1;
+    f.nvml_note = "libnvidia-ml.so.1 not found";
+    CHECK(status(check_nvml(f)) == CheckStatus::warn);
+    f.nvml_init_error = 18;
+    CHECK(status(check_nvml(f)) == CheckStatus::fail);
+}
+
+TEST_CASE("PCIe link below its maximum under load") {
+    DoctorFacts f = healthy();
+    f.gpus[1].pcie_gen_loaded = 4;
+    auto r = check_pcie_link(f);
+    CHECK(status(r, "GPU0") == CheckStatus::pass);
+    CHECK(status(r, "GPU1") == CheckStatus::fail);
+    f = healthy();
+    f.gpus[0].pcie_width_loaded = 8;
+    CHECK(status(check_pcie_link(f), "GPU0") == CheckStatus::fail);
+    f = healthy();
+    f.gpus[0].pcie_gen_loaded.reset();
+    f.gpus[0].pcie_note = "no NVML";
+    CHECK(status(check_pcie_link(f), "GPU0") == CheckStatus::skip);
+    f.gpus[0].pcie_gen_max = 0;
+    CHECK(status(check_pcie_link(f), "GPU0") == CheckStatus::skip);
+}
+
+TEST_CASE("peers that cannot access each other") {
+    DoctorFacts f = healthy();
+    f.pairs[0].can_access_peer = false;
+    CHECK(status(check_peer_access(f), "GPU0>GPU1") == CheckStatus::fail);
+    CHECK(status(check_peer_access(f), "GPU1>GPU0") == CheckStatus::pass);
+    f.pairs[0].nvlinks = 0;
+    f.pairs[0].pcie_class = PathClass::pix;
+    f.pairs[0].path = "PIX";
+    CHECK(status(check_peer_access(f), "GPU0>GPU1") == CheckStatus::warn);
+    f.pairs[0].pcie_class = PathClass::sys;
+    f.pairs[0].path = "SYS";
+    CHECK(status(check_peer_access(f), "GPU0>GPU1") == CheckStatus::pass);
+    f.pairs[0].can_access_peer.reset();
+    CHECK(status(check_peer_access(f), "GPU0>GPU1") == CheckStatus::skip);
+    f.gpus.pop_back();
+    CHECK(status(check_peer_access(f)) == CheckStatus::skip);
+}
+
+TEST_CASE("NVLinks down, fewer than the peer, or counted differently at both ends") {
+    DoctorFacts f = healthy();
+    f.gpus[1].nvlinks_up.resize(16);
+    f.gpus[1].nvlinks_down = {16, 17};
+    auto r = check_nvlink(f);
+    CHECK(status(r, "GPU0") == CheckStatus::pass);
+    CHECK(status(r, "GPU1") == CheckStatus::fail);
+    CHECK(r[1].evidence.find("16,17") != std::string::npos);
+
+    f = healthy();
+    f.gpus[1].nvlinks_up.resize(12); // fewer links exist than on its peer
+    CHECK(status(check_nvlink(f), "GPU1") == CheckStatus::warn);
+
+    f = healthy();
+    f.pairs[1].nvlinks = 17;
+    CHECK(status(check_nvlink(f), "GPU0-GPU1") == CheckStatus::fail);
+
+    f = healthy();
+    for (auto& g : f.gpus) {
+        g.nvlinks_down = g.nvlinks_up;
+        g.nvlinks_up.clear();
+    }
+    CHECK(status(check_nvlink(f), "GPU0") == CheckStatus::warn);
+    for (auto& g : f.gpus)
+        g.nvlinks_down.clear();
+    CHECK(status(check_nvlink(f), "GPU0") == CheckStatus::pass); // a PCIe-only GPU
+    f.gpus[0].nvlink_known = false;
+    CHECK(status(check_nvlink(f), "GPU0") == CheckStatus::skip);
+}
+
+TEST_CASE("process affinity excludes the GPU's local CPUs") {
+    DoctorFacts f = healthy();
+    f.gpus[1].local_cpus = {32, 33, 34, 35};
+    f.gpus[1].numa_nodes = {1};
+    auto r = check_cpu_affinity(f);
+    CHECK(status(r, "GPU0") == CheckStatus::pass);
+    CHECK(status(r, "GPU1") == CheckStatus::warn);
+    CHECK(r[1].fix.find("--cpunodebind=1") != std::string::npos);
+    f.gpus[1].local_cpus.clear();
+    CHECK(status(check_cpu_affinity(f), "GPU1") == CheckStatus::skip);
+}
+
+TEST_CASE("memlock limit") {
+    DoctorFacts f = healthy();
+    CHECK(status(check_memlock(f)) == CheckStatus::pass);
+    f.memlock = 64 * 1024;
+    CHECK(status(check_memlock(f)) == CheckStatus::warn);
+    f.memlock = 2 * k_memlock_min;
+    CHECK(status(check_memlock(f)) == CheckStatus::pass);
+}
+
+TEST_CASE("default pool release threshold") {
+    DoctorFacts f = healthy();
+    f.gpus[0].mempool_release_threshold = 0;
+    CHECK(status(check_mempool(f), "GPU0") == CheckStatus::warn);
+    f.gpus[0].mempool_release_threshold.reset();
+    CHECK(status(check_mempool(f), "GPU0") == CheckStatus::skip);
+}
+
+TEST_CASE("persistence mode") {
+    DoctorFacts f = healthy();
+    f.gpus[0].persistence = false;
+    CHECK(status(check_persistence(f), "GPU0") == CheckStatus::warn);
+    f.gpus[0].persistence.reset();
+    CHECK(status(check_persistence(f), "GPU0") == CheckStatus::skip);
+}
+
+TEST_CASE("clock throttling") {
+    DoctorFacts f = healthy();
+    f.gpus[0].clock_reasons = k_clock_hw_thermal | k_clock_gpu_idle;
+    CHECK(status(check_clocks(f), "GPU0") == CheckStatus::fail);
+    CHECK(check_clocks(f)[0].evidence.find("hardware thermal") != std::string::npos);
+    f.gpus[0].clock_reasons = k_clock_hw_power_brake;
+    CHECK(status(check_clocks(f), "GPU0") == CheckStatus::fail);
+    f.gpus[0].clock_reasons = k_clock_sw_power_cap;
+    CHECK(status(check_clocks(f), "GPU0") == CheckStatus::warn);
+    f.gpus[0].clock_reasons = k_clock_app_setting | k_clock_sync_boost;
+    CHECK(status(check_clocks(f), "GPU0") == CheckStatus::pass);
+    f.gpus[0].clock_reasons.reset();
+    CHECK(status(check_clocks(f), "GPU0") == CheckStatus::skip);
+}
+
+TEST_CASE("ECC errors and retired pages") {
+    DoctorFacts f = healthy();
+    f.gpus[0].ecc_uncorrected_volatile = 3;
+    CHECK(status(check_ecc(f), "GPU0") == CheckStatus::fail);
+    f = healthy();
+    f.gpus[0].remap_pending = true;
+    CHECK(status(check_ecc(f), "GPU0") == CheckStatus::fail);
+    f = healthy();
+    f.gpus[0].remap_failure = true;
+    CHECK(status(check_ecc(f), "GPU0") == CheckStatus::fail);
+    f = healthy();
+    f.gpus[0].retired_pending = true;
+    CHECK(status(check_ecc(f), "GPU0") == CheckStatus::fail);
+    f = healthy();
+    f.gpus[0].retired_pages = 2;
+    CHECK(status(check_ecc(f), "GPU0") == CheckStatus::warn);
+    f = healthy();
+    f.gpus[0].ecc_uncorrected_aggregate = 1;
+    CHECK(status(check_ecc(f), "GPU0") == CheckStatus::warn);
+    f = healthy();
+    f.gpus[0].ecc_enabled = false;
+    CHECK(status(check_ecc(f), "GPU0") == CheckStatus::warn);
+    DoctorGpu unknown;
+    unknown.label = "GPU0";
+    f.gpus = {unknown};
+    CHECK(status(check_ecc(f), "GPU0") == CheckStatus::skip);
+}
+
+TEST_CASE("compute mode and other processes") {
+    DoctorFacts f = healthy();
+    f.gpus[0].compute_mode = 2;
+    CHECK(status(check_compute_mode(f), "GPU0") == CheckStatus::fail);
+    f.gpus[0].compute_mode = 3;
+    CHECK(status(check_compute_mode(f), "GPU0") == CheckStatus::warn);
+    f.gpus[1].other_pids = std::vector<unsigned>{4242};
+    CHECK(status(check_other_processes(f), "GPU1") == CheckStatus::warn);
+    CHECK(check_other_processes(f)[1].evidence.find("4242") != std::string::npos);
+    f.gpus[1].other_pids.reset();
+    CHECK(status(check_other_processes(f), "GPU1") == CheckStatus::skip);
+}
+
+TEST_CASE("NCCL variables") {
+    DoctorFacts f = healthy();
+    CHECK(status(check_nccl_env(f)) == CheckStatus::pass);
+
+    f.env["NCCL_P2P_DISABLE"] = "1";
+    CHECK(status(check_nccl_env(f), "NCCL_P2P_DISABLE") == CheckStatus::fail);
+    f.env["NCCL_P2P_DISABLE"] = "0";
+    CHECK(status(check_nccl_env(f)) == CheckStatus::pass);
+    f.env.clear();
+
+    f.env["NCCL_P2P_LEVEL"] = "LOC";
+    CHECK(status(check_nccl_env(f), "NCCL_P2P_LEVEL") == CheckStatus::fail);
+    f.env["NCCL_P2P_LEVEL"] = "NVL"; // the pair is NVLink: allowed
+    CHECK(status(check_nccl_env(f), "NCCL_P2P_LEVEL") == CheckStatus::pass);
+    f.env["NCCL_P2P_LEVEL"] = "bogus";
+    CHECK(status(check_nccl_env(f), "NCCL_P2P_LEVEL") == CheckStatus::warn);
+    DoctorFacts pcie = f;
+    for (auto& p : pcie.pairs) {
+        p.nvlinks = 0;
+        p.path = "PHB";
+    }
+    pcie.env["NCCL_P2P_LEVEL"] = "PIX";
+    CHECK(status(check_nccl_env(pcie), "NCCL_P2P_LEVEL") == CheckStatus::warn);
+    pcie.env["NCCL_P2P_LEVEL"] = "SYS";
+    CHECK(status(check_nccl_env(pcie), "NCCL_P2P_LEVEL") == CheckStatus::pass);
+    f.env.clear();
+
+    // No pair that could use P2P: disabling it costs nothing here.
+    DoctorFacts single = healthy();
+    single.gpus.pop_back();
+    single.pairs.clear();
+    single.env["NCCL_P2P_DISABLE"] = "1";
+    CHECK(status(check_nccl_env(single), "NCCL_P2P_DISABLE") == CheckStatus::warn);
+
+    // NVLS off is intended on shared machines: never a FAIL.
+    f.env["NCCL_NVLS_ENABLE"] = "0";
+    CHECK(status(check_nccl_env(f), "NCCL_NVLS_ENABLE") == CheckStatus::pass);
+    f.has_nvswitch = true;
+    CHECK(status(check_nccl_env(f), "NCCL_NVLS_ENABLE") == CheckStatus::warn);
+    CHECK(check_nccl_env(f)[0].evidence.find("shared machines") != std::string::npos);
+    f.env.clear();
+
+    f.env["NCCL_SHM_DISABLE"] = "1";
+    CHECK(status(check_nccl_env(f), "NCCL_SHM_DISABLE") == CheckStatus::warn);
+    f.env.clear();
+    f.env["NCCL_IB_DISABLE"] = "1";
+    CHECK(status(check_nccl_env(f), "NCCL_IB_DISABLE") == CheckStatus::pass);
+    f.has_infiniband = true;
+    CHECK(status(check_nccl_env(f), "NCCL_IB_DISABLE") == CheckStatus::warn);
+    f.env.clear();
+    f.env["NCCL_NET_GDR_LEVEL"] = "LOC";
+    CHECK(status(check_nccl_env(f), "NCCL_NET_GDR_LEVEL") == CheckStatus::warn);
+    f.env.clear();
+    f.env["NCCL_ALGO"] = "Tree";
+    CHECK(status(check_nccl_env(f), "NCCL_ALGO") == CheckStatus::warn);
+    f.env.clear();
+    f.env["NCCL_DEBUG"] = "INFO"; // harmless
+    CHECK(worst(check_nccl_env(f)) == CheckStatus::pass);
+}
+
+TEST_CASE("CUDA variables") {
+    DoctorFacts f = healthy();
+    CHECK(status(check_cuda_env(f)) == CheckStatus::pass);
+    f.env["CUDA_LAUNCH_BLOCKING"] = "1";
+    CHECK(status(check_cuda_env(f), "CUDA_LAUNCH_BLOCKING") == CheckStatus::warn);
+    f.env.clear();
+    f.env["CUDA_DEVICE_MAX_CONNECTIONS"] = "1";
+    CHECK(status(check_cuda_env(f), "CUDA_DEVICE_MAX_CONNECTIONS") == CheckStatus::warn);
+    f.env["CUDA_DEVICE_MAX_CONNECTIONS"] = "32";
+    CHECK(worst(check_cuda_env(f)) == CheckStatus::pass);
+}
+
+TEST_CASE("IOMMU translation") {
+    DoctorFacts f = healthy();
+    f.gpus[0].iommu_type = "DMA-FQ";
+    f.gpus[1].iommu_type = "identity";
+    auto r = check_iommu(f);
+    CHECK(status(r, "GPU0") == CheckStatus::warn);
+    CHECK(status(r, "GPU1") == CheckStatus::pass);
+}
+
+TEST_CASE("JSON and table renderings") {
+    DoctorFacts f = healthy();
+    f.gpus[0].ecc_uncorrected_volatile = 1;
+    f.gpus[1].persistence = false;
+    const auto results = run_checks(f);
+    const nlohmann::json j = checks_json(results);
+    CHECK(j["failed"] == true);
+    CHECK(j["summary"]["fail"] == 1);
+    CHECK(j["summary"]["warn"] == 1);
+    CHECK(j["checks"].size() == results.size());
+    CHECK(j["checks"][0].contains("evidence"));
+    CHECK(j["checks"][0].contains("fix"));
+    const std::string table = render_checks(results);
+    CHECK(table.find("FAIL  ecc") != std::string::npos);
+    CHECK(table.find("fix: ") != std::string::npos);
+    CHECK(table.find("1 FAIL, 1 WARN") != std::string::npos);
+    CHECK(render_checks(results, true).find("| FAIL | ecc | GPU0 |") != std::string::npos);
+}
+
+TEST_CASE("facts of this machine: no throw, environment allow-listed") {
+    setenv("NCCL_DOCTOR_TEST_VARIABLE", "1", 1);
+    setenv("INTEROPBENCH_DOCTOR_TEST_OTHER", "1", 1);
+    Machine machine;
+    const DoctorFacts f = gather_doctor_facts(machine);
+    CHECK(f.env.count("NCCL_DOCTOR_TEST_VARIABLE") == 1);
+    CHECK(f.env.count("INTEROPBENCH_DOCTOR_TEST_OTHER") == 0);
+    CHECK_FALSE(f.process_cpus.empty());
+    const auto results = run_checks(f);
+    CHECK(status(check_gpu_present(f)) == CheckStatus::fail); // CUDA unusable in this Machine
+    CHECK(any_failed(results));
+    unsetenv("NCCL_DOCTOR_TEST_VARIABLE");
+    unsetenv("INTEROPBENCH_DOCTOR_TEST_OTHER");
+}
+
+TEST_CASE("doctor command: exit 1 exactly when a check fails") {
+    namespace fs = std::filesystem;
+    const fs::path out = fs::temp_directory_path() / ("interopbench-doctor-" + std::to_string(getpid()) + ".json");
+    const std::string cmd = std::string("'") + INTEROPBENCH_BINARY + "' doctor --format json >'" + out.string() + "' 2>/dev/null";
+    const int status_code = std::system(cmd.c_str());
+    REQUIRE(WIFEXITED(status_code));
+    const nlohmann::json j = nlohmann::json::parse(read(out));
+    CHECK(WEXITSTATUS(status_code) == (j["failed"].get<bool>() ? 1 : 0));
+    fs::remove(out);
+}

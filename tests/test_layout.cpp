@@ -90,6 +90,13 @@ TEST_CASE("random fill is reproducible, thread-independent and not zeros") {
     CHECK(zeros < 1000);
 }
 
+TEST_CASE("parallel copy copies") {
+    const auto in = random_bytes((3 << 20) + 5, 9);
+    std::vector<std::uint8_t> out(in.size(), 0);
+    parallel_copy(out.data(), in.data(), in.size(), 4);
+    CHECK(out == in);
+}
+
 TEST_CASE("transpose matches the reference on odd shapes") {
     const Dims2 shapes[] = {{1, 1}, {1, 17}, {19, 1}, {3, 5}, {67, 131}, {131, 67}, {257, 33}, {5, 1031}};
     for (std::size_t elem : k_elems) {

@@ -340,11 +340,18 @@ TEST_CASE("topology JSON and table") {
     CHECK(render_topology(t, true).find("| GPU0") != std::string::npos);
 }
 
+Params params(std::initializer_list<std::pair<const char*, const char*>> values) {
+    Params p;
+    for (auto [name, value] : values)
+        p.set(name, value);
+    return p;
+}
+
 TEST_CASE("annotate_results: path, theoretical bandwidth, efficiency") {
     const nlohmann::json topo = topology_json(load_topology_xml(k_data + "h200-2gpu-nvlink.xml"));
-    auto with_bandwidth = [](Params params, double median) {
+    auto with_bandwidth = [](Params p, double median) {
         Result r;
-        r.params = std::move(params);
+        r.params = std::move(p);
         MetricResult m;
         m.info.name = "bandwidth";
         m.info.unit = "B/s";
@@ -354,16 +361,16 @@ TEST_CASE("annotate_results: path, theoretical bandwidth, efficiency") {
         return r;
     };
     std::vector<Result> results;
-    results.push_back(with_bandwidth(Params({{"size", "1073741824"}, {"device", "0"}}), 55.4e9));
-    results.push_back(with_bandwidth(Params({{"pair", "0>1"}}), 394.1e9));
-    results.push_back(with_bandwidth(Params({{"device", "7"}}), 1e9)); // unknown GPU
-    Result local = with_bandwidth(Params({{"device", "1"}}), 2e12);
+    results.push_back(with_bandwidth(params({{"size", "1073741824"}, {"device", "0"}}), 55.4e9));
+    results.push_back(with_bandwidth(params({{"pair", "0>1"}}), 394.1e9));
+    results.push_back(with_bandwidth(params({{"device", "7"}}), 1e9)); // unknown GPU
+    Result local = with_bandwidth(params({{"device", "1"}}), 2e12);
     local.details["path"] = "device-local";
     results.push_back(local);
     Result no_metric;
-    no_metric.params = Params({{"pair", "1>0"}});
+    no_metric.params = params({{"pair", "1>0"}});
     results.push_back(no_metric);
-    results.push_back(with_bandwidth(Params({{"size", "4096"}}), 1e9)); // host only
+    results.push_back(with_bandwidth(params({{"size", "4096"}}), 1e9)); // host only
 
     annotate_results(topo, results);
     CHECK(results[0].details["path"] == "PCIe");

@@ -57,6 +57,10 @@ struct ByteCount {
     std::uint64_t total() const { return read + written; }
 };
 
+/// memcpy of `bytes` split over `threads`: the plain copy that host conversions are
+/// compared with.
+void parallel_copy(void* dst, const void* src, std::uint64_t bytes, unsigned threads);
+
 /// Fills `bytes` at `dst` with pseudo-random bytes from `seed` (a hash of the seed and the
 /// 8-byte word index: reproducible, independent of `threads`).
 void fill_random(void* dst, std::uint64_t bytes, std::uint64_t seed, unsigned threads);

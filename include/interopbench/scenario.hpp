@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -112,6 +113,12 @@ struct Machine {
 
     const DeviceInfo* device(int ordinal) const;
 };
+
+/// Resolves a `--devices` list against `devices`: comma-separated CUDA ordinals or PCI bus
+/// ids, full ("0000:1b:00.0") or without the domain ("1b:00.0"), in any case. Returns the
+/// ordinals in the order given, each once. Throws UsageError for an item that names no
+/// device of `devices`, and for a list that names none.
+std::vector<int> parse_device_list(std::string_view text, const std::vector<DeviceInfo>& devices);
 
 /// Settings a Case may consult (sampling is the runner's business, not the case's).
 struct CaseContext {

@@ -16,33 +16,6 @@ namespace {
 World* g_world = nullptr;
 std::vector<std::string> g_argv;
 
-std::string lower(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
-int resolve_device(const Machine& m, const std::string& item) {
-    const bool numeric = std::all_of(item.begin(), item.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-    const std::string hint =
-        m.devices.empty() ? std::string("this machine has no usable GPU")
-                          : fmt::format("use ordinals 0 to {} or PCI bus ids such as {}", m.devices.size() - 1,
-                                        m.devices[0].pci_bus_id);
-    if (numeric) {
-        const auto d = static_cast<int>(parse_uint(item, "device"));
-        if (!m.device(d))
-            throw UsageError(fmt::format("GPU {} does not exist: this machine has {} GPU(s)", d, m.devices.size()), hint);
-        return d;
-    }
-    // A PCI bus id, full ("0000:1b:00.0") or without the domain ("1b:00.0").
-    const std::string want = lower(item);
-    for (const auto& d : m.devices) {
-        const std::string id = lower(d.pci_bus_id);
-        if (id == want || (id.size() > want.size() && id.ends_with(want) && id[id.size() - want.size() - 1] == ':'))
-            return d.ordinal;
-    }
-    throw UsageError(fmt::format("no GPU with PCI bus id '{}'", item), hint);
-}
-
 } // namespace
 
 void set_world(World* world) { g_world = world; }
@@ -62,10 +35,7 @@ Machine probe_machine(const std::string& devices) {
         if (devices.empty()) {
             for (const auto& d : m.devices) m.selected.push_back(d.ordinal);
         } else {
-            for (const auto& item : split_list(devices)) {
-                const int d = resolve_device(m, item);
-                if (std::find(m.selected.begin(), m.selected.end(), d) == m.selected.end()) m.selected.push_back(d);
-            }
+            m.selected = parse_device_list(devices, m.devices);
         }
         if (m.world) {
             // One GPU per rank: the rank's local index picks from the selection.

@@ -1,4 +1,6 @@
 // `interopbench run`: resolve the plan (profile + command line), measure, report.
+#include <unistd.h>
+
 #include <csignal>
 #include <chrono>
 #include <cmath>
@@ -7,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.hpp"
+#include "interopbench/merge.hpp"
 #include "interopbench/output.hpp"
 #include "interopbench/profile.hpp"
 #include "interopbench/report.hpp"
@@ -20,6 +23,7 @@ struct RunOptions {
     std::string scenarios, sizes, devices, profile, out, format = "table";
     std::vector<std::string> axes;
     bool quiet = false, require_gpu = false, no_numa_bind = false, no_topology = false;
+    bool anonymize = false;
     std::optional<int> warmup, min_samples, max_samples;
     std::optional<std::string> noise;
     std::optional<double> max_time, sample_time;
@@ -96,6 +100,12 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
 
     rec.started = now_iso8601();
     Runner runner(machine, rec.plan.settings);
+    // --anonymize applies to every report this run writes or prints, checkpoints included.
+    auto report_of = [&](const RunRecord& run) {
+        nlohmann::json doc = build_report(run, machine);
+        if (o.anonymize) anonymize_report(doc);
+        return doc;
+    };
     const bool progress = !quiet && stderr_is_tty();
     auto last_checkpoint = std::chrono::steady_clock::now();
     std::vector<Result> results;
@@ -110,7 +120,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
             partial.results = results;
             partial.status = "running";
             partial.finished = now_iso8601();
-            write_file_atomic(o.out, build_report(partial, machine).dump(1) + "\n");
+            write_file_atomic(o.out, report_of(partial).dump(1) + "\n");
             last_checkpoint = std::chrono::steady_clock::now();
         }
     }
@@ -124,10 +134,19 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     if (!machine.cuda_available) rec.warnings.push_back(machine.cuda_note);
     if (rec.topology.is_object()) annotate_results(rec.topology, results);
     rec.results = std::move(results);
-    // INTEROPBENCH-MPI-MERGE: under MPI, rank 0 gathers and merges every rank's results.
+    if (machine.world) {
+        // Under MPI, rank 0 gathers every rank's results and merges them into one report.
+        char host[256] = {};
+        gethostname(host, sizeof host - 1);
+        const DeviceInfo* gpu = machine.selected.empty() ? nullptr : machine.device(machine.selected.front());
+        const RankIdentity who{machine.world->rank(), machine.world->local_rank(), host,
+                               gpu ? gpu->pci_bus_id : std::string{}};
+        const auto gathered = machine.world->gather(encode_rank_results(who, rec.results), 0);
+        if (root) rec.results = merge_rank_results(gathered);
+    }
 
     if (!root) return rec.status == "complete" ? 0 : 1;
-    const nlohmann::json report = build_report(rec, machine);
+    const nlohmann::json report = report_of(rec);
     if (!o.out.empty()) write_file_atomic(o.out, report.dump(1) + "\n");
     if (!o.quiet) {
         if (format == OutputFormat::json) fmt::print("{}\n", report.dump(2));
@@ -175,6 +194,7 @@ void add_run(CLI::App& app, Outcome& out) {
     cmd->add_option("--sample-time", o->sample_time, "target duration of one sample, seconds");
     cmd->add_flag("--no-numa-bind", o->no_numa_bind, "do not bind threads and host buffers near each GPU");
     cmd->add_flag("--no-topology", o->no_topology, "do not discover and embed the topology");
+    cmd->add_flag("--anonymize", o->anonymize, "leave out host name, UUIDs, serial numbers and home directories");
     cmd->callback([o, &out] { out.code = run_command(*o, invocation_argv()); });
 }
 

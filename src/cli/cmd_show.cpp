@@ -10,14 +10,17 @@ namespace interopbench::cli {
 void add_show(CLI::App& app, Outcome& out) {
     struct Options {
         std::string file, format = "table";
+        bool anonymize = false;
     };
     auto o = std::make_shared<Options>();
     auto* cmd = app.add_subcommand("show", "render a saved JSON report as tables");
     cmd->add_option("file", o->file, "report written by 'interopbench run --out'")->required();
     cmd->add_option("-f,--format", o->format, "table, json, csv or markdown");
+    cmd->add_flag("--anonymize", o->anonymize, "leave out host name, UUIDs, serial numbers and home directories");
     cmd->callback([o, &out] {
         const OutputFormat format = parse_format(o->format);
-        const auto doc = load_report(o->file);
+        auto doc = load_report(o->file);
+        if (o->anonymize) anonymize_report(doc);
         if (format == OutputFormat::json) {
             fmt::print("{}\n", doc.dump(2));
             out.code = 0;

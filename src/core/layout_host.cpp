@@ -212,6 +212,13 @@ Dims2 dims_for(std::uint64_t bytes, std::size_t elem, ShapeKind shape) {
     return d;
 }
 
+void parallel_copy(void* dst, const void* src, std::uint64_t bytes, unsigned threads) {
+    auto* out = static_cast<std::uint8_t*>(dst);
+    const auto* in = static_cast<const std::uint8_t*>(src);
+    parallel_for(bytes, workers_for(bytes, threads),
+                 [&](std::uint64_t b, std::uint64_t e) { std::memcpy(out + b, in + b, e - b); });
+}
+
 void fill_random(void* dst, std::uint64_t bytes, std::uint64_t seed, unsigned threads) {
     auto* out = static_cast<std::uint8_t*>(dst);
     const std::uint64_t words = (bytes + 7) / 8;

@@ -80,7 +80,8 @@ std::string render_table(const std::vector<std::vector<std::string>>& rows, bool
 namespace {
 
 std::string param_cell(const std::string& name, const std::string& value) {
-    if (name == "size" || name.find("bytes") != std::string::npos || name.ends_with("_size")) {
+    if (name == "size" || name == "footprint" || name == "chunk" || name.find("bytes") != std::string::npos ||
+        name.ends_with("_size")) {
         try {
             return format_size(std::stoull(value));
         } catch (const std::exception&) {

@@ -90,7 +90,8 @@ Source read_source(const std::string& name, const fs::path& dir) {
 }
 
 void check_keys(const nlohmann::json& obj, std::initializer_list<const char*> known, const std::string& where) {
-    for (const auto& [key, value] : obj.items()) {
+    for (const auto& item : obj.items()) {
+        const std::string& key = item.key(); // named, not bound: clang before 16 cannot capture bindings
         if (std::any_of(known.begin(), known.end(), [&](const char* k) { return key == k; })) continue;
         std::string best;
         std::size_t best_d = 3;
@@ -127,8 +128,10 @@ void check_document(const Source& s) {
         const std::string where = fmt::format("{}, scenarios[{}]", s.origin, i);
         want(e.is_object(), where, "entry", "{\"pattern\": \"h2d_copy\", \"axes\": {\"size\": [\"1G\"]}}");
         check_keys(e, {"pattern", "axes"}, where);
-        want(e.contains("pattern") && e["pattern"].is_string() && !e["pattern"].get<std::string>().empty(), where,
-             "pattern", "\"pattern\": \"h2d_copy\" (a scenario id or glob, required)");
+        if (!e.contains("pattern"))
+            throw UsageError(fmt::format("{}: 'pattern' is missing", where), "write e.g. \"pattern\": \"h2d_copy\"");
+        want(e["pattern"].is_string() && !e["pattern"].get<std::string>().empty(), where, "pattern",
+             "\"pattern\": \"h2d_copy\" (a scenario id or glob)");
         if (!e.contains("axes")) continue;
         want(e["axes"].is_object(), where, "axes", "\"axes\": {\"size\": [\"64M\", \"1G\"]}");
         for (const auto& [axis, values] : e["axes"].items()) {
@@ -156,7 +159,12 @@ nlohmann::json resolve_profile(const std::string& name_or_path) {
         const auto& doc = chain.back().doc;
         if (!doc.contains("extends")) break;
         const std::string parent = doc["extends"].get<std::string>();
-        Source next = read_source(parent, chain.back().dir);
+        Source next;
+        try {
+            next = read_source(parent, chain.back().dir);
+        } catch (const UsageError& e) {
+            throw UsageError(fmt::format("{}: 'extends': {}", chain.back().origin, e.what()), e.hint());
+        }
         const bool cycle = std::any_of(chain.begin(), chain.end(), [&](const Source& s) { return s.identity == next.identity; });
         if (cycle) {
             std::vector<std::string> names;
@@ -215,8 +223,8 @@ RunPlan plan_from_profile(const nlohmann::json& resolved, const std::string& ori
     for (std::size_t i = 0; i < scenarios.size(); ++i) {
         PlanEntry entry;
         entry.pattern = scenarios[i].at("pattern").get<std::string>();
-        for (const auto& [axis, values] : scenarios[i].value("axes", nlohmann::json::object()).items())
-            entry.axes[axis] = values.get<std::vector<std::string>>();
+        const nlohmann::json axes = scenarios[i].value("axes", nlohmann::json::object());
+        for (const auto& [axis, values] : axes.items()) entry.axes[axis] = values.get<std::vector<std::string>>();
         RunPlan one;
         one.entries.push_back(entry);
         try {

@@ -1,6 +1,7 @@
 #include "interopbench/registry.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -13,6 +14,42 @@ const DeviceInfo* Machine::device(int ordinal) const {
     for (const auto& d : devices)
         if (d.ordinal == ordinal) return &d;
     return nullptr;
+}
+
+std::vector<int> parse_device_list(std::string_view text, const std::vector<DeviceInfo>& devices) {
+    const std::string hint = devices.empty() ? std::string("this machine has no usable GPU")
+                                             : fmt::format("use ordinals 0 to {} or PCI bus ids such as {}",
+                                                           devices.size() - 1, devices[0].pci_bus_id);
+    auto lower = [](std::string s) {
+        for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        return s;
+    };
+    std::vector<int> out;
+    for (const auto& item : split_list(text)) {
+        int found = -1;
+        if (std::all_of(item.begin(), item.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+            const std::uint64_t ordinal = parse_uint(item, "device");
+            for (const auto& d : devices)
+                if (d.ordinal >= 0 && static_cast<std::uint64_t>(d.ordinal) == ordinal) found = d.ordinal;
+            if (found < 0)
+                throw UsageError(fmt::format("GPU {} does not exist: this machine has {} GPU(s)", ordinal, devices.size()),
+                                 hint);
+        } else {
+            // A PCI bus id, full ("0000:1b:00.0") or without the domain ("1b:00.0").
+            const std::string want = lower(item);
+            for (const auto& d : devices) {
+                const std::string id = lower(d.pci_bus_id);
+                if (id == want || (id.size() > want.size() && id.ends_with(want) && id[id.size() - want.size() - 1] == ':')) {
+                    found = d.ordinal;
+                    break;
+                }
+            }
+            if (found < 0) throw UsageError(fmt::format("no GPU with PCI bus id '{}'", item), hint);
+        }
+        if (std::find(out.begin(), out.end(), found) == out.end()) out.push_back(found);
+    }
+    if (out.empty()) throw UsageError(fmt::format("device list '{}' names no GPU", text), hint);
+    return out;
 }
 
 std::optional<std::string> gpu_unavailable_reason(const Machine& machine) {

@@ -1,8 +1,10 @@
 #include "interopbench/report.hpp"
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -265,6 +267,78 @@ nlohmann::json load_report(const std::string& path) {
         ++i;
     }
     return doc;
+}
+
+namespace {
+
+bool is_path_char(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("._-+@~/", c) != nullptr;
+}
+
+// Home directories become "~": "/home/NAME", "/Users/NAME" and the value of $HOME, each
+// where a path starts (not inside a longer path) and ends at a component boundary.
+std::string scrub_home(const std::string& text, const std::string& home) {
+    std::string out;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        const bool path_start = i == 0 || !is_path_char(text[i - 1]);
+        std::size_t end = 0;
+        if (path_start) {
+            for (const char* prefix : {"/home/", "/Users/"}) {
+                const std::size_t n = std::strlen(prefix);
+                if (text.compare(i, n, prefix) != 0) continue;
+                std::size_t e = i + n;
+                while (e < text.size() && is_path_char(text[e]) && text[e] != '/') ++e;
+                if (e > i + n) end = e;
+            }
+            if (!end && home.size() > 1 && text.compare(i, home.size(), home) == 0 &&
+                (i + home.size() == text.size() || !is_path_char(text[i + home.size()]) || text[i + home.size()] == '/'))
+                end = i + home.size();
+        }
+        if (end) {
+            out += '~';
+            i = end;
+        } else {
+            out += text[i++];
+        }
+    }
+    return out;
+}
+
+void blank(nlohmann::json& v) {
+    if (v.is_string()) v = "";
+    else if (v.is_number()) v = 0;
+    else if (v.is_structured())
+        for (auto& x : v) blank(x);
+}
+
+void anonymize_value(nlohmann::json& v, const std::string& home) {
+    if (v.is_string()) {
+        v = scrub_home(v.get_ref<const std::string&>(), home);
+    } else if (v.is_array()) {
+        for (auto& x : v) anonymize_value(x, home);
+    } else if (v.is_object()) {
+        for (auto it = v.begin(); it != v.end();) {
+            std::string key = it.key();
+            for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            if (key == "hostname" || key == "hostnames" || key == "host_name" || key == "nodename") {
+                it = v.erase(it);
+                continue;
+            }
+            if (key.find("uuid") != std::string::npos || key.find("serial") != std::string::npos) blank(*it);
+            else anonymize_value(*it, home);
+            ++it;
+        }
+    }
+}
+
+} // namespace
+
+void anonymize_report(nlohmann::json& report) {
+    const char* home = std::getenv("HOME");
+    anonymize_value(report, home ? home : "");
+    if (report.is_object() && report.contains("invocation") && report["invocation"].is_object())
+        report["invocation"]["anonymized"] = true;
 }
 
 std::vector<Result> report_results(const nlohmann::json& report) {

@@ -24,7 +24,9 @@ nlohmann::json RunSettings::to_json() const {
 void RunSettings::apply_json(const nlohmann::json& j, const std::string& origin) {
     if (!j.is_object())
         throw UsageError(fmt::format("{}: 'settings' must be an object", origin));
-    for (const auto& [k, v] : j.items()) {
+    for (const auto& item : j.items()) {
+        const std::string& k = item.key(); // named, not bound: clang before 16 cannot capture bindings
+        const nlohmann::json& v = item.value();
         auto want_number = [&](bool integer) {
             if (!v.is_number() || (integer && !v.is_number_integer()))
                 throw UsageError(fmt::format("{}: setting '{}' must be {}", origin, k, integer ? "an integer" : "a number"),
@@ -197,7 +199,13 @@ std::vector<std::string> resolve_axis(const Axis& axis, const std::vector<std::s
             for (auto v : parse_size_list(text)) out.push_back(std::to_string(v));
             break;
         case AxisKind::integer:
-            for (const auto& item : split_list(text)) out.push_back(std::to_string(parse_uint(item, axis.name)));
+            for (const auto& item : split_list(text)) {
+                const auto v = parse_uint(item, axis.name);
+                if (v < axis.min_value || v > axis.max_value)
+                    throw UsageError(fmt::format("invalid value '{}' for axis '{}'", item, axis.name),
+                                     fmt::format("give a whole number from {} to {}", axis.min_value, axis.max_value));
+                out.push_back(std::to_string(v));
+            }
             break;
         case AxisKind::choice:
             for (const auto& item : split_list(text)) {
@@ -318,9 +326,24 @@ Result Runner::run_one(const Config& config) {
     auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
     World* world = m_machine.world;
 
-    if (auto why = config.scenario->unsupported(m_machine, config.params)) {
+    std::optional<std::string> skip = config.scenario->unsupported(m_machine, config.params);
+    if (world) {
+        // Every rank must take the same decision, or collectives would wait forever: rank 0
+        // collects the reasons and tells every rank whether (and why) to skip.
+        const auto all = world->gather(skip.value_or(""), 0);
+        std::string agreed;
+        for (std::size_t i = 0; i < all.size(); ++i)
+            if (!all[i].empty() && agreed.find(all[i]) == std::string::npos)
+                agreed += (agreed.empty() ? "" : "; ") + (all.size() > 1 && i > 0 ? fmt::format("rank {}: ", i) : "") + all[i];
+        std::uint64_t n = agreed.size();
+        world->broadcast(&n, sizeof n, 0);
+        agreed.resize(n);
+        if (n) world->broadcast(agreed.data(), n, 0);
+        skip = n ? std::optional<std::string>(agreed) : std::nullopt;
+    }
+    if (skip) {
         r.status = Status::skipped;
-        r.reason = *why;
+        r.reason = *skip;
         return r;
     }
     try {

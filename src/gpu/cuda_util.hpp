@@ -8,6 +8,7 @@
 
 #include <cuda_runtime.h>
 
+#include "gpu/fault.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/scenario.hpp"
 
@@ -20,9 +21,12 @@ namespace interopbench::gpu {
 /// True for errors after which the context is unusable (illegal address, launch failure...).
 bool is_sticky(cudaError_t err);
 
+/// Checks a CUDA call. Under INTEROPBENCH_FAULT (gpu/fault.hpp) a chosen call is not made
+/// and fails with an injected error instead.
 #define IB_CUDA_CHECK(expr)                                                                  \
     do {                                                                                     \
-        cudaError_t ib_err_ = (expr);                                                        \
+        cudaError_t ib_err_ = ::interopbench::gpu::cuda_fault(#expr);                        \
+        if (ib_err_ == cudaSuccess) ib_err_ = (expr);                                        \
         if (ib_err_ != cudaSuccess)                                                          \
             ::interopbench::gpu::throw_cuda_error(ib_err_, #expr, __FILE__, __LINE__);       \
     } while (0)
@@ -103,8 +107,7 @@ private:
 /// while the work is enqueued, so enqueue cost stays out of the window; the host then
 /// releases it. Usage:
 ///   TimedRegion t({&s}, hold); t.begin(); ...enqueue on s...; double sec = t.end();
-/// For several streams, each gets its own events; end() returns the span from the
-/// earliest start to the latest stop. The spin kernel gives up after a timeout so a
+/// For several streams, each gets its own events (see end()). The spin kernel gives up after a timeout so a
 /// lost release never hangs the device.
 class TimedRegion {
 public:
@@ -114,8 +117,10 @@ public:
     TimedRegion& operator=(const TimedRegion&) = delete;
     /// Blocks each stream (when holding) and records the start events.
     void begin();
-    /// Records stop events, releases the streams, waits, returns seconds. Per-stream
-    /// seconds go to `per_stream` when given.
+    /// Records stop events, releases the streams, waits, returns the span in seconds:
+    /// earliest start to latest stop on one GPU; across GPUs, whose events cannot be
+    /// compared, the longest stream or (when holding) the host time from release to the
+    /// last completion, whichever is larger. Per-stream seconds go to `per_stream`.
     double end(std::vector<double>* per_stream = nullptr);
 
 private:

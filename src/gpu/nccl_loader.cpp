@@ -53,26 +53,26 @@ Loaded load() {
     }
     NcclApi& a = out.api;
     std::string missing;
-    const bool ok = resolve(lib, a.GetVersion, "ncclGetVersion", missing) &&
-                    resolve(lib, a.GetErrorString, "ncclGetErrorString", missing) &&
-                    resolve(lib, a.GetLastError, "ncclGetLastError", missing) &&
-                    resolve(lib, a.GetUniqueId, "ncclGetUniqueId", missing) &&
-                    resolve(lib, a.CommInitRankConfig, "ncclCommInitRankConfig", missing) &&
-                    resolve(lib, a.CommGetAsyncError, "ncclCommGetAsyncError", missing) &&
-                    resolve(lib, a.CommFinalize, "ncclCommFinalize", missing) &&
-                    resolve(lib, a.CommDestroy, "ncclCommDestroy", missing) &&
-                    resolve(lib, a.CommAbort, "ncclCommAbort", missing) &&
-                    resolve(lib, a.GroupStart, "ncclGroupStart", missing) &&
-                    resolve(lib, a.GroupEnd, "ncclGroupEnd", missing) &&
-                    resolve(lib, a.AllReduce, "ncclAllReduce", missing) &&
-                    resolve(lib, a.AllGather, "ncclAllGather", missing) &&
-                    resolve(lib, a.ReduceScatter, "ncclReduceScatter", missing) &&
-                    resolve(lib, a.Broadcast, "ncclBroadcast", missing) &&
-                    resolve(lib, a.Reduce, "ncclReduce", missing) &&
-                    resolve(lib, a.Send, "ncclSend", missing) &&
-                    resolve(lib, a.Recv, "ncclRecv", missing);
+    const bool ok = resolve(lib, a.get_version, "ncclGetVersion", missing) &&
+                    resolve(lib, a.get_error_string, "ncclGetErrorString", missing) &&
+                    resolve(lib, a.get_last_error, "ncclGetLastError", missing) &&
+                    resolve(lib, a.get_unique_id, "ncclGetUniqueId", missing) &&
+                    resolve(lib, a.comm_init_rank_config, "ncclCommInitRankConfig", missing) &&
+                    resolve(lib, a.comm_get_async_error, "ncclCommGetAsyncError", missing) &&
+                    resolve(lib, a.comm_finalize, "ncclCommFinalize", missing) &&
+                    resolve(lib, a.comm_destroy, "ncclCommDestroy", missing) &&
+                    resolve(lib, a.comm_abort, "ncclCommAbort", missing) &&
+                    resolve(lib, a.group_start, "ncclGroupStart", missing) &&
+                    resolve(lib, a.group_end, "ncclGroupEnd", missing) &&
+                    resolve(lib, a.all_reduce, "ncclAllReduce", missing) &&
+                    resolve(lib, a.all_gather, "ncclAllGather", missing) &&
+                    resolve(lib, a.reduce_scatter, "ncclReduceScatter", missing) &&
+                    resolve(lib, a.broadcast, "ncclBroadcast", missing) &&
+                    resolve(lib, a.reduce, "ncclReduce", missing) &&
+                    resolve(lib, a.send, "ncclSend", missing) &&
+                    resolve(lib, a.recv, "ncclRecv", missing);
     int code = 0;
-    if (a.GetVersion && a.GetVersion(&code) == ncclSuccess) {
+    if (a.get_version && a.get_version(&code) == ncclSuccess) {
         a.version_code = code;
         a.version = nccl_version_string(code);
     }

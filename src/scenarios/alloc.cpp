@@ -388,7 +388,7 @@ public:
         return {{"api", m_alloc.api()},
                 {"streams", m_streams.size()},
                 {"bytes_per_op", m_bytes},
-                {"rounds_per_sample", m_rounds},
+                {"ops_per_sample", m_rounds},
                 {"round", "on every stream: [allocate a temporary], work kernel into it (8 FMA per float), "
                           "accumulate it into the stream's result, [free it]; bracketed steps only with allocation"},
                 {"blocks_per_kernel", m_blocks},
@@ -499,7 +499,7 @@ public:
         return {{"api", m_host_alloc ? "cudaHostAlloc (default flags) / cudaFreeHost"
                                      : "cudaHostRegister (default flags) / cudaHostUnregister of a touched malloc buffer"},
                 {"bytes_per_op", m_bytes},
-                {"pin_pairs_per_sample", m_pin_reps},
+                {"ops_per_sample", m_pin_reps},
                 {"pageable_copies_per_sample", m_pageable_reps},
                 {"pinned_copies_per_sample", m_pinned_reps},
                 {"pin_timer", "steady_clock around each call"},
@@ -520,7 +520,7 @@ private:
     Pins pin_pairs(int reps) {
         Pins t;
         for (int i = 0; i < reps; ++i) {
-            void* p = m_pageable.get();
+            void* p = m_host_alloc ? nullptr : m_pageable.get();
             const auto t0 = Clock::now();
             if (m_host_alloc) IB_CUDA_CHECK(cudaHostAlloc(&p, m_bytes, cudaHostAllocDefault));
             else IB_CUDA_CHECK(cudaHostRegister(p, m_bytes, cudaHostRegisterDefault));
@@ -667,7 +667,7 @@ public:
                 {"floats_per_temporary", m_n},
                 {"temporaries_per_step", m_temporaries},
                 {"steps", m_steps},
-                {"pipelines_per_sample", m_reps},
+                {"ops_per_sample", m_reps},
                 {"step", "for each temporary: allocate it, write 0.5*(prev*a+b) into it, free the previous one; "
                          "sum the last in double; free it; copy the sum to the host and synchronise"},
                 {"variants", "prealloc (two buffers allocated once), sync (cudaMalloc/cudaFree), pool; each "

@@ -359,7 +359,7 @@ public:
         std::vector<bool> pending(m_comms.size(), false);
         for (std::size_t i = 0; i < m_comms.size(); ++i) {
             if (!m_comms[i]) continue;
-            const ncclResult_t r = m_api.CommFinalize(m_comms[i]);
+            const ncclResult_t r = m_api.comm_finalize(m_comms[i]);
             pending[i] = r == ncclSuccess || r == ncclInProgress;
             if (!pending[i]) abort_one(i);
         }
@@ -367,13 +367,13 @@ public:
         for (std::size_t i = 0; i < m_comms.size(); ++i) {
             while (pending[i]) {
                 ncclResult_t state = ncclSuccess;
-                if (m_api.CommGetAsyncError(m_comms[i], &state) != ncclSuccess) state = ncclInternalError;
+                if (m_api.comm_get_async_error(m_comms[i], &state) != ncclSuccess) state = ncclInternalError;
                 if (state == ncclInProgress && Clock::now() < deadline) {
                     std::this_thread::sleep_for(std::chrono::microseconds(100));
                     continue;
                 }
                 if (state == ncclSuccess) {
-                    m_api.CommDestroy(m_comms[i]);
+                    m_api.comm_destroy(m_comms[i]);
                     m_comms[i] = nullptr;
                 } else {
                     abort_one(i);
@@ -383,7 +383,6 @@ public:
         }
     }
     ncclComm_t& operator[](std::size_t i) { return m_comms[i]; }
-    std::size_t size() const { return m_comms.size(); }
     void abort_all() {
         for (std::size_t i = 0; i < m_comms.size(); ++i) abort_one(i);
     }
@@ -393,7 +392,7 @@ public:
         for (auto c : m_comms) {
             if (!c) continue;
             ncclResult_t s = ncclSuccess;
-            const ncclResult_t q = m_api.CommGetAsyncError(c, &s);
+            const ncclResult_t q = m_api.comm_get_async_error(c, &s);
             if (q != ncclSuccess) return q;
             if (s != ncclSuccess && s != ncclInProgress) return s;
             if (s == ncclInProgress) out = ncclInProgress;
@@ -401,13 +400,13 @@ public:
         return out;
     }
     std::string last_error() const {
-        const char* e = m_api.GetLastError(m_comms.empty() ? nullptr : m_comms.front());
+        const char* e = m_api.get_last_error(m_comms.empty() ? nullptr : m_comms.front());
         return e && *e ? e : "no detail from NCCL; run with NCCL_DEBUG=WARN";
     }
 
 private:
     void abort_one(std::size_t i) {
-        if (m_comms[i]) m_api.CommAbort(m_comms[i]);
+        if (m_comms[i]) m_api.comm_abort(m_comms[i]);
         m_comms[i] = nullptr;
     }
     const gpu::NcclApi& m_api;
@@ -460,13 +459,16 @@ public:
         m_nccl_dtype = static_cast<ncclDataType_t>(nccl::find_dtype(m_dtype)->nccl_code);
         const auto op = std::find(nccl::k_ops.begin(), nccl::k_ops.end(), m_op);
         m_nccl_op = op == nccl::k_ops.end() ? ncclSum : static_cast<ncclRedOp_t>(op - nccl::k_ops.begin());
+        // The id goes first: every rank then makes the same MPI calls in the same order even
+        // when a local step fails later (the NCCL deadline catches that).
+        const ncclUniqueId id = unique_id();
         const auto devices = local_devices(*ctx.machine);
         const int first_rank = m_world ? m_world->rank() : 0;
         for (std::size_t i = 0; i < devices.size(); ++i) {
             m_ranks.push_back(std::make_unique<LocalRank>(devices[i], first_rank + static_cast<int>(i)));
             allocate(*m_ranks.back());
         }
-        init_comms();
+        init_comms(id);
         fill_inputs(false);
         // The first operation pays for NCCL's lazy connection set-up; the second sizes samples.
         timed_ops(1, false);
@@ -577,7 +579,7 @@ private:
     [[noreturn]] void fail(ncclResult_t res, const std::string& what) {
         const std::string detail = m_comms.last_error();
         m_comms.abort_all();
-        throw ConfigError(fmt::format("{} failed: {} ({}); communicator aborted", what, m_api.GetErrorString(res),
+        throw ConfigError(fmt::format("{} failed: {} ({}); communicator aborted", what, m_api.get_error_string(res),
                                       detail));
     }
 
@@ -621,29 +623,30 @@ private:
         }
     }
 
-    void init_comms() {
-        ncclUniqueId id{};
-        if (m_world) {
-            struct {
-                int ok;
-                ncclUniqueId id;
-            } msg{};
-            if (m_world->rank() == 0) msg.ok = m_api.GetUniqueId(&msg.id) == ncclSuccess;
-            m_world->broadcast(&msg, sizeof msg, 0);
-            if (!msg.ok) throw ConfigError("ncclGetUniqueId failed on rank 0");
-            id = msg.id;
-        } else if (const ncclResult_t r = m_api.GetUniqueId(&id); r != ncclSuccess) {
-            throw ConfigError(fmt::format("ncclGetUniqueId failed: {}", m_api.GetErrorString(r)));
-        }
+    /// The communicator's id: made here, or by rank 0 and broadcast over MPI.
+    ncclUniqueId unique_id() {
+        struct {
+            ncclResult_t result;
+            ncclUniqueId id;
+        } msg{};
+        if (!m_world || m_world->rank() == 0) msg.result = m_api.get_unique_id(&msg.id);
+        if (m_world) m_world->broadcast(&msg, sizeof msg, 0);
+        if (msg.result != ncclSuccess)
+            throw ConfigError(fmt::format("ncclGetUniqueId failed{}: {}", m_world ? " on rank 0" : "",
+                                          m_api.get_error_string(msg.result)));
+        return msg.id;
+    }
+
+    void init_comms(const ncclUniqueId& id) {
         ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
         config.blocking = 0; // every call returns at once; completion is polled against a deadline
-        ncclResult_t first = m_api.GroupStart();
+        ncclResult_t first = m_api.group_start();
         for (std::size_t i = 0; i < m_ranks.size() && first == ncclSuccess; ++i) {
             gpu::set_device(m_ranks[i]->device);
-            const ncclResult_t r = m_api.CommInitRankConfig(&m_comms[i], m_nranks, id, m_ranks[i]->rank, &config);
+            const ncclResult_t r = m_api.comm_init_rank_config(&m_comms[i], m_nranks, id, m_ranks[i]->rank, &config);
             if (r != ncclSuccess && r != ncclInProgress) first = r;
         }
-        const ncclResult_t end = m_api.GroupEnd();
+        const ncclResult_t end = m_api.group_end();
         if (first != ncclSuccess) fail(first, "ncclCommInitRankConfig");
         if (end != ncclSuccess && end != ncclInProgress) fail(end, "ncclGroupEnd after communicator set-up");
         wait_ready("communicator set-up");
@@ -656,26 +659,26 @@ private:
         ncclComm_t comm = m_comms[i];
         cudaStream_t s = r.stream.get();
         switch (m_spec.kind) {
-        case Collective::all_reduce: return m_api.AllReduce(r.send, r.recv, c, dt, op, comm, s);
-        case Collective::all_gather: return m_api.AllGather(r.send, r.recv, c, dt, comm, s);
-        case Collective::reduce_scatter: return m_api.ReduceScatter(r.send, r.recv, c, dt, op, comm, s);
-        case Collective::broadcast: return m_api.Broadcast(r.send, r.recv, c, dt, 0, comm, s);
-        case Collective::reduce: return m_api.Reduce(r.send, r.recv, c, dt, op, 0, comm, s);
+        case Collective::all_reduce: return m_api.all_reduce(r.send, r.recv, c, dt, op, comm, s);
+        case Collective::all_gather: return m_api.all_gather(r.send, r.recv, c, dt, comm, s);
+        case Collective::reduce_scatter: return m_api.reduce_scatter(r.send, r.recv, c, dt, op, comm, s);
+        case Collective::broadcast: return m_api.broadcast(r.send, r.recv, c, dt, 0, comm, s);
+        case Collective::reduce: return m_api.reduce(r.send, r.recv, c, dt, op, 0, comm, s);
         case Collective::alltoall: {
             const auto block = c * elem();
             for (int peer = 0; peer < m_nranks; ++peer) {
                 auto* src = static_cast<const unsigned char*>(r.send) + peer * block;
                 auto* dst = static_cast<unsigned char*>(r.recv) + peer * block;
-                ncclResult_t res = m_api.Send(src, c, dt, peer, comm, s);
-                if (res == ncclSuccess || res == ncclInProgress) res = m_api.Recv(dst, c, dt, peer, comm, s);
+                ncclResult_t res = m_api.send(src, c, dt, peer, comm, s);
+                if (res == ncclSuccess || res == ncclInProgress) res = m_api.recv(dst, c, dt, peer, comm, s);
                 if (res != ncclSuccess && res != ncclInProgress) return res;
             }
             return ncclSuccess;
         }
         case Collective::sendrecv: {
-            const ncclResult_t res = m_api.Send(r.send, c, dt, (r.rank + 1) % m_nranks, comm, s);
+            const ncclResult_t res = m_api.send(r.send, c, dt, (r.rank + 1) % m_nranks, comm, s);
             if (res != ncclSuccess && res != ncclInProgress) return res;
-            return m_api.Recv(r.recv, c, dt, (r.rank + m_nranks - 1) % m_nranks, comm, s);
+            return m_api.recv(r.recv, c, dt, (r.rank + m_nranks - 1) % m_nranks, comm, s);
         }
         }
         return ncclInvalidUsage;
@@ -684,7 +687,7 @@ private:
     /// One operation on every local GPU, grouped (NCCL needs one group when a thread
     /// drives several ranks).
     void enqueue_op() {
-        ncclResult_t first = m_api.GroupStart();
+        ncclResult_t first = m_api.group_start();
         std::string which = "ncclGroupStart";
         for (std::size_t i = 0; i < m_ranks.size() && first == ncclSuccess; ++i) {
             const ncclResult_t r = enqueue_one(*m_ranks[i], i);
@@ -693,7 +696,7 @@ private:
                 which = fmt::format("nccl {} on GPU {}", nccl::to_string(m_spec.kind), m_ranks[i]->device);
             }
         }
-        const ncclResult_t end = m_api.GroupEnd();
+        const ncclResult_t end = m_api.group_end();
         if (first != ncclSuccess) fail(first, which);
         if (end == ncclInProgress) wait_ready("NCCL to enqueue an operation");
         else if (end != ncclSuccess) fail(end, "ncclGroupEnd");
@@ -738,9 +741,8 @@ private:
         return slowest_ms / 1e3 / reps;
     }
 
-    /// Copies `count` elements of rank `from`'s input (from index `first`) to `dst` on the
-    /// rank's GPU: one period from the host, then doubling device copies (the data
-    /// repeats every period).
+    /// Writes `count` elements of rank `from`'s input to `dst` on the rank's GPU: one
+    /// period from the host, then doubling device copies (the data repeats every period).
     void write_input(const LocalRank& r, void* dst, std::uint64_t count, int from) {
         const auto e = elem();
         const std::uint64_t head = std::min<std::uint64_t>(count, nccl::ValueModel::k_period);
@@ -758,7 +760,8 @@ private:
     }
 
     /// Fills every local rank's input; with `poison`, outputs are first overwritten with
-    /// 0xFF bytes (NaN for floating types, -1 or the maximum for integers: never expected).
+    /// 0xFF bytes (NaN for floating types, all ones for integers), so an output NCCL did
+    /// not write is caught.
     void fill_inputs(bool poison) {
         const auto e = elem();
         for (const auto& r : m_ranks) {
@@ -804,8 +807,9 @@ private:
         else m_model.write_inputs(b.from, 0, period, table.data());
         std::memcpy(table.data() + period * e, table.data(), period * e);
 
-        if (!m_stage.get()) m_stage = gpu::HostBuffer(gpu::HostMem::pinned, k_stage_bytes);
-        const std::uint64_t chunk = k_stage_bytes / e;
+        const std::size_t stage = std::min<std::uint64_t>(k_stage_bytes, b.count * e);
+        if (m_stage.size() < stage) m_stage = gpu::HostBuffer(gpu::HostMem::pinned, stage);
+        const std::uint64_t chunk = m_stage.size() / e;
         const auto* src = static_cast<const unsigned char*>(r.recv) + b.offset * e;
         auto* got = static_cast<unsigned char*>(m_stage.get());
         std::uint64_t bad = 0;

@@ -3,7 +3,6 @@
 #include "topology/nvml.hpp"
 
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <string>

@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -45,8 +45,18 @@ struct HwlocDeleter {
 using HwlocPtr = std::unique_ptr<hwloc_topology, HwlocDeleter>;
 
 HwlocPtr new_hwloc() {
+    // Keep the machine's hwloc plugins out: they are built for its shared libhwloc (maybe another
+    // version than the one linked here), and the OpenCL/GL ones open GPU drivers, which is slow
+    // and intrusive. Nothing here needs them (PCI comes from sysfs, NVLink from NVML). hwloc
+    // takes this only from the environment, read when the process's first topology starts.
+    const bool user_path = std::getenv("HWLOC_PLUGINS_PATH") != nullptr;
+    if (!user_path)
+        setenv("HWLOC_PLUGINS_PATH", "", 1);
     hwloc_topology_t t = nullptr;
-    if (hwloc_topology_init(&t) != 0)
+    const int err = hwloc_topology_init(&t);
+    if (!user_path)
+        unsetenv("HWLOC_PLUGINS_PATH");
+    if (err != 0)
         return nullptr;
     HwlocPtr p(t);
     hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_ALL);
@@ -619,6 +629,16 @@ void check_xml_file(const std::string& path) {
 
 std::string yes_no(bool b) { return b ? "yes" : "no"; }
 
+// "18/18 up, 26.56 GB/s each", or the rate alone where only hwloc's matrix told it.
+std::string nvlink_label(const GpuTopo& g) {
+    const std::string rate = g.nvlink_rate > 0 ? format_value(g.nvlink_rate, "B/s") + " each" : "rate unknown";
+    if (g.nvlink_known && !g.nvlinks.empty())
+        return fmt::format("{}/{} up, {}", g.nvlinks_active(), g.nvlinks.size(), rate);
+    if (!g.nvlink_known && g.nvlink_rate > 0)
+        return rate;
+    return g.nvlink_known ? "none" : "?";
+}
+
 } // namespace
 
 const char* to_string(PathClass c) {
@@ -959,7 +979,7 @@ std::string render_topology(const Topology& topo, bool markdown) {
         std::vector<std::string> header{""};
         for (std::size_t i = 0; i < topo.gpus.size(); ++i)
             header.push_back(topo.gpus[i].label(i));
-        for (const char* h : {"CPU Affinity", "NUMA Affinity", "PCIe", "Bus id"})
+        for (const char* h : {"CPU Affinity", "NUMA Affinity", "PCIe", "NVLink", "Bus id"})
             header.emplace_back(h);
         matrix.push_back(header);
         for (std::size_t a = 0; a < topo.gpus.size(); ++a) {
@@ -970,6 +990,7 @@ std::string render_topology(const Topology& topo, bool markdown) {
             row.push_back(g.cpus.empty() ? "?" : format_cpu_list(g.cpus));
             row.push_back(g.numa_nodes.empty() ? "?" : format_cpu_list(g.numa_nodes));
             row.push_back(g.pcie.label());
+            row.push_back(nvlink_label(g));
             row.push_back(g.pci_bus_id);
             matrix.push_back(row);
         }

@@ -1,0 +1,214 @@
+#pragma once
+// The fuzzed entry points, one function per parser of outside input. Each feeds its bytes
+// to the parser as the command line would, then uses what was accepted the way `show`,
+// `compare`, `run` or `topo` would. Bad input must end in UsageError (caught here); any
+// other exception, a broken invariant (thrown as std::logic_error) or a sanitizer report
+// is a finding. The libFuzzer targets (fuzz_*.cpp) call these, and the doctest suite
+// replays the committed corpora through them (test_hardening.cpp).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "../fake_scenario.hpp"
+#include "interopbench/compare.hpp"
+#include "interopbench/errors.hpp"
+#include "interopbench/output.hpp"
+#include "interopbench/params.hpp"
+#include "interopbench/profile.hpp"
+#include "interopbench/report.hpp"
+#include "interopbench/topology.hpp"
+
+namespace interopbench::fuzz {
+
+inline void require(bool ok, const char* what) {
+    if (!ok) throw std::logic_error(std::string("fuzz invariant broken: ") + what);
+}
+
+/// A scratch directory of this process, removed at exit.
+inline const std::filesystem::path& scratch_dir() {
+    struct Dir {
+        std::filesystem::path path =
+            std::filesystem::temp_directory_path() / ("interopbench-fuzz-" + std::to_string(::getpid()));
+        Dir() { std::filesystem::create_directories(path); }
+        ~Dir() {
+            std::error_code ec;
+            std::filesystem::remove_all(path, ec);
+        }
+    };
+    static const Dir dir;
+    return dir.path;
+}
+
+/// Writes `bytes` to a file of the scratch directory; returns its path.
+inline std::string write_scratch(const std::string& name, std::string_view bytes) {
+    const auto path = scratch_dir() / name;
+    std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    return path.string();
+}
+
+inline std::string_view text_of(const std::uint8_t* data, std::size_t size) {
+    return {reinterpret_cast<const char*>(data), size};
+}
+
+/// Report JSON, as `show` and `compare` read it.
+inline void report(const std::uint8_t* data, std::size_t size) {
+    nlohmann::json doc;
+    try {
+        doc = load_report(write_scratch("report.json", text_of(data, size)));
+    } catch (const UsageError&) {
+        return;
+    }
+    const auto results = report_results(doc);
+    require(results.size() == doc["results"].size(), "every result is read");
+    for (auto format : {OutputFormat::table, OutputFormat::csv, OutputFormat::markdown})
+        (void)render_results(results, format);
+    (void)fingerprint(doc);
+    CompareOptions options;
+    options.resamples = 64; // the bootstrap's cost, not its quality, matters here
+    try {
+        auto outcome = compare_reports(doc, doc, options);
+        for (const auto& r : outcome.results) require(r.verdict != Verdict::missing, "a report matches itself");
+        (void)flagged_keys(outcome);
+        for (auto format : {CompareFormat::table, CompareFormat::markdown, CompareFormat::json, CompareFormat::junit})
+            (void)render_comparison(outcome, format);
+        nlohmann::json none = doc;
+        none["results"] = nlohmann::json::array();
+        outcome = compare_reports(none, doc, options);
+        require(outcome.count(Verdict::added) == results.size(), "results only in the new report are new");
+    } catch (const UsageError&) {
+        // duplicate keys: compare refuses them
+    }
+    anonymize_report(doc);
+    const auto again = load_report(write_scratch("anonymized.json", doc.dump()));
+    require(again["results"].size() == results.size(), "anonymizing keeps every result");
+}
+
+/// A registry with the ids of the built-in profiles' scenarios, all host-only fakes.
+inline const Registry& fake_registry() {
+    static const Registry registry = [] {
+        Registry r;
+        for (const char* id : {"host_memcpy", "h2d_copy", "d2h_copy", "bidir_copy", "alloc_device", "peer_copy",
+                               "latency", "nccl_all_reduce", "layout_transpose"})
+            r.add(std::make_unique<testing::FakeScenario>(id, testing::FakeBehaviour{}));
+        return r;
+    }();
+    return registry;
+}
+
+/// Profile JSON, as `run --profile FILE` reads it (extends may name built-ins or files).
+inline void profile(const std::uint8_t* data, std::size_t size) {
+    const std::string path = write_scratch("profile.json", text_of(data, size));
+    try {
+        const auto resolved = resolve_profile(path);
+        require(resolved.is_object() && resolved.contains("sources"), "a resolved profile has its sources");
+        (void)profile_hash(resolved);
+        RunPlan plan = plan_from_profile(resolved, path, fake_registry());
+        record_profile(plan);
+        plan.settings.validate();
+        Machine machine;
+        const auto configs = expand_plan(fake_registry(), plan, machine);
+        std::set<std::string> keys;
+        for (const auto& c : configs) require(keys.insert(c.key()).second, "each configuration runs once");
+    } catch (const UsageError&) {
+    }
+}
+
+/// Size, range and list expressions of the command line: --size, CPU lists, compare's
+/// --threshold and --floor.
+inline void sizes(const std::uint8_t* data, std::size_t size) {
+    const std::string_view text = text_of(data, size);
+    try {
+        const auto v = parse_size(text);
+        require(v > 0, "sizes are positive");
+        require(parse_size(format_size(v)) == v, "format_size round-trips");
+    } catch (const UsageError&) {
+    }
+    try {
+        const auto list = parse_size_list(text);
+        require(!list.empty() && list.size() <= 10000, "size lists hold 1 to 10000 values");
+        for (auto s : list) require(s > 0, "listed sizes are positive");
+    } catch (const UsageError&) {
+    }
+    try {
+        (void)parse_uint(text, "count");
+    } catch (const UsageError&) {
+    }
+    try {
+        auto cpus = parse_cpu_list(text);
+        std::sort(cpus.begin(), cpus.end());
+        cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+        require(parse_cpu_list(format_cpu_list(cpus)) == cpus, "CPU lists round-trip");
+    } catch (const UsageError&) {
+    }
+    CompareOptions options;
+    try {
+        const double f = parse_fraction(text, "threshold");
+        require(f >= 0 && f < 1, "fractions lie in [0, 1)");
+    } catch (const UsageError&) {
+    }
+    try {
+        add_threshold(options, text);
+        (void)threshold_for(options, "h2d_copy", "bandwidth");
+    } catch (const UsageError&) {
+    }
+    try {
+        add_floor(options, text);
+    } catch (const UsageError&) {
+    }
+}
+
+/// `--devices` lists, against a machine with two GPUs.
+inline void devices(const std::uint8_t* data, std::size_t size) {
+    static const std::vector<DeviceInfo> gpus = [] {
+        std::vector<DeviceInfo> d(2);
+        d[0].ordinal = 0;
+        d[0].pci_bus_id = "0000:1b:00.0";
+        d[1].ordinal = 1;
+        d[1].pci_bus_id = "0000:2c:00.0";
+        return d;
+    }();
+    try {
+        const auto chosen = parse_device_list(text_of(data, size), gpus);
+        require(!chosen.empty() && chosen.size() <= gpus.size(), "a selection names 1 to all GPUs");
+        for (int d : chosen) require(d == 0 || d == 1, "only existing GPUs are chosen");
+        require(std::set<int>(chosen.begin(), chosen.end()).size() == chosen.size(), "each GPU is chosen once");
+    } catch (const UsageError&) {
+    }
+}
+
+/// Recorded topology XML as `topo --from FILE` reads it. Bytes after a line
+/// "<!--sidecar-->" become the NVLink sidecar next to the XML.
+inline void topology_xml(const std::uint8_t* data, std::size_t size) {
+    const std::string_view text = text_of(data, size);
+    constexpr std::string_view k_marker = "\n<!--sidecar-->\n";
+    const auto cut = text.find(k_marker);
+    const std::string path = write_scratch("topology.xml", text.substr(0, cut));
+    std::error_code ec;
+    std::filesystem::remove(sidecar_path(path), ec);
+    if (cut != std::string_view::npos) write_scratch("topology.xml.nvlink.json", text.substr(cut + k_marker.size()));
+    try {
+        const Topology topo = load_topology_xml(path);
+        const auto j = topology_json(topo);
+        require(j.is_object(), "the topology is a JSON object");
+        (void)render_topology(topo, false);
+        (void)render_topology(topo, true);
+        for (std::size_t a = 0; a < topo.gpus.size(); ++a)
+            for (std::size_t b = 0; b < topo.gpus.size(); ++b)
+                if (a != b) require(topo.pair(a, b) != nullptr, "every ordered GPU pair is described");
+    } catch (const UsageError&) {
+    }
+}
+
+} // namespace interopbench::fuzz

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# GPU smoke and figure run: exercises every scenario family, topology and doctor on a GPU
+# machine, and writes logs and reports under OUT. Builds nothing.
+#   tests/gpu/smoke.sh BUILD_DIR OUT_DIR [section...]
+# Sections: facts tests copy alloc peer nccl mpi layout profiles compare (default: all).
+set -uo pipefail
+build=$(cd "$1" && pwd); out=$2; shift 2
+sections=${*:-facts tests copy alloc peer nccl mpi layout profiles compare}
+ib="$build/interopbench"
+mkdir -p "$out/logs" "$out/reports"
+log() { echo "== $*" | tee -a "$out/summary.txt"; }
+# run NAME TIMEOUT CMD...: output to logs/NAME.txt, exit code and wall time to the summary
+run() {
+  local name=$1 limit=$2; shift 2
+  local t0=$EPOCHREALTIME
+  timeout --signal=INT --kill-after=10 "$limit" "$@" >"$out/logs/$name.txt" 2>&1
+  local rc=$?
+  local t1=$EPOCHREALTIME
+  printf '%-28s rc=%-3s %6ss  %s\n' "$name" "$rc" "$(python3 -c "print(f'{$t1 - $t0:.2f}')")" "$*" | tee -a "$out/summary.txt"
+}
+has() { [[ " $sections " == *" $1 "* ]]; }
+R="$out/reports"
+
+if has facts; then
+  log "facts"
+  run nvidia-smi 30 nvidia-smi
+  run nvidia-smi-topo 30 nvidia-smi topo -m
+  run nvidia-smi-nvlink 30 nvidia-smi nvlink -s
+  run nvidia-smi-pcie 30 nvidia-smi --query-gpu=index,pci.bus_id,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max --format=csv
+  run ldd 10 ldd "$ib"
+  run version 10 "$ib" version
+  run topo 30 "$ib" topo
+  run topo-json 30 "$ib" topo --format json
+  run topo-export 30 "$ib" topo --export-xml "$R/topology.xml"
+  run doctor 60 "$ib" doctor
+  run list 10 "$ib" list
+fi
+if has tests; then
+  log "doctest suite on the GPU machine"
+  run doctest 300 "$build/tests/interopbench_tests"
+fi
+if has copy; then
+  log "host<->device copies"
+  run h2d-1 300 "$ib" run -s h2d_copy,d2h_copy --size 16M,256M,1G -a host_mem=pageable,pinned --out "$R/copy-1.json"
+  run h2d-2 300 "$ib" run -s h2d_copy,d2h_copy --size 16M,256M,1G -a host_mem=pageable,pinned --out "$R/copy-2.json"
+  run h2d-kinds 300 "$ib" run -s h2d_copy,d2h_copy --size 4K,64K,1M,512M -a host_mem=all -a engine=ce,sm --out "$R/copy-kinds.json"
+  run bidir 200 "$ib" run -s bidir_copy,host_all_gpus --size 256M,1G -a engine=ce --out "$R/bidir.json"
+  run host-memcpy 100 "$ib" run -s host_memcpy --size 1M,256M --out "$R/host-memcpy.json"
+fi
+if has alloc; then
+  log "allocation"
+  run alloc-device 200 "$ib" run -s alloc_device -d 0 --out "$R/alloc-device.json"
+  run alloc-ref 120 "$ib" run -s alloc_device -d 0 -a state=warm,cold --size 1M,64M --out "$R/alloc-ref.json"
+  run alloc-conc 120 "$ib" run -s alloc_concurrent -d 0 --out "$R/alloc-conc.json"
+  run alloc-pinned 120 "$ib" run -s alloc_host_pinned -d 0 --out "$R/alloc-pinned.json"
+  run alloc-pipe 200 "$ib" run -s alloc_pipeline -d 0 -a pool=default_pool,default_pool_keep,own_pool -a temporaries=2,8 --size 1M,64M,512M --out "$R/alloc-pipe.json"
+fi
+if has peer; then
+  log "peer copies and latency"
+  run peer 300 "$ib" run -s 'peer_*,latency' --out "$R/peer.json"
+fi
+if has nccl; then
+  log "NCCL single process"
+  run nccl 300 "$ib" run -s 'nccl_*' --out "$R/nccl.json"
+fi
+if has mpi; then
+  log "NCCL under mpirun"
+  run nccl-mpi 300 mpirun --allow-run-as-root -np 2 -x NCCL_NVLS_ENABLE "$ib" run -s 'nccl_*' --out "$R/nccl-mpi.json"
+fi
+if has layout; then
+  log "layout and handoff"
+  run layout 300 "$ib" run -s 'layout_*,handoff*' --out "$R/layout.json"
+fi
+if has profiles; then
+  log "profiles"
+  run quick 120 "$ib" run --profile quick --out "$R/quick.json"
+  run ci-1 300 "$ib" run --profile ci --out "$R/ci-1.json"
+  run ci-2 300 "$ib" run --profile ci --out "$R/ci-2.json"
+fi
+if has compare; then
+  log "compare"
+  run compare-ci 30 "$ib" compare "$R/ci-1.json" "$R/ci-2.json"
+fi
+tar -C "$out" -czf "$out/bundle.tar.gz" logs reports

@@ -1,0 +1,425 @@
+// Hardening: fuzz corpora replayed, injected CUDA and NCCL faults, interruption by signals
+// and by kill -9, and what reports may reveal (environment allow-list, --anonymize).
+// Everything that needs a GPU reports itself skipped where there is none.
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "fuzz/harness.hpp"
+#include "gpu/cuda_util.hpp"
+#include "gpu/fault.hpp"
+#include "interopbench/report.hpp"
+#include "schema_check.hpp"
+
+using namespace interopbench;
+namespace fs = std::filesystem;
+
+extern char** environ;
+
+namespace {
+
+fs::path scratch(const std::string& name) {
+    const fs::path d = fs::temp_directory_path() / ("ib_hard_" + std::to_string(::getpid())) / name;
+    fs::remove_all(d);
+    fs::create_directories(d);
+    return d;
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+/// The real binary, started with `args` and extra environment variables; stdout and
+/// stderr go to files in `dir`.
+struct Child {
+    pid_t pid = -1;
+    fs::path dir;
+
+    Child(const std::vector<std::string>& args, const fs::path& out_dir,
+          const std::vector<std::string>& extra_env = {}) : dir(out_dir) {
+        std::vector<std::string> argv_s{INTEROPBENCH_BINARY};
+        argv_s.insert(argv_s.end(), args.begin(), args.end());
+        std::vector<std::string> env_s;
+        for (char** e = environ; *e; ++e) env_s.emplace_back(*e);
+        env_s.insert(env_s.end(), extra_env.begin(), extra_env.end());
+        auto ptrs = [](std::vector<std::string>& v) {
+            std::vector<char*> p;
+            for (auto& s : v) p.push_back(s.data());
+            p.push_back(nullptr);
+            return p;
+        };
+        auto argv = ptrs(argv_s), envp = ptrs(env_s);
+        const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
+        pid = ::fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            const int in = ::open("/dev/null", O_RDONLY);
+            const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            ::dup2(in, 0);
+            ::dup2(o, 1);
+            ::dup2(e, 2);
+            ::execve(argv[0], argv.data(), envp.data());
+            ::_exit(127);
+        }
+    }
+
+    /// Exit code, -SIGNAL when killed, or -1000 when it ran past `limit_s` (then killed).
+    int wait(double limit_s = 120) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
+        int status = 0;
+        while (::waitpid(pid, &status, WNOHANG) == 0) {
+            if (std::chrono::steady_clock::now() > until) {
+                ::kill(pid, SIGKILL);
+                ::waitpid(pid, &status, 0);
+                return -1000;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+    }
+
+    std::string out() const { return slurp(dir / "stdout"); }
+    std::string err() const { return slurp(dir / "stderr"); }
+};
+
+int run_binary(const std::vector<std::string>& args, const fs::path& dir, const std::vector<std::string>& env = {}) {
+    return Child(args, dir, env).wait();
+}
+
+void check_schema(const nlohmann::json& doc) {
+    static const auto schema = testing::SchemaCheck::from_file(INTEROPBENCH_SOURCE_DIR "/reports/report.schema.json");
+    const auto errors = schema.errors(doc);
+    CAPTURE(doc.dump(1).substr(0, 2000));
+    for (const auto& e : errors) FAIL_CHECK(e);
+}
+
+/// A host-only run long enough to interrupt: every configuration samples until its time
+/// budget (the noise target is out of reach).
+std::vector<std::string> long_host_run(const fs::path& out) {
+    return {"run",       "-s",           "host_memcpy", "-a",    "threads=single", "--size", "4K:64M:x2",
+            "--max-time", "0.4",         "--noise",     "1e-9",  "--min-samples",  "1",      "--max-samples",
+            "1000000",   "--warmup",     "0",           "--no-topology", "-q",     "--out",  out.string()};
+}
+
+bool gpu_present() {
+    Machine m;
+    gpu::probe_cuda(m);
+    return m.cuda_available;
+}
+
+} // namespace
+
+TEST_CASE("fault specs parse, bad ones are usage errors, CUDA calls are classified") {
+    using gpu::FaultKind;
+    CHECK(gpu::parse_fault_spec("").kind == FaultKind::none);
+    const auto a = gpu::parse_fault_spec("alloc:3");
+    CHECK(a.kind == FaultKind::alloc);
+    CHECK(a.nth == 3);
+    CHECK(gpu::parse_fault_spec("sticky:1").kind == FaultKind::sticky);
+    CHECK(gpu::parse_fault_spec("nccl:12").nth == 12);
+    for (const char* bad : {"alloc", "alloc:0", "alloc:x", "oom:1", ":1", "copy:-1", "launch:1:2"}) {
+        CAPTURE(bad);
+        CHECK_THROWS_AS(gpu::parse_fault_spec(bad), UsageError);
+    }
+    CHECK(gpu::classify_cuda_call("cudaMalloc(&m_ptr, bytes)") == FaultKind::alloc);
+    CHECK(gpu::classify_cuda_call("cudaMallocAsync(&p, n, s)") == FaultKind::alloc);
+    CHECK(gpu::classify_cuda_call("cudaHostAlloc(&p, n, f)") == FaultKind::alloc);
+    CHECK(gpu::classify_cuda_call("cudaHostRegister(p, n, f)") == FaultKind::alloc);
+    CHECK(gpu::classify_cuda_call("cudaMemPoolCreate(&pool, &props)") == FaultKind::alloc);
+    CHECK(gpu::classify_cuda_call("cudaMemcpyAsync(d, s, n, k, st)") == FaultKind::copy);
+    CHECK(gpu::classify_cuda_call("cudaMemsetAsync(d, 0, n, st)") == FaultKind::copy);
+    CHECK(gpu::classify_cuda_call("kernels::launch_fill_pattern(d, n, seed, s)") == FaultKind::launch);
+    CHECK(gpu::classify_cuda_call("cudaStreamSynchronize(s)") == FaultKind::none);
+    CHECK(gpu::classify_cuda_call("cudaHostUnregister(p)") == FaultKind::none);
+    CHECK(gpu::classify_cuda_call("cudaFree(p)") == FaultKind::none);
+}
+
+TEST_CASE("the fuzz corpora, crash inputs included, replay cleanly") {
+    const fs::path root = INTEROPBENCH_SOURCE_DIR "/tests/fuzz/corpus";
+    const std::vector<std::pair<std::string, void (*)(const std::uint8_t*, std::size_t)>> targets{
+        {"report", fuzz::report},   {"profile", fuzz::profile},           {"sizes", fuzz::sizes},
+        {"devices", fuzz::devices}, {"topology_xml", fuzz::topology_xml}};
+    for (const auto& [name, run] : targets) {
+        std::size_t n = 0;
+        for (const auto& entry : fs::directory_iterator(root / name)) {
+            const std::string bytes = slurp(entry.path());
+            CAPTURE(entry.path().string());
+            CHECK_NOTHROW(run(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+            ++n;
+        }
+        CAPTURE(name);
+        CHECK(n > 0);
+    }
+}
+
+TEST_CASE("device lists resolve ordinals and PCI bus ids, and reject the rest") {
+    std::vector<DeviceInfo> gpus(2);
+    gpus[0].ordinal = 0;
+    gpus[0].pci_bus_id = "0000:1b:00.0";
+    gpus[1].ordinal = 1;
+    gpus[1].pci_bus_id = "0000:2c:00.0";
+    CHECK(parse_device_list("1,0,1", gpus) == std::vector<int>{1, 0});
+    CHECK(parse_device_list(" 2C:00.0 ", gpus) == std::vector<int>{1});
+    CHECK(parse_device_list("0000:1b:00.0,1", gpus) == std::vector<int>{0, 1});
+    for (const char* bad : {"2", ",", "", "gpu0", "b:00.0", "99999999999999999999", "-1"}) {
+        CAPTURE(bad);
+        CHECK_THROWS_AS(parse_device_list(bad, gpus), UsageError);
+    }
+    CHECK_THROWS_AS(parse_device_list("0", {}), UsageError);
+}
+
+TEST_CASE("anonymize_report drops host names, UUIDs, serials and home directories") {
+    const char* old_home = std::getenv("HOME");
+    const std::string saved = old_home ? old_home : "";
+    ::setenv("HOME", "/srv/users/alice", 1);
+    nlohmann::json doc = {
+        {"invocation", {{"argv", {"/home/bob/bin/interopbench", "run", "--out=/srv/users/alice/r.json",
+                                  "--profile", "/Users/carol/p.json", "/srv/users/alicex/keep"}}}},
+        {"host", {{"hostname", "gpu-node-17"}, {"cpu", "Intel Xeon"}}},
+        {"devices", {{{"name", "NVIDIA H200"}, {"uuid", "GPU-1234"}, {"pci_bus_id", "0000:1b:00.0"},
+                      {"board_serial", "1652322012345"}}}},
+        {"topology", {{"source", "/home/bob/topo.xml"}, {"gpus", {{{"serial_number", 42}}}}}},
+        {"environment", {{"CUDA_HOME", "/home/bob/cuda"}}},
+        {"tool", {{"version", "0.1.0"}, {"git_sha", "abc"}}},
+    };
+    anonymize_report(doc);
+    if (old_home) ::setenv("HOME", saved.c_str(), 1);
+    else ::unsetenv("HOME");
+    const auto& argv = doc["invocation"]["argv"];
+    CHECK(argv[0] == "~/bin/interopbench");
+    CHECK(argv[2] == "--out=~/r.json");
+    CHECK(argv[4] == "~/p.json");
+    CHECK(argv[5] == "/srv/users/alicex/keep"); // another directory that only starts alike
+    CHECK(doc["invocation"]["anonymized"] == true);
+    CHECK_FALSE(doc["host"].contains("hostname"));
+    CHECK(doc["host"]["cpu"] == "Intel Xeon");
+    CHECK(doc["devices"][0]["uuid"] == "");
+    CHECK(doc["devices"][0]["board_serial"] == "");
+    CHECK(doc["devices"][0]["pci_bus_id"] == "0000:1b:00.0");
+    CHECK(doc["devices"][0]["name"] == "NVIDIA H200");
+    CHECK(doc["topology"]["source"] == "~/topo.xml");
+    CHECK(doc["topology"]["gpus"][0]["serial_number"] == 0);
+    CHECK(doc["environment"]["CUDA_HOME"] == "~/cuda");
+    CHECK(doc["tool"]["version"] == "0.1.0");
+    const nlohmann::json once = doc;
+    anonymize_report(doc);
+    CHECK(doc == once);
+}
+
+TEST_CASE("reports never hold environment variables outside the allow-list") {
+    const fs::path dir = scratch("privacy");
+    const std::string secret1 = "s3cr3t-token-4f9a7c", secret2 = "AKIAxSECRETx9b8c7d";
+    const fs::path out = dir / "report.json";
+    const int code = run_binary({"run", "-s", "host_memcpy", "--size", "4K", "-a", "threads=single", "--max-time",
+                                 "0.05", "--no-topology", "--format", "json", "--out", out.string()},
+                                dir,
+                                {"INTEROPBENCH_SECRET_TOKEN=" + secret1, "AWS_SECRET_ACCESS_KEY=" + secret2,
+                                 "MY_PASSWORD=" + secret1, "NCCL_DEBUG=WARN"});
+    CHECK(code == 0);
+    const std::string text = slurp(out), printed = slurp(dir / "stdout");
+    for (const auto* where : {&text, &printed}) {
+        CHECK(where->find(secret1) == std::string::npos);
+        CHECK(where->find(secret2) == std::string::npos);
+        CHECK(where->find("AWS_SECRET_ACCESS_KEY") == std::string::npos);
+    }
+    const auto doc = load_report(out.string());
+    for (const auto& [name, value] : doc["environment"].items()) {
+        CAPTURE(name);
+        CHECK(environment_allowed(name));
+    }
+    CHECK(doc["environment"].value("NCCL_DEBUG", "") == "WARN"); // the allow-list still works
+    check_schema(doc);
+}
+
+TEST_CASE("--anonymize through run and show") {
+    const fs::path dir = scratch("anonymize");
+    const fs::path home = dir / "home-of-dana";
+    fs::create_directories(home);
+    const fs::path out = home / "report.json";
+    const std::vector<std::string> args{"run", "-s", "host_memcpy", "--size", "4K", "-a", "threads=single",
+                                        "--max-time", "0.05", "-q", "--out", out.string()};
+    auto with = args;
+    with.push_back("--anonymize");
+    REQUIRE(run_binary(with, dir, {"HOME=" + home.string()}) == 0);
+    const auto doc = load_report(out.string());
+    check_schema(doc);
+    CHECK(doc["invocation"]["anonymized"] == true);
+    CHECK_FALSE(doc["host"].contains("hostname"));
+    CHECK(doc["invocation"]["argv"].back() == "~/report.json");
+    CHECK(slurp(out).find(home.string()) == std::string::npos);
+    for (const auto& d : doc["devices"]) CHECK(d["uuid"] == "");
+
+    // show --anonymize on a plain report
+    REQUIRE(run_binary(args, dir) == 0);
+    CHECK(load_report(out.string())["host"].contains("hostname"));
+    Child show({"show", out.string(), "--format", "json", "--anonymize"}, dir, {"HOME=" + home.string()});
+    REQUIRE(show.wait() == 0);
+    const auto shown = nlohmann::json::parse(show.out());
+    CHECK_FALSE(shown["host"].contains("hostname"));
+    CHECK(shown["invocation"]["anonymized"] == true);
+}
+
+TEST_CASE("SIGINT and SIGTERM keep every finished result, status interrupted, exit 1") {
+    for (int sig : {SIGINT, SIGTERM}) {
+        CAPTURE(sig);
+        const fs::path dir = scratch(sig == SIGINT ? "sigint" : "sigterm");
+        const fs::path out = dir / "report.json";
+        Child run(long_host_run(out), dir);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2500)); // several configurations finish
+        REQUIRE(::kill(run.pid, sig) == 0);
+        const int code = run.wait(30);
+        CAPTURE(run.err());
+        CHECK(code == 1);
+        REQUIRE(fs::exists(out));
+        const auto doc = load_report(out.string());
+        check_schema(doc);
+        CHECK(doc["invocation"]["status"] == "interrupted");
+        const auto& results = doc["results"];
+        REQUIRE(results.size() >= 2);
+        CHECK(results.size() < 15); // 4K..64M is 15 sizes: the run stopped early
+        for (std::size_t i = 0; i + 1 < results.size(); ++i) CHECK(results[i]["status"] == "ok");
+        const std::string last = results.back()["status"];
+        CHECK((last == "ok" || last == "interrupted"));
+        CHECK(run.err().find("interrupted") != std::string::npos);
+    }
+}
+
+TEST_CASE("kill -9 at any moment leaves the old report or none, never a broken one") {
+    const fs::path dir = scratch("kill9");
+    const fs::path out = dir / "report.json";
+    const std::vector<std::string> args{"run", "-s", "host_memcpy", "--size", "4K,64K,1M", "-a", "threads=single",
+                                        "--max-time", "0.05", "--no-topology", "-q", "--out", out.string()};
+    // A first kill before any report exists leaves none or a whole one.
+    {
+        Child run(args, dir);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        ::kill(run.pid, SIGKILL);
+        run.wait();
+        if (fs::exists(out)) CHECK_NOTHROW(load_report(out.string()));
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    REQUIRE(run_binary(args, dir) == 0);
+    const double whole = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::mt19937 rng(20261129);
+    std::uniform_real_distribution<double> when(0.3 * whole, 1.1 * whole); // the write comes last
+    for (int i = 0; i < 8; ++i) {
+        const std::string before = slurp(out);
+        Child run(args, dir);
+        std::this_thread::sleep_for(std::chrono::duration<double>(when(rng)));
+        ::kill(run.pid, SIGKILL);
+        run.wait();
+        CAPTURE(i);
+        REQUIRE(fs::exists(out));
+        const std::string after = slurp(out);
+        nlohmann::json doc;
+        REQUIRE_NOTHROW(doc = load_report(out.string()));
+        if (after != before) CHECK(doc["invocation"]["status"] == "complete");
+    }
+    for (const auto& e : fs::directory_iterator(dir))
+        if (e.path().filename().string().rfind("report.json.tmp.", 0) == 0) fs::remove(e.path());
+}
+
+// ---- injected faults: need a GPU --------------------------------------------------------
+
+namespace {
+
+struct FaultRun {
+    int code = 0;
+    nlohmann::json doc;
+    std::string err;
+};
+
+FaultRun run_with_fault(const std::string& spec, const std::vector<std::string>& args, const std::string& name) {
+    const fs::path dir = scratch("fault_" + name);
+    const fs::path out = dir / "report.json";
+    std::vector<std::string> all = args;
+    for (const char* a : {"--no-topology", "-q", "--max-time", "0.2", "--out"}) all.emplace_back(a);
+    all.push_back(out.string());
+    Child run(all, dir, {"INTEROPBENCH_FAULT=" + spec});
+    FaultRun r;
+    r.code = run.wait(300);
+    r.err = run.err();
+    CAPTURE(r.err);
+    REQUIRE(fs::exists(out));
+    r.doc = load_report(out.string());
+    check_schema(r.doc);
+    return r;
+}
+
+/// One configuration failed with `error`, the others ran, the run completed, exit 1.
+void expect_one_failed(const FaultRun& r, const std::string& error) {
+    CAPTURE(r.err);
+    CHECK(r.code == 1);
+    CHECK(r.doc["invocation"]["status"] == "complete");
+    std::size_t failed = 0, ok = 0;
+    for (const auto& res : r.doc["results"]) {
+        if (res["status"] == "failed") {
+            ++failed;
+            CHECK(res["reason"].get<std::string>().find(error) != std::string::npos);
+        }
+        ok += res["status"] == "ok";
+    }
+    CHECK(failed == 1);
+    CHECK(ok + 1 == r.doc["results"].size());
+    CHECK(r.err.find("fault injection: INTEROPBENCH_FAULT=") != std::string::npos);
+}
+
+const std::vector<std::string> k_copy_run{"run", "-s", "h2d_copy", "--size", "64K,1M,4M", "-a", "host_mem=pinned",
+                                          "-a", "engine=ce", "-d", "0"};
+
+} // namespace
+
+TEST_CASE("an injected allocation, copy or launch failure fails one configuration; the run goes on") {
+    if (!gpu_present()) {
+        MESSAGE("skipped: no usable GPU here (fault injection needs CUDA)");
+        return;
+    }
+    expect_one_failed(run_with_fault("alloc:1", k_copy_run, "alloc"), "cudaErrorMemoryAllocation");
+    expect_one_failed(run_with_fault("copy:1", k_copy_run, "copy"), "cudaErrorInvalidValue");
+    expect_one_failed(run_with_fault("launch:1", k_copy_run, "launch"), "cudaErrorLaunchOutOfResources");
+}
+
+TEST_CASE("an injected NCCL failure fails one collective configuration; the run goes on") {
+    if (!gpu_present()) {
+        MESSAGE("skipped: no usable GPU here (fault injection needs CUDA)");
+        return;
+    }
+    const auto r = run_with_fault("nccl:1", {"run", "-s", "nccl_all_reduce", "--size", "1M,4M,16M"}, "nccl");
+    const auto& results = r.doc["results"];
+    if (!results.empty() && results[0]["status"] == "skipped") {
+        MESSAGE("skipped: " << results[0]["reason"].get<std::string>());
+        return;
+    }
+    expect_one_failed(r, "communicator aborted");
+}
+
+TEST_CASE("an injected sticky error ends the run cleanly: report written, status aborted") {
+    if (!gpu_present()) {
+        MESSAGE("skipped: no usable GPU here (fault injection needs CUDA)");
+        return;
+    }
+    const auto r = run_with_fault("sticky:1", k_copy_run, "sticky");
+    CAPTURE(r.err);
+    CHECK(r.code == 1);
+    CHECK(r.doc["invocation"]["status"] == "aborted");
+    REQUIRE(r.doc["results"].size() == 1); // nothing runs after the context is lost
+    CHECK(r.doc["results"][0]["status"] == "failed");
+    CHECK(r.doc["results"][0]["reason"].get<std::string>().find("cudaErrorIllegalAddress") != std::string::npos);
+    bool warned = false;
+    for (const auto& w : r.doc["warnings"]) warned = warned || w.get<std::string>().find("fatal device error") != std::string::npos;
+    CHECK(warned);
+    CHECK(r.err.find("error: ") != std::string::npos);
+    CHECK(r.err.find("the CUDA context is lost") != std::string::npos);
+}
