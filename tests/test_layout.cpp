@@ -11,6 +11,8 @@
 #include "interopbench/errors.hpp"
 #include "interopbench/handoff.hpp"
 #include "interopbench/layout.hpp"
+#include "interopbench/registry.hpp"
+#include "scenarios/scenarios.hpp"
 
 using namespace interopbench;
 
@@ -467,9 +469,11 @@ TEST_CASE("Arrow fixed-size list: exported, read and released once") {
     int released = 0;
     ArrowSchema schema;
     ArrowDeviceArray array;
-    export_fixed_size_list_schema(arrow_format(DType::fp32), 5, &schema);
+    export_fixed_size_list_schema(arrow_format(DType::fp32), 5, "rows", &schema);
     export_fixed_size_list_array(storage, 3, 5, k_arrow_device_cuda, 1, &event, [&] { ++released; }, &array);
     CHECK(std::string(schema.format) == "+w:5");
+    CHECK(std::string(schema.name) == "rows");
+    CHECK(std::string(schema.children[0]->name) == "item");
     REQUIRE(schema.n_children == 1);
     CHECK(std::string(schema.children[0]->format) == "f");
     CHECK(array.array.length == 3);
@@ -483,6 +487,7 @@ TEST_CASE("Arrow fixed-size list: exported, read and released once") {
 
     const ArrowListView v = import_fixed_size_list(schema, array, "f");
     CHECK(v.data == storage);
+    CHECK(v.name == "rows");
     CHECK(v.length == 3);
     CHECK(v.list_size == 5);
     CHECK(v.device_id == 1);
@@ -508,7 +513,7 @@ TEST_CASE("Arrow fixed-size list: exported, read and released once") {
     CHECK((schema.release == nullptr));
     release(&schema);
 
-    CHECK_THROWS_AS(export_fixed_size_list_schema("f", 0, &schema), UsageError);
+    CHECK_THROWS_AS(export_fixed_size_list_schema("f", 0, "rows", &schema), UsageError);
     CHECK_THROWS_AS(export_fixed_size_list_array(storage, 1, 0, k_arrow_device_cpu, 0, nullptr, nullptr, &array),
                     UsageError);
 }
@@ -533,7 +538,7 @@ TEST_CASE("Arrow consumer refuses what is not a fixed-size list") {
     ArrowSchema schema;
     ArrowDeviceArray array;
     float storage[4] = {};
-    export_fixed_size_list_schema("f", 2, &schema);
+    export_fixed_size_list_schema("f", 2, "columns", &schema);
     export_fixed_size_list_array(storage, 2, 2, k_arrow_device_cpu, 0, nullptr, nullptr, &array);
     const char* saved = schema.format;
     for (const char* bad : {"f", "+w:", "+w:x", "+w:2x", "+w:0", "+l"}) {
@@ -554,4 +559,105 @@ TEST_CASE("Arrow consumer refuses what is not a fixed-size list") {
     CHECK(std::string(arrow_format(DType::int8)) == "c");
     CHECK(std::string(arrow_format(DType::fp16)) == "e");
     CHECK(std::string(arrow_format(DType::fp64)) == "g");
+}
+
+// ---- the scenarios, without a GPU -----------------------------------------------------------
+
+namespace {
+
+Machine no_gpu_machine() {
+    Machine m;
+    m.cuda_available = false;
+    m.cuda_note = "no NVIDIA driver";
+    m.host_cores = 2;
+    return m;
+}
+
+Registry layout_registry() {
+    Registry r;
+    register_layout(r);
+    register_handoff(r);
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("layout scenarios are registered with their axes and metrics") {
+    const Registry r = layout_registry();
+    std::vector<std::string> ids;
+    for (const auto& s : r.all()) ids.push_back(s->info().id);
+    CHECK(ids == std::vector<std::string>{"layout_transpose", "layout_aos_soa", "layout_arrow_dense", "layout_strided",
+                                          "handoff"});
+    for (const char* id : {"layout_transpose", "layout_aos_soa", "layout_arrow_dense", "layout_strided"}) {
+        CAPTURE(id);
+        const ScenarioInfo& info = r.find(id)->info();
+        CHECK_FALSE(info.needs_gpu);
+        CHECK(info.axes.front().name == "variant");
+        CHECK(info.axes.back().name == "size");
+        REQUIRE(info.metrics.size() == 4);
+        CHECK(info.metrics[0].name == "bandwidth");
+        CHECK(info.metrics[3].name == "efficiency");
+        CHECK(info.counting.find("read + ") != std::string::npos);
+    }
+    const ScenarioInfo& h = r.find("handoff")->info();
+    CHECK(h.needs_gpu);
+    CHECK(h.metrics[0].name == "time");
+    CHECK(h.metrics[1].name == "bytes_moved");
+}
+
+TEST_CASE("without a GPU only the host variant runs, and bad shapes are skipped with a reason") {
+    const Registry r = layout_registry();
+    const Machine m = no_gpu_machine();
+    const Scenario* t = r.find("layout_transpose");
+    const Params gpu({{"variant", "gpu"}, {"dtype", "fp32"}, {"shape", "square"}, {"size", "1048576"}});
+    const Params host({{"variant", "host"}, {"dtype", "fp32"}, {"shape", "square"}, {"size", "1048576"}});
+    CHECK(t->unsupported(m, gpu) == std::optional<std::string>("no NVIDIA driver"));
+    CHECK_FALSE(t->unsupported(m, host).has_value());
+    const Params tiny({{"variant", "host"}, {"dtype", "fp64"}, {"shape", "tall"}, {"size", "4096"}});
+    const auto why = t->unsupported(m, tiny);
+    REQUIRE(why.has_value());
+    CHECK(why->find("too small") != std::string::npos);
+    const Params no_record({{"variant", "host"}, {"record", "wide"}, {"direction", "aos_to_soa"}, {"size", "16"}});
+    CHECK(r.find("layout_aos_soa")->unsupported(m, no_record).has_value());
+    const Params handoff({{"path", "dlpack"}, {"consumer", "same"}, {"size", "1048576"}});
+    CHECK(r.find("handoff")->unsupported(m, handoff) == std::optional<std::string>("no NVIDIA driver"));
+}
+
+TEST_CASE("host variant of every conversion measures, verifies and reports its bytes") {
+    const Registry r = layout_registry();
+    const Machine m = no_gpu_machine();
+    const CaseContext ctx{&m, 0.001, false};
+    const std::vector<std::pair<std::string, Params>> configs = {
+        {"layout_transpose", Params({{"variant", "host"}, {"dtype", "int8"}, {"shape", "wide"}, {"size", "300000"}})},
+        {"layout_transpose", Params({{"variant", "host"}, {"dtype", "fp64"}, {"shape", "square"}, {"size", "300000"}})},
+        {"layout_aos_soa", Params({{"variant", "host"}, {"record", "packed"}, {"direction", "aos_to_soa"}, {"size", "300000"}})},
+        {"layout_aos_soa", Params({{"variant", "host"}, {"record", "mixed"}, {"direction", "soa_to_aos"}, {"size", "300000"}})},
+        {"layout_arrow_dense", Params({{"variant", "host"}, {"dtype", "fp16"}, {"direction", "to_dense"}, {"size", "300000"}})},
+        {"layout_arrow_dense", Params({{"variant", "host"}, {"dtype", "fp32"}, {"direction", "from_dense"}, {"size", "300000"}})},
+        {"layout_arrow_dense", Params({{"variant", "host"}, {"dtype", "binary"}, {"direction", "to_dense"}, {"size", "300000"}})},
+        {"layout_arrow_dense", Params({{"variant", "host"}, {"dtype", "binary"}, {"direction", "from_dense"}, {"size", "300000"}})},
+        {"layout_strided", Params({{"variant", "host"}, {"dtype", "fp16"}, {"shape", "tall"}, {"view", "cols_slice"}, {"size", "300000"}})},
+        {"layout_strided", Params({{"variant", "host"}, {"dtype", "int8"}, {"shape", "square"}, {"view", "step2"}, {"size", "300000"}})},
+    };
+    for (const auto& [id, params] : configs) {
+        CAPTURE(id);
+        CAPTURE(params.canonical());
+        const Scenario* s = r.find(id);
+        REQUIRE(s != nullptr);
+        REQUIRE_FALSE(s->unsupported(m, params).has_value());
+        auto c = s->prepare(ctx, params);
+        const Sample sample = c->measure();
+        REQUIRE(sample.size() == 4);
+        CHECK(sample[0] > 0);
+        CHECK(sample[1] > 0);
+        CHECK(sample[2] > 0);
+        CHECK(sample[3] == doctest::Approx(sample[0] / sample[2]));
+        CHECK_NOTHROW(c->check());
+        const nlohmann::json d = c->details();
+        CHECK(d.at("bytes_read").get<std::uint64_t>() > 0);
+        CHECK(d.at("bytes_written").get<std::uint64_t>() > 0);
+        CHECK(d.at("copy_bytes").get<std::uint64_t>() ==
+              (d.at("bytes_read").get<std::uint64_t>() + d.at("bytes_written").get<std::uint64_t>() + 1) / 2);
+        CHECK(d.at("bytes_read").get<std::uint64_t>() + d.at("bytes_written").get<std::uint64_t>() <= 3 * 300000);
+    }
 }

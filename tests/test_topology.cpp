@@ -6,6 +6,7 @@
 // | --- | --- | --- |
 // | `switch-tree-6gpu.xml` | synthetic 2-socket, 6 A100 on a PCIe switch tree (two cascaded switches), a second host bridge on socket 0, one GPU on socket 1, an NVMe, an NVIDIA audio function, a ConnectX NIC | every PCIe class: PIX, PXB, PHB, NODE, SYS; non-GPU NVIDIA functions ignored; InfiniBand seen |
 // | `h200-2gpu-nvlink.xml` + `.nvlink.json` | hand-written model of the 2 x H200 machine: 1 NUMA node, GPUs straight under the host bridge, sidecar with 18 active NVLinks each at 26.562 GB/s | NV18 from the sidecar, PCIe Gen5 x16, CUDA peer facts |
+// | `gpu-machine-2xh200.xml` + `.nvlink.json` | the GPU machine itself, recorded there with `interopbench topo --export-xml` (test skipped until it is committed) | the tool's own export of a real NVLink machine read back |
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -250,6 +251,26 @@ TEST_CASE("2 x H200 model: NV18 and Gen5 x16 from the sidecar, CUDA peer facts")
     CHECK(p->cuda.can_access_peer);
     CHECK(p->cuda.performance_rank == 0);
     CHECK(p->cuda.native_atomics);
+    check_symmetric(t);
+}
+
+TEST_CASE("the GPU machine's own export: NV18, Gen5 x16, one NUMA node") {
+    const std::string path = k_data + "gpu-machine-2xh200.xml";
+    if (!have(path)) {
+        MESSAGE("skipped: " << path << " not recorded yet");
+        return;
+    }
+    const Topology t = load_topology_xml(path);
+    REQUIRE(t.gpus.size() == 2);
+    for (std::size_t i = 0; i < 2; ++i) {
+        CHECK(t.gpus[i].cuda_ordinal == static_cast<int>(i));
+        CHECK(t.gpus[i].pcie.label() == "Gen5 x16");
+        CHECK(t.gpus[i].numa_nodes == std::vector<unsigned>{0});
+        CHECK(t.gpus[i].nvlinks_active() == 18);
+    }
+    CHECK(label(t, 0, 1) == "NV18");
+    CHECK(t.pair(0, 1)->has_cuda);
+    CHECK(t.pair(0, 1)->cuda.can_access_peer);
     check_symmetric(t);
 }
 

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "interopbench/layout.hpp"
@@ -217,11 +218,12 @@ static_assert(sizeof(ArrowDeviceArray) == 128 && offsetof(ArrowDeviceArray, devi
 const char* arrow_format(DType t);
 
 /// Producer: the schema of a fixed-size list of `list_size` elements of format
-/// `elem_format` ("+w:<list_size>" with one child "item"). A matrix whose rows are the
-/// lists is row-major; whose columns are the lists, column-major. Throws UsageError for
-/// list_size < 1.
+/// `elem_format` ("+w:<list_size>" with one child "item"), the field named `name`. A matrix
+/// whose rows are the lists is row-major; whose columns are the lists, column-major. Arrow
+/// has no strides, so the name is where a producer says which ("rows" or "columns" here).
+/// Throws UsageError for list_size < 1.
 void export_fixed_size_list_schema(const char* elem_format, std::int64_t list_size,
-                                   ArrowSchema* out);
+                                   const char* name, ArrowSchema* out);
 /// Producer: the array of `length` lists of `list_size` elements stored contiguously at
 /// `data` (no nulls, nothing copied), on the given device, with `sync_event`. Releasing it
 /// releases its child (unless the child was moved out and released on its own), then calls
@@ -233,6 +235,7 @@ void export_fixed_size_list_array(const void* data, std::int64_t length, std::in
 
 /// What a consumer found in a fixed-size-list device array.
 struct ArrowListView {
+    std::string name;           ///< the field name
     const void* data = nullptr; ///< first element, offsets applied
     std::int64_t length = 0;    ///< number of lists
     std::int64_t list_size = 0; ///< elements per list

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.hpp"
+#include "interopbench/compare.hpp"
 #include "interopbench/merge.hpp"
 #include "interopbench/output.hpp"
 #include "interopbench/profile.hpp"
@@ -27,7 +28,66 @@ struct RunOptions {
     std::optional<int> warmup, min_samples, max_samples;
     std::optional<std::string> noise;
     std::optional<double> max_time, sample_time;
+    struct Baseline {
+        std::string file;                    ///< --baseline: compare the run with this report
+        int confirm = 0;                     ///< --confirm N: re-measure flagged results N times
+        std::vector<std::string> thresholds; ///< --threshold, as for `compare`
+    } baseline;
 };
+
+// ---- --baseline / --confirm: compare after the run ----------------------------------------
+// The run's report is compared with a baseline report as `interopbench compare` does. With
+// --confirm N, flagged results (regressions, and results too noisy to call) are measured N
+// more times, round-robin over the flagged configurations so that a drift in time hits them
+// all alike, and a regression stands only when every re-measurement regresses too.
+
+/// Reads the baseline and refuses different hardware, before anything is measured.
+nlohmann::json load_baseline(const RunOptions::Baseline& b, const nlohmann::json& preliminary, const Machine& machine) {
+    if (b.confirm < 0) throw UsageError(fmt::format("--confirm {} is negative", b.confirm), "give 0 or more re-measurements");
+    if (b.confirm > 0 && machine.world)
+        throw UsageError("--confirm does not work under mpirun", "compare the reports afterwards with 'interopbench compare'");
+    nlohmann::json baseline = load_report(b.file);
+    check_unique_keys(baseline, b.file);
+    for (const auto& d : compare_fingerprints(baseline, preliminary))
+        if (d.hardware)
+            throw UsageError(fmt::format("baseline '{}' comes from different hardware ({}: '{}' vs '{}')", b.file, d.field,
+                                         d.base, d.fresh),
+                             "run on the baseline's machine, or save the report with --out and use "
+                             "'interopbench compare --cross-machine'");
+    return baseline;
+}
+
+/// Compares, confirms, prints the comparison (stderr when stdout carries JSON or CSV) and
+/// returns the gate's exit code.
+int gate_on_baseline(const RunOptions& o, const nlohmann::json& baseline, const nlohmann::json& report,
+                     const std::vector<Config>& configs, Runner& runner) {
+    CompareOptions options;
+    for (const auto& t : o.baseline.thresholds) add_threshold(options, t);
+    options.base_label = o.baseline.file;
+    options.new_label = o.out.empty() ? "this run" : o.out;
+    CompareOutcome outcome = compare_reports(baseline, report, options);
+    const auto flagged = flagged_keys(outcome);
+    if (o.baseline.confirm > 0 && !flagged.empty()) {
+        if (!o.quiet)
+            fmt::print(stderr, "confirming {} flagged result(s) with {} re-measurement(s) each\n", flagged.size(),
+                       o.baseline.confirm);
+        std::map<std::string, const Config*> by_key;
+        for (const auto& c : configs) by_key[c.key()] = &c;
+        std::map<std::string, std::vector<nlohmann::json>> reruns;
+        for (int round = 0; round < o.baseline.confirm && runner.fatal().empty(); ++round)
+            for (const auto& key : flagged)
+                if (const auto it = by_key.find(key); it != by_key.end()) reruns[key].push_back(runner.run_one(*it->second));
+        apply_confirmations(outcome, baseline, reruns, options);
+    }
+    const OutputFormat format = parse_format(o.format);
+    const bool to_stdout = format == OutputFormat::table || format == OutputFormat::markdown;
+    const std::string text =
+        render_comparison(outcome, format == OutputFormat::markdown ? CompareFormat::markdown : CompareFormat::table);
+    if (to_stdout && !o.quiet) fmt::print("\n{}", text);
+    else if (!to_stdout) fmt::print(stderr, "\n{}", text);
+    return static_cast<int>(compare_exit_code(outcome, false));
+}
+// ---- end of --baseline / --confirm ---------------------------------------------------------
 
 extern "C" void on_signal(int sig) {
     g_interrupted = true;
@@ -93,6 +153,8 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     if (!machine.cuda_available && !quiet)
         fmt::print(stderr, "note: {}; host-only scenarios still run\n", machine.cuda_note);
     if (!o.no_topology) rec.topology = discover_topology_json(machine);
+    const nlohmann::json baseline =
+        o.baseline.file.empty() || !root ? nlohmann::json() : load_baseline(o.baseline, build_report(rec, machine), machine);
 
     g_interrupted = false;
     std::signal(SIGINT, on_signal);
@@ -168,8 +230,9 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
         fmt::print(stderr, "error: --require-gpu given but {}\n", machine.cuda_note);
         return static_cast<int>(ExitCode::failed);
     }
+    const int gate = baseline.is_null() ? 0 : gate_on_baseline(o, baseline, report, configs, runner);
     if (failed || rec.status != "complete") return static_cast<int>(ExitCode::failed);
-    return 0;
+    return gate;
 }
 
 } // namespace
@@ -195,6 +258,13 @@ void add_run(CLI::App& app, Outcome& out) {
     cmd->add_flag("--no-numa-bind", o->no_numa_bind, "do not bind threads and host buffers near each GPU");
     cmd->add_flag("--no-topology", o->no_topology, "do not discover and embed the topology");
     cmd->add_flag("--anonymize", o->anonymize, "leave out host name, UUIDs, serial numbers and home directories");
+    cmd->add_option("--baseline", o->baseline.file,
+                    "compare this run with a baseline report, as 'interopbench compare' does; exit 1 on a regression");
+    cmd->add_option("--confirm", o->baseline.confirm,
+                    "with --baseline: measure flagged results N more times, interleaved; a regression must repeat every time");
+    cmd->add_option("--threshold", o->baseline.thresholds,
+                    "with --baseline: minimum effect, 5% or SCENARIO[.METRIC]=3% (repeatable), as for 'compare'")
+        ->allow_extra_args(false);
     cmd->callback([o, &out] { out.code = run_command(*o, invocation_argv()); });
 }
 

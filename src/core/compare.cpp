@@ -364,10 +364,9 @@ void decide_result(ResultComparison& rc) {
     for (const auto& m : rc.metrics)
         if (m.gated && severity(m.verdict) > severity(rc.verdict)) rc.verdict = m.verdict;
     if (const auto* d = rc.deciding()) {
-        rc.reason = d->ratio > 0 ? fmt::format("{} {} [{}, {}], threshold ±{:.1f}%", d->name, pct(d->ratio), pct(d->ci_lo),
-                                               pct(d->ci_hi), d->threshold * 100)
-                                 : d->name;
-        if (!d->note.empty() && rc.verdict == Verdict::inconclusive) rc.reason = d->name + ": " + d->note;
+        if (rc.verdict == Verdict::inconclusive) rc.reason = d->name + ": " + d->note;
+        else rc.reason = fmt::format("{} {} ±{:.1f}%", d->name, rc.verdict == Verdict::unchanged ? "within" : "beyond",
+                                     d->threshold * 100);
     }
 }
 
@@ -547,7 +546,11 @@ void apply_confirmations(CompareOutcome& outcome, const nlohmann::json& base,
         const auto b = base_by_key.find(rc.key);
         if (runs == reruns.end() || runs->second.empty() || b == base_by_key.end()) continue;
         std::array<std::size_t, k_verdict_count> seen{};
-        for (const auto& j : runs->second) ++seen[static_cast<std::size_t>(compare_result(b->second, j.get<Result>(), opt).verdict)];
+        ResultComparison last;
+        for (const auto& j : runs->second) {
+            last = compare_result(b->second, j.get<Result>(), opt);
+            ++seen[static_cast<std::size_t>(last.verdict)];
+        }
         const std::size_t n = runs->second.size();
         const std::size_t regressions = seen[static_cast<std::size_t>(Verdict::regression)];
         if (rc.verdict == Verdict::regression) {
@@ -561,6 +564,7 @@ void apply_confirmations(CompareOutcome& outcome, const nlohmann::json& base,
             for (std::size_t v = 0; v < k_verdict_count; ++v)
                 if (seen[v] == n) {
                     rc.verdict = static_cast<Verdict>(v);
+                    rc.metrics = last.metrics; // show the figures of the last re-measurement
                     rc.reason = fmt::format("{} in all {} re-measurements", to_string(rc.verdict), n);
                 }
         }
@@ -622,12 +626,18 @@ std::string xml_escape(std::string_view s) {
 
 std::string value_cell(double v, const std::string& unit) { return v > 0 || v < 0 ? format_value(v, unit) : "-"; }
 
-std::vector<std::string> result_row(const ResultComparison& r) {
+// The metric shown for a result: the deciding one, else (a verdict set by re-measurements)
+// the first gated one.
+const MetricComparison* shown_metric(const ResultComparison& r) {
     const auto* m = r.deciding();
-    if (!m && !r.metrics.empty() && (r.verdict == Verdict::unchanged || r.verdict == Verdict::improvement))
-        m = &r.metrics.front();
-    if (!m || !(m->ratio > 0))
-        return {to_string(r.verdict), r.key, m ? m->name : "", "", "", "", "", r.reason};
+    for (const auto& g : r.metrics)
+        if (!m && g.gated) m = &g;
+    return m && m->ratio > 0 ? m : nullptr;
+}
+
+std::vector<std::string> result_row(const ResultComparison& r) {
+    const auto* m = shown_metric(r);
+    if (!m) return {to_string(r.verdict), r.key, "", "", "", "", "", r.reason};
     return {to_string(r.verdict),
             r.key,
             m->name,
@@ -635,7 +645,7 @@ std::vector<std::string> result_row(const ResultComparison& r) {
             value_cell(m->new_median, m->unit),
             pct(m->ratio),
             fmt::format("[{}, {}]", pct(m->ci_lo), pct(m->ci_hi)),
-            m->note.empty() ? fmt::format("±{:.1f}%", m->threshold * 100) : m->note};
+            r.reason};
 }
 
 std::string render_text(const CompareOutcome& o, bool md) {
@@ -667,7 +677,7 @@ std::string render_text(const CompareOutcome& o, bool md) {
             fam.push_back({f.family, std::to_string(f.compared), fmt::format("{:.3f}", f.geomean)});
         out += render_table(fam, md);
     }
-    const std::vector<std::string> header{"verdict", "result", "metric", "base", "new", "change", "interval", "threshold / note"};
+    const std::vector<std::string> header{"verdict", "result", "metric", "base", "new", "change", "95% interval", "why"};
     std::vector<std::vector<std::string>> changed{header}, same{header};
     for (const auto& r : o.results) (r.verdict == Verdict::unchanged ? same : changed).push_back(result_row(r));
     if (changed.size() > 1) {
@@ -718,7 +728,11 @@ std::string render_junit(const CompareOutcome& o) {
             for (const auto& m : r.metrics)
                 body += fmt::format("{}: {} -> {} ({}), {}\n", m.name, value_cell(m.base_median, m.unit),
                                     value_cell(m.new_median, m.unit), m.ratio > 0 ? pct(m.ratio) : "-", to_string(m.verdict));
-            out += fmt::format("      <failure type=\"regression\" message=\"{}\">{}</failure>\n", xml_escape(r.reason),
+            const auto* m = shown_metric(r);
+            const std::string message = m ? fmt::format("{} {} [{}, {}]: {}", m->name, pct(m->ratio), pct(m->ci_lo),
+                                                        pct(m->ci_hi), r.reason)
+                                          : r.reason;
+            out += fmt::format("      <failure type=\"regression\" message=\"{}\">{}</failure>\n", xml_escape(message),
                                xml_escape(body));
         } else {
             out += fmt::format("      <skipped message=\"{}: {}\"/>\n", to_string(r.verdict), xml_escape(r.reason));

@@ -259,13 +259,13 @@ const char* arrow_format(DType t) {
 }
 
 void export_fixed_size_list_schema(const char* elem_format, std::int64_t list_size,
-                                   ArrowSchema* out) {
+                                   const char* name, ArrowSchema* out) {
     if (list_size < 1)
         throw UsageError(fmt::format("fixed-size list of {} elements", list_size),
                          "a list holds at least one element");
     auto child = std::make_unique<ArrowSchema>();
     fill_schema(child.get(), elem_format, "item", nullptr);
-    fill_schema(out, fmt::format("+w:{}", list_size), "", std::move(child));
+    fill_schema(out, fmt::format("+w:{}", list_size), name != nullptr ? name : "", std::move(child));
 }
 
 void export_fixed_size_list_array(const void* data, std::int64_t length, std::int64_t list_size,
@@ -318,6 +318,7 @@ ArrowListView import_fixed_size_list(const ArrowSchema& schema, const ArrowDevic
     const std::size_t width = format_width(elem_format);
     if (width == 0) throw ConfigError(fmt::format("Arrow format '{}' is not fixed-width", elem_format));
     ArrowListView v;
+    v.name = schema.name != nullptr ? schema.name : "";
     v.data = static_cast<const char*>(child.buffers[1]) +
              (child.offset + parent.offset * list_size) * static_cast<std::int64_t>(width);
     v.length = parent.length;

@@ -619,7 +619,10 @@ __device__ unsigned long long look_back(unsigned long long* status, std::uint32_
         unsigned long long s = at >= 0 ? read_status(status + at) : k_status_inclusive;
         if (__any_sync(k_full_mask, s == 0)) {
             const bool expired = __shfl_sync(k_full_mask, global_ns() - started >= k_lookback_timeout_ns, 0);
-            if (!expired) continue;
+            if (!expired) {
+                __nanosleep(64); // back off instead of hammering L2 with polls
+                continue;
+            }
             if (s == 0) s = k_status_inclusive;
         }
         const unsigned inclusive = __ballot_sync(k_full_mask, (s & ~k_status_value) == k_status_inclusive);

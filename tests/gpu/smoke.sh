@@ -2,10 +2,10 @@
 # GPU smoke and figure run: exercises every scenario family, topology and doctor on a GPU
 # machine, and writes logs and reports under OUT. Builds nothing.
 #   tests/gpu/smoke.sh BUILD_DIR OUT_DIR [section...]
-# Sections: facts tests copy alloc peer nccl mpi layout profiles compare (default: all).
+# Sections: facts tests copy bidir alloc peer nccl mpi layout profiles compare (default: all).
 set -uo pipefail
 build=$(cd "$1" && pwd); out=$2; shift 2
-sections=${*:-facts tests copy alloc peer nccl mpi layout profiles compare}
+sections=${*:-facts tests copy bidir alloc peer nccl mpi layout profiles compare}
 ib="$build/interopbench"
 mkdir -p "$out/logs" "$out/reports"
 log() { echo "== $*" | tee -a "$out/summary.txt"; }
@@ -44,8 +44,11 @@ if has copy; then
   run h2d-1 300 "$ib" run -s h2d_copy,d2h_copy --size 16M,256M,1G -a host_mem=pageable,pinned --out "$R/copy-1.json"
   run h2d-2 300 "$ib" run -s h2d_copy,d2h_copy --size 16M,256M,1G -a host_mem=pageable,pinned --out "$R/copy-2.json"
   run h2d-kinds 300 "$ib" run -s h2d_copy,d2h_copy --size 4K,64K,1M,512M -a host_mem=all -a engine=ce,sm --out "$R/copy-kinds.json"
-  run bidir 200 "$ib" run -s bidir_copy,host_all_gpus --size 256M,1G -a engine=ce --out "$R/bidir.json"
   run host-memcpy 100 "$ib" run -s host_memcpy --size 1M,256M --out "$R/host-memcpy.json"
+fi
+if has bidir; then
+  log "both directions, all GPUs"
+  run bidir 200 "$ib" run -s bidir_copy,host_all_gpus --size 256M,1G -a engine=ce --out "$R/bidir.json"
 fi
 if has alloc; then
   log "allocation"
@@ -61,11 +64,18 @@ if has peer; then
 fi
 if has nccl; then
   log "NCCL single process"
-  run nccl 300 "$ib" run -s 'nccl_*' --out "$R/nccl.json"
+  run nccl-ar 200 "$ib" run -s nccl_all_reduce --size 8,1G,8G --out "$R/nccl-ar.json"
+  run nccl-big 300 "$ib" run -s nccl_all_gather,nccl_reduce_scatter,nccl_sendrecv,nccl_alltoall,nccl_broadcast,nccl_reduce --size 1G,8G --out "$R/nccl-big.json"
+  NCCL_P2P_DISABLE=1 run nccl-nop2p 100 "$ib" run -s nccl_all_reduce --size 1G --out "$R/nccl-nop2p.json"
+fi
+if has nccl-check; then
+  log "NCCL correctness over data types"
+  run nccl-check 300 "$ib" run -s 'nccl_*' --size 1M -a dtype=all -a inplace=0,1 --warmup 1 --min-samples 3 --max-samples 5 --out "$R/nccl-check.json"
 fi
 if has mpi; then
   log "NCCL under mpirun"
-  run nccl-mpi 300 mpirun --allow-run-as-root -np 2 -x NCCL_NVLS_ENABLE "$ib" run -s 'nccl_*' --out "$R/nccl-mpi.json"
+  run nccl-mpi-ar 200 mpirun --allow-run-as-root -np 2 -x NCCL_NVLS_ENABLE "$ib" run -s nccl_all_reduce --size 8,1G,8G --out "$R/nccl-mpi-ar.json"
+  run nccl-mpi-big 300 mpirun --allow-run-as-root -np 2 -x NCCL_NVLS_ENABLE "$ib" run -s nccl_all_gather,nccl_reduce_scatter,nccl_sendrecv --size 8G --out "$R/nccl-mpi-big.json"
 fi
 if has layout; then
   log "layout and handoff"
