@@ -392,16 +392,18 @@ TEST_CASE("missing and new results are listed") {
     CHECK(compare_exit_code(o, false) == ExitCode::ok);
 }
 
-TEST_CASE("differing profiles and unfinished runs are warned about") {
+TEST_CASE("differing profiles, environments and unfinished runs are warned about") {
     const auto base = load("base.json");
     auto fresh = base;
     fresh["invocation"]["profile"] = "ci";
     fresh["invocation"]["profile_hash"] = "0123456789abcdef";
     fresh["invocation"]["status"] = "interrupted";
+    fresh["environment"]["NCCL_P2P_DISABLE"] = "1";
     const auto o = compare_reports(base, fresh, {});
-    REQUIRE(o.warnings.size() == 2);
+    REQUIRE(o.warnings.size() == 3);
     CHECK(o.warnings[0].find("profiles differ") != std::string::npos);
-    CHECK(o.warnings[1].find("interrupted") != std::string::npos);
+    CHECK(o.warnings[1].find("NCCL_P2P_DISABLE differs (base '', new '1')") != std::string::npos);
+    CHECK(o.warnings[2].find("interrupted") != std::string::npos);
 }
 
 TEST_CASE("duplicate keys are refused") {
@@ -418,7 +420,7 @@ TEST_CASE("different hardware: refused unless cross-machine, fingerprint hardwar
     REQUIRE(diffs.size() == 2);
     CHECK(diffs[0].field == "GPU count");
     CHECK(diffs[0].hardware);
-    CHECK(diffs[1].field == "driver");
+    CHECK(diffs[1].field == "NCCL");
     CHECK_FALSE(diffs[1].hardware);
     CHECK_THROWS_AS(compare_reports(base, other, {}), UsageError);
     try {
@@ -653,6 +655,29 @@ TEST_CASE("the compare command: every bad input is one error line and exit 2") {
         CHECK(r.err.rfind("error: ", 0) == 0);
     }
     CHECK(cli("compare " + report_arg("base.json")).code == 2); // one report only
+}
+
+TEST_CASE("run --baseline: bad baselines fail before measuring; a run compares with its baseline") {
+    const std::string run = "run --scenario host_memcpy --size 4K --axis threads=single --max-time 0.05 --min-samples 5 ";
+    auto r = cli(run + "--baseline " + report_arg("no_such_report.json"));
+    CHECK(r.code == 2);
+    CHECK(r.err.find("no such file") != std::string::npos);
+    CHECK(r.out.empty()); // nothing was measured
+    r = cli(run + "--baseline " + report_arg("bad/duplicate_key.json"));
+    CHECK(r.code == 2);
+    CHECK(r.err.find("twice") != std::string::npos);
+    r = cli(run + "--baseline " + report_arg("other_machine.json"));
+    CHECK(r.code == 2);
+    CHECK(r.err.find("different hardware") != std::string::npos);
+    CHECK(cli(run + "--baseline " + report_arg("base.json") + " --confirm -1").code == 2);
+
+    const auto first = (scratch_dir() / "first.json").string();
+    REQUIRE(cli(run + "--out '" + first + "' -q").code == 0);
+    // A threshold of 1000% cannot be crossed: the gate passes whatever this machine's noise.
+    r = cli(run + "--baseline '" + first + "' --confirm 1 --threshold 1000%");
+    CHECK(r.code == 0);
+    CHECK(r.out.find("Summary") != std::string::npos);
+    CHECK(r.out.find("host_memcpy/size=4096,threads=single") != std::string::npos);
 }
 
 } // TEST_SUITE

@@ -95,7 +95,7 @@ struct FingerprintDiff {
 /// The machine facts of a report that make figures comparable, field -> (value, hardware):
 /// GPU count and models, PCIe generation and width (maximum), NVLinks per GPU, path class
 /// of each GPU pair (hardware); NVLinks up, driver, CUDA and NCCL versions (not hardware:
-/// printed, never a reason to refuse). Facts a report lacks are left out.
+/// printed, never a reason to refuse). Facts a report lacks or leaves empty are left out.
 std::map<std::string, std::pair<std::string, bool>> fingerprint(const nlohmann::json& report);
 
 /// The facts held by both reports that differ, hardware first (a fact only one report
@@ -103,6 +103,7 @@ std::map<std::string, std::pair<std::string, bool>> fingerprint(const nlohmann::
 std::vector<FingerprintDiff> compare_fingerprints(const nlohmann::json& base,
                                                   const nlohmann::json& fresh);
 
+/// One metric of one result, both sides measured (or why not).
 struct MetricComparison {
     std::string name, unit;
     Better better = Better::higher;
@@ -118,10 +119,11 @@ struct MetricComparison {
     bool gated = false;
 };
 
+/// One result key: its verdict, why, and every metric compared.
 struct ResultComparison {
     std::string key, scenario, family;
     Verdict verdict = Verdict::unchanged;
-    std::string reason; ///< the deciding metric's note, a status, or why missing
+    std::string reason; ///< e.g. "bandwidth beyond ±5.0%", a noise note, a status, "only in base"
     std::vector<MetricComparison> metrics;
     /// The gated metric that decided the verdict (first of that verdict), or nullptr.
     const MetricComparison* deciding() const;
@@ -135,6 +137,7 @@ struct FamilySummary {
     double geomean = 1;
 };
 
+/// Everything a comparison found, ready to render.
 struct CompareOutcome {
     std::string base_label, new_label;
     std::vector<FingerprintDiff> fingerprint;
@@ -153,12 +156,16 @@ void check_unique_keys(const nlohmann::json& report, const std::string& label);
 
 /// Compares two loaded reports (see load_report). Throws UsageError for duplicate keys,
 /// and when the hardware differs and `options.cross_machine` is false (the hint names
-/// --cross-machine). Never throws for differing results.
+/// --cross-machine). Never throws for differing results. Statuses: ok in base and failed
+/// in new is a regression; skipped in both is unchanged; any other status that is not ok
+/// on either side is inconclusive. Warns when the resolved profiles (name or hash) differ,
+/// when the recorded environment (CUDA_*, NCCL_*) differs, when a run did not complete,
+/// and when a threshold rule matches no result.
 CompareOutcome compare_reports(const nlohmann::json& base, const nlohmann::json& fresh,
                                const CompareOptions& options);
 
-/// Keys worth measuring again before believing them: regressions, and results that are
-/// inconclusive only because their interval straddles the threshold. In result order.
+/// Keys worth measuring again before believing them: regressions (new failures included),
+/// and results inconclusive because their interval straddles the threshold. In result order.
 std::vector<std::string> flagged_keys(const CompareOutcome& outcome);
 
 /// Re-decides flagged results after `reruns` (key -> re-measured results, each a result
@@ -170,13 +177,16 @@ void apply_confirmations(CompareOutcome& outcome, const nlohmann::json& base,
                          const std::map<std::string, std::vector<nlohmann::json>>& reruns,
                          const CompareOptions& options);
 
+/// Output of `compare`: aligned text, GitHub markdown, JSON, JUnit XML.
 enum class CompareFormat { table, markdown, json, junit };
 /// Parses "table|markdown|json|junit"; throws UsageError otherwise.
 CompareFormat parse_compare_format(const std::string& text);
 
-/// Renders the outcome: fingerprint differences first, then warnings, results and the
-/// summary. JUnit XML has one test case per result, regressions as failures, inconclusive
-/// and missing results as skipped.
+/// Renders the outcome. Table and markdown: machine differences first, then warnings, the
+/// summary (counts per verdict, geomean per family) and the results, changed ones first
+/// (markdown folds the unchanged ones into a <details> block). JUnit XML: one test case per
+/// result, regressions as failures, inconclusive and missing results as skipped, machine
+/// differences and warnings as properties.
 std::string render_comparison(const CompareOutcome& outcome, CompareFormat format);
 
 /// The outcome as a JSON document (the `json` format).

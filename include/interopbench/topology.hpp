@@ -47,9 +47,7 @@ double pcie_bandwidth(int gen, int width);
 /// that is not a PCI bus id.
 std::optional<std::string> normalize_pci_bus_id(std::string_view text);
 
-/// CPU (or NUMA node) numbers from list text "0-3,8,10-11"; throws UsageError on bad text.
-std::vector<unsigned> parse_cpu_list(std::string_view text);
-/// List text of sorted numbers: {0,1,2,3,8} -> "0-3,8"; empty -> "".
+/// List text of sorted CPU (or NUMA node) numbers: {0,1,2,3,8} -> "0-3,8"; empty -> "".
 std::string format_cpu_list(const std::vector<unsigned>& cpus);
 
 /// A GPU's PCIe link to its parent.
@@ -87,7 +85,6 @@ struct GpuTopo {
     std::string name;
     std::string pci_bus_id;              ///< normalised
     std::vector<std::string> os_devices; ///< hwloc OS devices on it: "cuda0", "nvml0"
-    bool in_hwloc = false;               ///< its PCI object was found in the topology
     std::vector<unsigned> cpus;          ///< CPUs of its non-I/O ancestor (local CPUs)
     std::vector<unsigned> numa_nodes;    ///< NUMA nodes of that ancestor
     std::vector<std::string> pci_path;   ///< bridges from the host bridge down to the GPU

@@ -25,10 +25,12 @@ void add_topo(CLI::App& app, Outcome& out) {
     cmd->add_option("--format", opts->format, "table|json|markdown")->capture_default_str();
     cmd->add_option("--from", opts->from,
                     "analyse a recorded hwloc XML topology instead of this machine (from `lstopo --of xml` or "
-                    "--export-xml); FILE.nvlink.json beside it is read when present");
+                    "--export-xml); FILE.nvlink.json beside it is read when present")
+        ->option_text("FILE");
     cmd->add_option("--export-xml", opts->export_xml,
                     "also write the topology as hwloc XML to FILE, and what hwloc XML cannot hold (NVLinks, "
-                    "PCIe generation and width, CUDA peer facts) to FILE.nvlink.json");
+                    "PCIe generation and width, CUDA peer facts) to FILE.nvlink.json")
+        ->option_text("FILE");
     cmd->callback([opts, &out] {
         const OutputFormat format = parse_format(opts->format);
         if (format == OutputFormat::csv)

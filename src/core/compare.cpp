@@ -220,9 +220,9 @@ std::map<std::string, std::pair<std::string, bool>> fingerprint(const nlohmann::
             const std::string gpu = "GPU" + text_of(member(d, "ordinal"));
             fp[gpu + " model"] = {text_of(member(d, "name")), true};
             const auto& pcie = member(d, "pcie");
-            const auto gen = member(pcie, "gen_max"), width = member(pcie, "width_max");
-            if (gen.is_number() && gen.get<int>() > 0)
-                fp[gpu + " PCIe"] = {fmt::format("Gen{} x{}", gen.get<int>(), width.is_number() ? width.get<int>() : 0), true};
+            const auto& gen = member(pcie, "gen_max");
+            if (gen.is_number_integer() && gen.get<std::int64_t>() > 0) // 0: unknown
+                fp[gpu + " PCIe"] = {fmt::format("Gen{} x{}", text_of(gen), text_of(member(pcie, "width_max"))), true};
         }
     }
     // From the topology block: existing NVLinks are hardware; how many are up is state
@@ -238,10 +238,9 @@ std::map<std::string, std::pair<std::string, bool>> fingerprint(const nlohmann::
     for (const auto& p : member(topo, "pairs").is_array() ? member(topo, "pairs") : nlohmann::json::array())
         fp[fmt::format("{} path", text_of(member(p, "label")))] = {text_of(member(p, "class")), true};
     const auto& sw = member(report, "software");
-    fp["driver"] = {text_of(member(sw, "driver_release")), false};
-    fp["CUDA driver"] = {text_of(member(sw, "cuda_driver")), false};
-    fp["CUDA runtime"] = {text_of(member(sw, "cuda_runtime")), false};
-    fp["NCCL"] = {text_of(member(sw, "nccl")), false};
+    for (const auto& [field, key] : {std::pair{"driver", "driver_release"}, std::pair{"CUDA driver", "cuda_driver"},
+                                     std::pair{"CUDA runtime", "cuda_runtime"}, std::pair{"NCCL", "nccl"}})
+        if (const std::string v = text_of(member(sw, key)); !v.empty()) fp[field] = {v, false};
     return fp;
 }
 
@@ -493,6 +492,17 @@ CompareOutcome compare_reports(const nlohmann::json& base, const nlohmann::json&
             text_of(member(member(fresh, "invocation"), "profile_hash")))
         out.warnings.push_back(fmt::format("the resolved profiles differ (base {}, new {}): settings or sweeps changed",
                                            profile_label(base), profile_label(fresh)));
+    // The allow-listed environment (CUDA_*, NCCL_*) changes figures without changing hardware.
+    std::set<std::string> env_names;
+    for (const auto* rep : {&base, &fresh})
+        if (member(*rep, "environment").is_object())
+            for (const auto& [name, value] : (*rep)["environment"].items()) env_names.insert(name);
+    for (const auto& name : env_names) {
+        const std::string a = text_of(member(member(base, "environment"), name.c_str()));
+        const std::string b = text_of(member(member(fresh, "environment"), name.c_str()));
+        if (a != b)
+            out.warnings.push_back(fmt::format("environment variable {} differs (base '{}', new '{}')", name, a, b));
+    }
     for (const auto* rep : {&base, &fresh}) {
         const std::string status = text_of(member(member(*rep, "invocation"), "status"));
         if (!status.empty() && status != "complete")

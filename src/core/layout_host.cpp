@@ -419,11 +419,17 @@ void arrow_fixed_to_dense(const void* values, const std::uint8_t* validity, void
         std::memcpy(&f, fill, sizeof f);
         const T* in = static_cast<const T*>(values);
         T* out = static_cast<T*>(dense);
-        // Whole bitmap bytes per slice, so each slice starts at entry multiple of 8.
+        // Slices of whole bitmap bytes; a byte of eight valid entries is one plain copy.
         parallel_for(bitmap_bytes(n), workers_for(bytes, threads), [&](std::uint64_t b, std::uint64_t e) {
-            const std::uint64_t i_end = std::min(n, e * 8);
-            for (std::uint64_t i = b * 8; i < i_end; ++i)
-                out[i] = (validity == nullptr || bit_is_set(validity, i)) ? in[i] : f;
+            for (std::uint64_t byte = b; byte < e; ++byte) {
+                const std::uint64_t i0 = byte * 8, i1 = std::min(n, i0 + 8);
+                const unsigned bits = validity != nullptr ? validity[byte] : 0xffu;
+                if (bits == 0xffu) {
+                    std::memcpy(out + i0, in + i0, (i1 - i0) * sizeof(T));
+                    continue;
+                }
+                for (std::uint64_t i = i0; i < i1; ++i) out[i] = ((bits >> (i - i0)) & 1u) != 0 ? in[i] : f;
+            }
         });
     });
 }

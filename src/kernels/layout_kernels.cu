@@ -251,8 +251,23 @@ struct RecordArgs {
 constexpr std::uint32_t k_chunk_bytes = 16384;
 constexpr std::uint32_t k_max_record = 512;
 
+// Stores the low `w` bytes of (hi:lo) at `d`, aligned to `w`.
+__device__ __forceinline__ void store_field(std::uint8_t* d, std::uint32_t w, std::uint32_t lo, std::uint32_t hi) {
+    switch (w) {
+    case 1: *d = static_cast<std::uint8_t>(lo); break;
+    case 2: *reinterpret_cast<std::uint16_t*>(d) = static_cast<std::uint16_t>(lo); break;
+    case 4: *reinterpret_cast<std::uint32_t*>(d) = lo; break;
+    default: *reinterpret_cast<unsigned long long*>(d) = (static_cast<unsigned long long>(hi) << 32) | lo;
+    }
+}
+
+// Copies a `w`-byte field within shared memory. Aligned layouts move it as one word; an
+// unaligned source is read as the aligned words that hold it and shifted into place (the
+// destination, a field array, is always aligned); only unaligned destinations (records
+// being rebuilt) go byte by byte, since neighbouring threads write the other bytes of
+// their words.
 __device__ __forceinline__ void copy_field(std::uint8_t* d, const std::uint8_t* s, std::uint32_t w,
-                                           bool aligned) {
+                                           bool aligned, bool dst_aligned) {
     if (aligned) {
         switch (w) {
         case 1: *d = *s; break;
@@ -261,6 +276,14 @@ __device__ __forceinline__ void copy_field(std::uint8_t* d, const std::uint8_t* 
         default:
             *reinterpret_cast<unsigned long long*>(d) = *reinterpret_cast<const unsigned long long*>(s);
         }
+    } else if (dst_aligned) {
+        const auto at = reinterpret_cast<std::uintptr_t>(s);
+        const auto* words = reinterpret_cast<const std::uint32_t*>(at & ~std::uintptr_t(3));
+        const std::uint32_t skip = static_cast<std::uint32_t>(at & 3), r = 8 * skip;
+        const std::uint32_t w0 = words[0];
+        const std::uint32_t w1 = skip + w > 4 ? words[1] : 0;
+        const std::uint32_t w2 = skip + w > 8 ? words[2] : 0;
+        store_field(d, w, __funnelshift_r(w0, w1, r), __funnelshift_r(w1, w2, r));
     } else {
         for (std::uint32_t b = 0; b < w; ++b) d[b] = s[b];
     }
@@ -304,7 +327,7 @@ __global__ void __launch_bounds__(k_threads)
     for (std::uint32_t f = 0; f < a.nfields; ++f)
         for (std::uint32_t i = threadIdx.x; i < nr; i += k_threads)
             copy_field(fields + a.staged[f] + i * a.width[f], records + i * a.record_bytes + a.offset[f],
-                       a.width[f], a.aligned != 0);
+                       a.width[f], a.aligned != 0, true);
     __syncthreads();
     for (std::uint32_t f = 0; f < a.nfields; ++f)
         store_run(soa + a.soa_offset[f] + i0 * a.width[f], fields + a.staged[f], nr * a.width[f]);
@@ -332,7 +355,7 @@ __global__ void __launch_bounds__(k_threads)
     for (std::uint32_t f = 0; f < a.nfields; ++f)
         for (std::uint32_t i = threadIdx.x; i < nr; i += k_threads)
             copy_field(records + i * a.record_bytes + a.offset[f], fields + a.staged[f] + i * a.width[f],
-                       a.width[f], a.aligned != 0);
+                       a.width[f], a.aligned != 0, false);
     __syncthreads();
     store_run(aos + i0 * a.record_bytes, records, nr * a.record_bytes);
 }

@@ -70,6 +70,9 @@ public:
             if (transposed) m_t = gpu::DeviceBuffer(device, m_bytes);
         }
         IB_CUDA_CHECK(cudaEventCreateWithFlags(&m_ready, cudaEventDisableTiming));
+        // A first handoff pays one-time costs (kernel loading); the second sets the repetitions.
+        handoff();
+        IB_CUDA_CHECK(cudaStreamSynchronize(m_consumer.get()));
         const auto t0 = std::chrono::steady_clock::now();
         handoff();
         IB_CUDA_CHECK(cudaStreamSynchronize(m_consumer.get()));
@@ -93,8 +96,8 @@ public:
 
     void check() override {
         gpu::set_device(m_device);
-        IB_CUDA_CHECK(cudaMemset(m_b.get(), k_poison, m_bytes));
-        if (m_t.get()) IB_CUDA_CHECK(cudaMemset(m_t.get(), k_poison, m_bytes));
+        IB_CUDA_CHECK(cudaMemsetAsync(m_b.get(), k_poison, m_bytes, m_consumer.get()));
+        if (m_t.get()) IB_CUDA_CHECK(cudaMemsetAsync(m_t.get(), k_poison, m_bytes, m_consumer.get()));
         const void* got = handoff();
         IB_CUDA_CHECK(cudaStreamSynchronize(m_consumer.get()));
         if (m_exported != m_released)

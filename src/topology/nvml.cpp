@@ -82,13 +82,11 @@ struct Api {
     nvmlReturn_t (*driver_version)(char*, unsigned) = nullptr;
     nvmlReturn_t (*handle_by_bus_id)(const char*, nvmlDevice_t*) = nullptr;
     nvmlReturn_t (*name)(nvmlDevice_t, char*, unsigned) = nullptr;
-    nvmlReturn_t (*uuid)(nvmlDevice_t, char*, unsigned) = nullptr;
     nvmlReturn_t (*pcie_gen)(nvmlDevice_t, unsigned*) = nullptr;
     nvmlReturn_t (*pcie_width)(nvmlDevice_t, unsigned*) = nullptr;
     nvmlReturn_t (*pcie_gen_max)(nvmlDevice_t, unsigned*) = nullptr;
     nvmlReturn_t (*pcie_width_max)(nvmlDevice_t, unsigned*) = nullptr;
     nvmlReturn_t (*link_state)(nvmlDevice_t, unsigned, int*) = nullptr;
-    nvmlReturn_t (*link_version)(nvmlDevice_t, unsigned, unsigned*) = nullptr;
     nvmlReturn_t (*link_remote_pci)(nvmlDevice_t, unsigned, nvmlPciInfo_t*) = nullptr;
     nvmlReturn_t (*link_remote_type)(nvmlDevice_t, unsigned, int*) = nullptr;
     nvmlReturn_t (*field_values)(nvmlDevice_t, int, nvmlFieldValue_t*) = nullptr;
@@ -118,13 +116,11 @@ struct Api {
         }
         bind(driver_version, "nvmlSystemGetDriverVersion");
         bind(name, "nvmlDeviceGetName");
-        bind(uuid, "nvmlDeviceGetUUID");
         bind(pcie_gen, "nvmlDeviceGetCurrPcieLinkGeneration");
         bind(pcie_width, "nvmlDeviceGetCurrPcieLinkWidth");
         bind(pcie_gen_max, "nvmlDeviceGetMaxPcieLinkGeneration");
         bind(pcie_width_max, "nvmlDeviceGetMaxPcieLinkWidth");
         bind(link_state, "nvmlDeviceGetNvLinkState");
-        bind(link_version, "nvmlDeviceGetNvLinkVersion");
         bind(link_remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
         bind(link_remote_type, "nvmlDeviceGetNvLinkRemoteDeviceType");
         bind(field_values, "nvmlDeviceGetFieldValues");
@@ -237,9 +233,6 @@ std::optional<Device> device(const std::string& bus_id) {
     char buf[128] = {};
     if (a.name && a.name(*dev, buf, sizeof buf) == k_success)
         d.name = buf;
-    buf[0] = 0;
-    if (a.uuid && a.uuid(*dev, buf, sizeof buf) == k_success)
-        d.uuid = buf;
     d.pcie = read_pcie(a, *dev);
 
     for (unsigned i = 0; a.link_state && i < k_max_links; ++i) {
@@ -263,8 +256,6 @@ std::optional<Device> device(const std::string& bus_id) {
                          : type == k_remote_ibmnpu ? Peer::cpu
                                                    : Peer::unknown;
             }
-            if (d.link_version == 0 && a.link_version)
-                a.link_version(*dev, i, &d.link_version);
             if (d.link_rate == 0) {
                 auto mbps = field(a, *dev, k_field_nvlink_speed, i);
                 if (mbps && *mbps > 0)

@@ -42,11 +42,9 @@ struct Health {
 
 struct Device {
     std::string name;
-    std::string uuid;
     Pcie pcie;
     std::vector<Link> links;  ///< every link that exists on the GPU, active or not
     double link_rate = 0;     ///< B/s per link and direction, 0 when unknown
-    unsigned link_version = 0; ///< NVML's raw NvLink version of the first active link
 };
 
 /// Loads NVML once (thread-safe) and initialises it.

@@ -248,7 +248,6 @@ std::string info(hwloc_obj_t o, const char* name) {
 }
 
 void fill_from_hwloc(hwloc_topology_t t, hwloc_obj_t pci, GpuTopo& g) {
-    g.in_hwloc = true;
     if (hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(t, pci)) {
         g.cpus = bitmap_list(anc->cpuset);
         g.numa_nodes = bitmap_list(anc->nodeset);
@@ -694,42 +693,6 @@ std::optional<std::string> normalize_pci_bus_id(std::string_view text) {
     return format_bus_id(id->domain, id->bus, id->dev, id->func);
 }
 
-std::vector<unsigned> parse_cpu_list(std::string_view text) {
-    std::set<unsigned> out;
-    auto bad = [&] {
-        return UsageError(fmt::format("'{}' is not a CPU list", text), "write it like 0-3,8,10-11");
-    };
-    std::size_t i = 0;
-    auto number = [&] {
-        if (i >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i])))
-            throw bad();
-        unsigned long v = 0;
-        while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
-            v = v * 10 + static_cast<unsigned>(text[i++] - '0');
-            if (v > 1u << 20)
-                throw bad();
-        }
-        return static_cast<unsigned>(v);
-    };
-    while (i < text.size()) {
-        const unsigned lo = number();
-        unsigned hi = lo;
-        if (i < text.size() && text[i] == '-') {
-            ++i;
-            hi = number();
-            if (hi < lo)
-                throw bad();
-        }
-        for (unsigned c = lo; c <= hi; ++c)
-            out.insert(c);
-        if (i < text.size() && text[i++] != ',')
-            throw bad();
-        if (i == text.size() && text.back() == ',')
-            throw bad();
-    }
-    return {out.begin(), out.end()};
-}
-
 std::string format_cpu_list(const std::vector<unsigned>& cpus) {
     std::string out;
     for (std::size_t i = 0; i < cpus.size();) {
@@ -776,7 +739,8 @@ double GpuTopo::host_bandwidth() const {
 PathClass PairTopo::path_class() const { return nvlinks > 0 ? PathClass::nvlink : pcie_class; }
 
 std::string PairTopo::label() const {
-    return nvlinks > 0 ? fmt::format("NV{}", nvlinks) : to_string(pcie_class);
+    const PathClass c = path_class();
+    return c == PathClass::nvlink ? fmt::format("NV{}", nvlinks) : to_string(c);
 }
 
 double PairTopo::bandwidth(const std::vector<GpuTopo>& gpus) const {

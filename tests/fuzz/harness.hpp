@@ -125,7 +125,7 @@ inline void profile(const std::uint8_t* data, std::size_t size) {
     }
 }
 
-/// Size, range and list expressions of the command line: --size, CPU lists, compare's
+/// Size and range expressions of the command line: --size and counts, and compare's
 /// --threshold and --floor.
 inline void sizes(const std::uint8_t* data, std::size_t size) {
     const std::string_view text = text_of(data, size);
@@ -143,13 +143,6 @@ inline void sizes(const std::uint8_t* data, std::size_t size) {
     }
     try {
         (void)parse_uint(text, "count");
-    } catch (const UsageError&) {
-    }
-    try {
-        auto cpus = parse_cpu_list(text);
-        std::sort(cpus.begin(), cpus.end());
-        cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
-        require(parse_cpu_list(format_cpu_list(cpus)) == cpus, "CPU lists round-trip");
     } catch (const UsageError&) {
     }
     CompareOptions options;

@@ -2,10 +2,11 @@
 # GPU smoke and figure run: exercises every scenario family, topology and doctor on a GPU
 # machine, and writes logs and reports under OUT. Builds nothing.
 #   tests/gpu/smoke.sh BUILD_DIR OUT_DIR [section...]
-# Sections: facts tests copy bidir alloc peer nccl mpi layout profiles compare (default: all).
+# Sections: facts timing tests copy bidir alloc peer nccl nccl-check mpi layout sanitize default
+# profiles slowed compare (default: all but sanitize).
 set -uo pipefail
 build=$(cd "$1" && pwd); out=$2; shift 2
-sections=${*:-facts tests copy bidir alloc peer nccl mpi layout profiles compare}
+sections=${*:-facts timing tests copy bidir alloc peer nccl nccl-check mpi layout default profiles slowed compare}
 ib="$build/interopbench"
 mkdir -p "$out/logs" "$out/reports"
 log() { echo "== $*" | tee -a "$out/summary.txt"; }
@@ -81,14 +82,36 @@ if has layout; then
   log "layout and handoff"
   run layout 300 "$ib" run -s 'layout_*,handoff*' --out "$R/layout.json"
 fi
+if has timing; then
+  log "wall times of the instant commands"
+  for c in "topo" "list" "doctor" "version"; do
+    run "time-${c}" 60 bash -c "TIMEFORMAT='%R s'; time $ib $c >/dev/null"
+  done
+fi
+if has sanitize; then
+  log "compute-sanitizer over a small run of every GPU scenario family"
+  small=(--size 1M --warmup 0 --min-samples 2 --max-samples 2 --max-time 1)
+  run memcheck 400 compute-sanitizer --tool memcheck --error-exitcode 99 "$ib" run --profile quick "${small[@]}" --out "$R/memcheck.json"
+  run racecheck 300 compute-sanitizer --tool racecheck --error-exitcode 99 "$ib" run -s 'layout_*' -a variant=gpu "${small[@]}" --out "$R/racecheck.json"
+fi
+if has default; then
+  log "the default job"
+  run default 300 "$ib" run --out "$R/default.json"
+fi
 if has profiles; then
   log "profiles"
   run quick 120 "$ib" run --profile quick --out "$R/quick.json"
   run ci-1 300 "$ib" run --profile ci --out "$R/ci-1.json"
   run ci-2 300 "$ib" run --profile ci --out "$R/ci-2.json"
 fi
+if has slowed; then
+  log "the ci profile with NCCL peer-to-peer disabled (a really slowed path)"
+  NCCL_P2P_DISABLE=1 run ci-slow 300 "$ib" run --profile ci -s 'nccl_*' --size 64M,1G --out "$R/ci-slow.json"
+fi
 if has compare; then
   log "compare"
   run compare-ci 30 "$ib" compare "$R/ci-1.json" "$R/ci-2.json"
+  run compare-ci-md 30 "$ib" compare --format markdown "$R/ci-1.json" "$R/ci-2.json"
+  run compare-slow 30 "$ib" compare "$R/ci-1.json" "$R/ci-slow.json"
 fi
 tar -C "$out" -czf "$out/bundle.tar.gz" logs reports

@@ -78,11 +78,11 @@ for m in r["metrics"]:
     m["stats"] = stats(m["samples"])
 write("noisy.json", doc)
 
-# The same results, said to come from a machine with one H200 and another driver.
+# The same results, said to come from a machine with one H200 and another NCCL.
 doc = copy.deepcopy(base)
 doc["devices"] = [{"ordinal": 0, "name": "NVIDIA H200", "pcie": {"gen_current": 5, "width_current": 16,
                                                                   "gen_max": 5, "width_max": 16}}]
-doc["software"]["driver_release"] = "580.159.04"
+doc["software"]["nccl"] = "2.28.3"
 write("other_machine.json", doc)
 
 # Bad inputs, from a copy of the report cut to its first two results.
