@@ -20,6 +20,7 @@ cmake --build "$build" -j2 --target fuzzers >/dev/null
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/.ci/lsan.supp}
 failed=0
 printf '%-13s %-7s %12s %9s %9s %8s\n' target result executions cov ft corpus
 for t in $targets; do

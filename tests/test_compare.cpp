@@ -198,7 +198,7 @@ TEST_CASE("fractions, thresholds and floors parse; bad ones are usage errors") {
     CHECK_THROWS_AS(add_threshold(o, "h2d_copy.=3%"), UsageError);
     CHECK_THROWS_AS(add_threshold(o, "h2d_copy=lots"), UsageError);
 
-    CHECK(o.floors.at("s") == doctest::Approx(100e-9)); // default
+    CHECK(o.floors.at("s") == doctest::Approx(500e-9)); // default
     add_floor(o, "s=2us");
     CHECK(o.floors.at("s") == doctest::Approx(2e-6));
     add_floor(o, "s=150ns");
@@ -670,6 +670,11 @@ TEST_CASE("run --baseline: bad baselines fail before measuring; a run compares w
     CHECK(r.code == 2);
     CHECK(r.err.find("different hardware") != std::string::npos);
     CHECK(cli(run + "--baseline " + report_arg("base.json") + " --confirm -1").code == 2);
+    r = cli(run + "--baseline " + report_arg("base.json") + " --threshold 5");
+    CHECK(r.code == 2);
+    CHECK(r.out.empty()); // a bad threshold fails before measuring
+    CHECK(cli(run + "--confirm 2").code == 2);     // needs --baseline
+    CHECK(cli(run + "--threshold 5%").code == 2); // needs --baseline
 
     const auto first = (scratch_dir() / "first.json").string();
     REQUIRE(cli(run + "--out '" + first + "' -q").code == 0);

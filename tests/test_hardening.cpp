@@ -192,6 +192,7 @@ TEST_CASE("anonymize_report drops host names, UUIDs, serials and home directorie
                       {"board_serial", "1652322012345"}}}},
         {"topology", {{"source", "/home/bob/topo.xml"}, {"gpus", {{{"serial_number", 42}}}}}},
         {"environment", {{"CUDA_HOME", "/home/bob/cuda"}}},
+        {"results", {{{"details", {{"ranks", {{{"rank", 0}, {"host", "gpu-node-17"}, {"device", "0"}}}}}}}}},
         {"tool", {{"version", "0.1.0"}, {"git_sha", "abc"}}},
     };
     anonymize_report(doc);
@@ -212,6 +213,9 @@ TEST_CASE("anonymize_report drops host names, UUIDs, serials and home directorie
     CHECK(doc["topology"]["source"] == "~/topo.xml");
     CHECK(doc["topology"]["gpus"][0]["serial_number"] == 0);
     CHECK(doc["environment"]["CUDA_HOME"] == "~/cuda");
+    CHECK_FALSE(doc["results"][0]["details"]["ranks"][0].contains("host"));
+    CHECK(doc["results"][0]["details"]["ranks"][0]["device"] == "0");
+    CHECK(doc.dump().find("gpu-node-17") == std::string::npos);
     CHECK(doc["tool"]["version"] == "0.1.0");
     const nlohmann::json once = doc;
     anonymize_report(doc);

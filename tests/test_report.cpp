@@ -123,3 +123,20 @@ TEST_CASE("load_report names each problem") {
     CHECK(load_report((dir / "newer.json").string())["results"].size() == 1);
     fs::remove_all(dir);
 }
+
+TEST_CASE("committed reference reports from real machines load and match the schema") {
+    const auto schema = testing::SchemaCheck::from_file(INTEROPBENCH_SOURCE_DIR "/reports/report.schema.json");
+    int seen = 0;
+    for (const auto& e : fs::directory_iterator(INTEROPBENCH_SOURCE_DIR "/reports")) {
+        const auto name = e.path().filename().string();
+        if (e.path().extension() != ".json" || name == "report.schema.json") continue;
+        CAPTURE(name);
+        const auto doc = load_report(e.path().string());
+        const auto errs = schema.errors(doc);
+        for (const auto& err : errs) MESSAGE(err);
+        CHECK(errs.empty());
+        CHECK(!report_results(doc).empty());
+        ++seen;
+    }
+    CHECK(seen > 0);
+}

@@ -60,8 +60,9 @@ void check_output_path(const std::string& path);
 nlohmann::json load_report(const std::string& path);
 
 /// Removes what identifies a machine or a person, for reports shared outside a company:
-/// host names (dropped), UUIDs and serial numbers (emptied: devices keep their required
-/// fields), and home directories in every string (argv, paths, notes) become "~". Keeps
+/// host names (dropped, the ranks' hosts of multi-process results too), UUIDs and serial
+/// numbers (emptied: devices keep their required fields), and home directories in every
+/// string (argv, paths, notes) become "~". Keeps
 /// hardware models, PCI bus ids (the topology needs them), versions, settings and
 /// results. Sets invocation.anonymized = true. Idempotent.
 void anonymize_report(nlohmann::json& report);

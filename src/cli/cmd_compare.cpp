@@ -33,7 +33,7 @@ void add_compare(CLI::App& app, Outcome& out) {
         ->allow_extra_args(false);
     cmd->add_option("--floor", args->floors,
                     "absolute tolerance per unit, UNIT=VALUE: differences below it never count "
-                    "(default s=100ns, so times under 2 us are not gated on nanoseconds); UNIT=0 removes it; repeatable")
+                    "(default s=500ns, so times under 10 us are not gated on fractions of a microsecond); UNIT=0 removes it; repeatable")
         ->allow_extra_args(false);
     cmd->add_option("--format", args->format, "table (default), markdown, json or junit");
     cmd->add_option("--out", args->out_file, "write the chosen format to FILE (the table still goes to stdout)");

@@ -41,11 +41,21 @@ struct RunOptions {
 // more times, round-robin over the flagged configurations so that a drift in time hits them
 // all alike, and a regression stands only when every re-measurement regresses too.
 
-/// Reads the baseline and refuses different hardware, before anything is measured.
+/// Checks the options, reads the baseline (null without --baseline) and refuses different
+/// hardware, all before anything is measured. Every rank calls it, so that a refusal under
+/// mpirun ends every rank alike.
 nlohmann::json load_baseline(const RunOptions::Baseline& b, const nlohmann::json& preliminary, const Machine& machine) {
+    if (b.file.empty()) {
+        if (b.confirm != 0 || !b.thresholds.empty())
+            throw UsageError("--confirm and --threshold compare with a baseline", "add --baseline FILE");
+        return nullptr;
+    }
     if (b.confirm < 0) throw UsageError(fmt::format("--confirm {} is negative", b.confirm), "give 0 or more re-measurements");
-    if (b.confirm > 0 && machine.world)
-        throw UsageError("--confirm does not work under mpirun", "compare the reports afterwards with 'interopbench compare'");
+    CompareOptions thresholds;
+    for (const auto& t : b.thresholds) add_threshold(thresholds, t);
+    if (machine.world)
+        throw UsageError("--baseline does not work under mpirun",
+                         "save the report with --out and compare it afterwards with 'interopbench compare'");
     nlohmann::json baseline = load_report(b.file);
     check_unique_keys(baseline, b.file);
     for (const auto& d : compare_fingerprints(baseline, preliminary))
@@ -153,8 +163,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     if (!machine.cuda_available && !quiet)
         fmt::print(stderr, "note: {}; host-only scenarios still run\n", machine.cuda_note);
     if (!o.no_topology) rec.topology = discover_topology_json(machine);
-    const nlohmann::json baseline =
-        o.baseline.file.empty() || !root ? nlohmann::json() : load_baseline(o.baseline, build_report(rec, machine), machine);
+    const nlohmann::json baseline = load_baseline(o.baseline, build_report(rec, machine), machine);
 
     g_interrupted = false;
     std::signal(SIGINT, on_signal);

@@ -59,6 +59,9 @@ nlohmann::json parse_text(const std::string& text, const std::string& origin) {
     } catch (const nlohmann::json::parse_error& e) {
         throw UsageError(fmt::format("{} is not valid JSON (at byte {})", origin, e.byte),
                          "fix the syntax; a profile is a JSON object, see profiles/quick.json");
+    } catch (const nlohmann::json::exception& e) { // e.g. a number beyond a double's range
+        throw UsageError(fmt::format("{} is not valid JSON: {}", origin, e.what()),
+                         "fix the syntax; a profile is a JSON object, see profiles/quick.json");
     }
 }
 

@@ -231,6 +231,8 @@ nlohmann::json load_report(const std::string& path) {
     } catch (const nlohmann::json::parse_error& e) {
         throw UsageError(fmt::format("report '{}' is not valid JSON (truncated or damaged?) at byte {}", path, e.byte),
                          hint);
+    } catch (const nlohmann::json::exception& e) { // e.g. a number beyond a double's range
+        throw UsageError(fmt::format("report '{}' is not valid JSON: {}", path, e.what()), hint);
     }
     if (!doc.is_object() || !doc.contains("schema") || !doc["schema"].is_object() ||
         !doc["schema"].contains("name") || !doc["schema"]["name"].is_string())
@@ -321,7 +323,10 @@ void anonymize_value(nlohmann::json& v, const std::string& home) {
         for (auto it = v.begin(); it != v.end();) {
             std::string key = it.key();
             for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-            if (key == "hostname" || key == "hostnames" || key == "host_name" || key == "nodename") {
+            // "host" as a string: a rank's host in multi-process results; the report's own
+            // "host" block is an object and is kept.
+            if (key == "hostname" || key == "hostnames" || key == "host_name" || key == "nodename" ||
+                (key == "host" && it->is_string())) {
                 it = v.erase(it);
                 continue;
             }

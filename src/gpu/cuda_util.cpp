@@ -45,6 +45,10 @@ void throw_cuda_error(cudaError_t err, const char* expr, const char* file, int l
 }
 
 void probe_cuda(Machine& m) {
+    // Load every kernel when the context is created. With lazy loading (CUDA's default)
+    // the first launch of a kernel can wait for the device to go idle, which never
+    // happens while a spin kernel holds a stream for timing. A user's own setting wins.
+    setenv("CUDA_MODULE_LOADING", "EAGER", 0);
     m.devices.clear();
     m.cuda_available = false;
     // Ask the loader first: a missing driver library deserves a plain explanation.

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -623,6 +624,42 @@ void check_xml_file(const std::string& path) {
                              "export it with an hwloc 2.x lstopo (`lstopo --of xml`), or use an "
                              "interopbench built with a newer hwloc");
         }
+    }
+    // hwloc 2.9 trusts the object attributes it reads: a missing complete_cpuset or
+    // complete_nodeset is a null pointer it follows when it orders or merges objects. So
+    // every object tag is checked first: well-formed name="value" attributes, and each set
+    // with its complete_ twin.
+    f.clear();
+    f.seekg(0);
+    const std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const std::string damaged = fmt::format("--from {}: damaged hwloc XML: ", path);
+    for (std::size_t at = all.find("<object"); at != std::string::npos; at = all.find("<object", at + 1)) {
+        std::set<std::string> names;
+        std::size_t i = at + 7;
+        while (true) {
+            while (i < all.size() && std::isspace(static_cast<unsigned char>(all[i])))
+                ++i;
+            if (i < all.size() && (all[i] == '>' || all[i] == '/'))
+                break;
+            const std::size_t name = i;
+            while (i < all.size() && (std::isalnum(static_cast<unsigned char>(all[i])) || all[i] == '_'))
+                ++i;
+            const std::size_t close = i == name || all.compare(i, 2, "=\"") != 0 ? std::string::npos : all.find('"', i + 2);
+            const bool clean = close != std::string::npos &&
+                               std::none_of(all.begin() + static_cast<std::ptrdiff_t>(i + 2),
+                                            all.begin() + static_cast<std::ptrdiff_t>(close), [](char c) {
+                                                return c == '<' || (static_cast<unsigned char>(c) < 0x20 &&
+                                                                    !std::isspace(static_cast<unsigned char>(c)));
+                                            });
+            if (!clean || (close + 1 < all.size() && !std::isspace(static_cast<unsigned char>(all[close + 1])) &&
+                           all[close + 1] != '>' && all[close + 1] != '/'))
+                throw UsageError(damaged + "a malformed <object> tag", hint);
+            names.insert(all.substr(name, i - name));
+            i = close + 1;
+        }
+        for (const std::string set : {"cpuset", "nodeset"})
+            if (names.count(set) && !names.count("complete_" + set))
+                throw UsageError(damaged + fmt::format("an object has a {} but no complete_{}", set, set), hint);
     }
 }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -148,7 +149,7 @@ inline void sizes(const std::uint8_t* data, std::size_t size) {
     CompareOptions options;
     try {
         const double f = parse_fraction(text, "threshold");
-        require(f >= 0 && f < 1, "fractions lie in [0, 1)");
+        require(f >= 0 && std::isfinite(f), "fractions are finite and not negative");
     } catch (const UsageError&) {
     }
     try {
