@@ -44,7 +44,7 @@ struct RunOptions {
 /// Checks the options, reads the baseline (null without --baseline) and refuses different
 /// hardware, all before anything is measured. Every rank calls it, so that a refusal under
 /// mpirun ends every rank alike.
-nlohmann::json load_baseline(const RunOptions::Baseline& b, const nlohmann::json& preliminary, const Machine& machine) {
+nlohmann::json load_baseline(const RunOptions::Baseline& b, const RunRecord& rec, const Machine& machine) {
     if (b.file.empty()) {
         if (b.confirm != 0 || !b.thresholds.empty())
             throw UsageError("--confirm and --threshold compare with a baseline", "add --baseline FILE");
@@ -58,7 +58,7 @@ nlohmann::json load_baseline(const RunOptions::Baseline& b, const nlohmann::json
                          "save the report with --out and compare it afterwards with 'interopbench compare'");
     nlohmann::json baseline = load_report(b.file);
     check_unique_keys(baseline, b.file);
-    for (const auto& d : compare_fingerprints(baseline, preliminary))
+    for (const auto& d : compare_fingerprints(baseline, build_report(rec, machine)))
         if (d.hardware)
             throw UsageError(fmt::format("baseline '{}' comes from different hardware ({}: '{}' vs '{}')", b.file, d.field,
                                          d.base, d.fresh),
@@ -163,7 +163,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     if (!machine.cuda_available && !quiet)
         fmt::print(stderr, "note: {}; host-only scenarios still run\n", machine.cuda_note);
     if (!o.no_topology) rec.topology = discover_topology_json(machine);
-    const nlohmann::json baseline = load_baseline(o.baseline, build_report(rec, machine), machine);
+    const nlohmann::json baseline = load_baseline(o.baseline, rec, machine);
 
     g_interrupted = false;
     std::signal(SIGINT, on_signal);
