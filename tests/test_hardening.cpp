@@ -19,6 +19,7 @@
 #include "gpu/cuda_util.hpp"
 #include "gpu/fault.hpp"
 #include "interopbench/report.hpp"
+#include "interopbench/topology.hpp"
 #include "schema_check.hpp"
 
 using namespace interopbench;
@@ -162,6 +163,40 @@ TEST_CASE("the fuzz corpora, crash inputs included, replay cleanly") {
         CAPTURE(name);
         CHECK(n > 0);
     }
+}
+
+TEST_CASE("recorded topologies: the seeds load, damaged XML is a usage error before hwloc reads it") {
+    const fs::path corpus = INTEROPBENCH_SOURCE_DIR "/tests/fuzz/corpus/topology_xml";
+    const fs::path dir = scratch("xml");
+    const std::string good = slurp(corpus / "seed01");
+    auto load = [&](const std::string& text) {
+        std::ofstream(dir / "t.xml", std::ios::binary) << text;
+        return load_topology_xml((dir / "t.xml").string());
+    };
+    CHECK(load(good).gpus.size() == 2);
+    CHECK(load(slurp(corpus / "seed02")).gpus.size() == 2);
+    auto damaged = [&](const std::string& text, const std::string& words) {
+        CAPTURE(words);
+        try {
+            (void)load(text);
+            FAIL_CHECK("no usage error");
+        } catch (const UsageError& e) {
+            CHECK(std::string(e.what()).find(words) != std::string::npos);
+        }
+    };
+    auto replace = [&](std::string from, std::string to) {
+        std::string t = good;
+        t.replace(t.find(from), from.size(), to);
+        return t;
+    };
+    damaged(replace("complete_cpuset=\"0x00000001\"", "x=\"1\""), "has a cpuset but no complete_cpuset");
+    damaged(replace("complete_nodeset=\"0x00000001\" allowed", "allowed"), "has a nodeset but no complete_nodeset");
+    damaged(replace("bridge_type=\"1-1\"", "bridge_type=\"2-1\""), "unknown bridge_type '2-1'");
+    damaged(replace("osdev_type=\"5\"", "osdev_type=\"77\""), "unknown osdev_type '77'");
+    damaged(replace("nodeset=\"0x00000001\"", "nodeset=\"0x00000001"), "malformed attribute");
+    damaged(good.substr(0, good.size() / 2), "damaged XML");
+    damaged(replace("</topology>", ""), "<topology> is never closed");
+    damaged(replace("      </object>\n", ""), "a misplaced </");
 }
 
 TEST_CASE("device lists resolve ordinals and PCI bus ids, and reject the rest") {

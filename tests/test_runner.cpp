@@ -79,8 +79,12 @@ TEST_CASE("device axes default to the selected GPUs and validate ordinals") {
 TEST_CASE("stopping rule") {
     RunSettings s = fast();
     CHECK(stop_reason(s, {1, 1, 1}, 0.1).empty()); // below min_samples
-    CHECK(stop_reason(s, {1, 1, 1, 1, 1}, 0.1) == "converged");
-    CHECK(stop_reason(s, {1, 2, 1, 2, 1}, 0.1).empty()); // noisy
+    CHECK(stop_reason(s, {1, 1, 1, 1, 1}, 0.1).empty()); // too few for an interval
+    CHECK(stop_reason(s, {1, 1, 1, 1, 1, 1}, 0.1) == "converged");
+    RunSettings one = s;
+    one.min_samples = 1;
+    CHECK(stop_reason(one, {1}, 0.1).empty()); // one sample is no evidence of low noise
+    CHECK(stop_reason(s, {1, 2, 1, 2, 1, 2}, 0.1).empty()); // noisy
     CHECK(stop_reason(s, {1, 2, 1, 2, 1}, 10) == "time_budget");
     CHECK(stop_reason(s, std::vector<double>(20, 1.0), 0) == "max_samples");
 }
@@ -108,9 +112,9 @@ TEST_CASE("runner records ok, skipped and failed and goes on") {
     REQUIRE(results.size() == 6);
     CHECK(results[0].status == Status::ok);
     CHECK(results[0].stop_reason == "converged");
-    CHECK(results[0].metrics[0].stats.n == 5);
+    CHECK(results[0].metrics[0].stats.n == 6);
     CHECK(results[0].warmup_samples == 1);
-    CHECK(results[0].details["calls"] == 6);
+    CHECK(results[0].details["calls"] == 7);
     CHECK(results[1].status == Status::skipped);
     CHECK(results[1].reason == "too big here");
     CHECK(results[2].status == Status::failed);

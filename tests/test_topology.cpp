@@ -6,7 +6,7 @@
 // | --- | --- | --- |
 // | `switch-tree-6gpu.xml` | synthetic 2-socket, 6 A100 on a PCIe switch tree (two cascaded switches), a second host bridge on socket 0, one GPU on socket 1, an NVMe, an NVIDIA audio function, a ConnectX NIC | every PCIe class: PIX, PXB, PHB, NODE, SYS; non-GPU NVIDIA functions ignored; InfiniBand seen |
 // | `h200-2gpu-nvlink.xml` + `.nvlink.json` | hand-written model of the 2 x H200 machine: 1 NUMA node, GPUs straight under the host bridge, sidecar with 18 active NVLinks each at 26.562 GB/s | NV18 from the sidecar, PCIe Gen5 x16, CUDA peer facts |
-// | `gpu-machine-2xh200.xml` + `.nvlink.json` | the GPU machine itself, recorded there with `interopbench topo --export-xml` (test skipped until it is committed) | the tool's own export of a real NVLink machine read back |
+// | `gpu-machine-2xh200.xml` + `.nvlink.json` | the 2 x H200 GPU machine itself, recorded there with `interopbench topo --export-xml` (unedited): KVM guest, 1 NUMA node, GPUs under the host bridge, 18 NVLinks each to NVSwitches the guest cannot see | the tool's own export of a real machine read back: NV18 through NVSwitch, Gen5 x16 |
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -249,13 +249,8 @@ TEST_CASE("2 x H200 model: NV18 and Gen5 x16 from the sidecar, CUDA peer facts")
     check_symmetric(t);
 }
 
-TEST_CASE("the GPU machine's own export: NV18, Gen5 x16, one NUMA node") {
-    const std::string path = k_data + "gpu-machine-2xh200.xml";
-    if (!have(path)) {
-        MESSAGE("skipped: " << path << " not recorded yet");
-        return;
-    }
-    const Topology t = load_topology_xml(path);
+TEST_CASE("the GPU machine's own export: NV18 through NVSwitch, Gen5 x16, one NUMA node") {
+    const Topology t = load_topology_xml(k_data + "gpu-machine-2xh200.xml");
     REQUIRE(t.gpus.size() == 2);
     for (std::size_t i = 0; i < 2; ++i) {
         CHECK(t.gpus[i].cuda_ordinal == static_cast<int>(i));
@@ -264,6 +259,10 @@ TEST_CASE("the GPU machine's own export: NV18, Gen5 x16, one NUMA node") {
         CHECK(t.gpus[i].nvlinks_active() == 18);
     }
     CHECK(label(t, 0, 1) == "NV18");
+    CHECK(t.pair(0, 1)->via_nvswitch);
+    CHECK(t.has_nvswitch);
+    CHECK(t.pair(0, 1)->bandwidth(t.gpus) == doctest::Approx(18 * 26.562e9));
+    CHECK(t.gpus[0].host_bandwidth() == doctest::Approx(63.015e9).epsilon(1e-4));
     CHECK(t.pair(0, 1)->has_cuda);
     CHECK(t.pair(0, 1)->cuda.can_access_peer);
     check_symmetric(t);
@@ -414,6 +413,7 @@ TEST_CASE("--from bad input: one-line usage errors") {
     write(dir / "text.xml", "this is not XML\n");
     write(dir / "other.xml", "<?xml version=\"1.0\"?>\n<project><name>x</name></project>\n");
     write(dir / "damaged.xml", "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n  <object type=\"Machine\" cpuset=\n");
+    write(dir / "unreadable.xml", "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n  <object type=\"NoSuchType\" os_index=\"0\"/>\n</topology>\n");
     std::string newer = read(k_data + "switch-tree-6gpu.xml");
     newer.replace(newer.find("version=\"2.0\""), 13, "version=\"3.0\"");
     write(dir / "newer.xml", newer);
@@ -431,7 +431,8 @@ TEST_CASE("--from bad input: one-line usage errors") {
         {(dir / "empty.xml").string(), "empty"},
         {(dir / "text.xml").string(), "not an XML file"},
         {(dir / "other.xml").string(), "not an hwloc topology"},
-        {(dir / "damaged.xml").string(), "could not read"},
+        {(dir / "damaged.xml").string(), "damaged"},
+        {(dir / "unreadable.xml").string(), "could not read"},
         {(dir / "newer.xml").string(), "version 3.0 is newer"},
         {(dir / "badjson.xml").string(), "not valid JSON"},
         {(dir / "badschema.xml").string(), "not an NVLink sidecar"},

@@ -168,6 +168,13 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     g_interrupted = false;
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
+    // A parent may start us with these signals blocked (the mask is inherited): unblock
+    // them, or an interrupted run would go on to the end.
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    pthread_sigmask(SIG_UNBLOCK, &stop_signals, nullptr);
 
     rec.started = now_iso8601();
     Runner runner(machine, rec.plan.settings);

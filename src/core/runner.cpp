@@ -300,13 +300,21 @@ std::vector<Config> expand_plan(const Registry& registry, const RunPlan& plan, c
 
 // ---- sampling -----------------------------------------------------------------------------
 
+namespace {
+/// The fewest samples whose order statistics give a 95% interval of the median narrower
+/// than [min, max].
+constexpr std::size_t k_min_ci_samples = 6;
+} // namespace
+
 std::string stop_reason(const RunSettings& s, const std::vector<double>& primary, double elapsed_s) {
     const auto n = static_cast<int>(primary.size());
     if (n >= s.max_samples) return "max_samples";
     if (n >= s.min_samples) {
         const Stats st = compute_stats(primary);
         if (st.n == 0) return "no_primary_metric";
-        if (st.rel_ci_halfwidth() <= s.noise) return "converged";
+        // Below k_min_ci_samples the interval is only [min, max], which says nothing
+        // about noise (one sample has a zero-width one): never call that converged.
+        if (st.n >= k_min_ci_samples && st.rel_ci_halfwidth() <= s.noise) return "converged";
     }
     if (elapsed_s >= s.max_time_s && n >= 1) return "time_budget";
     return {};

@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -588,6 +589,98 @@ void apply_sidecar(Topology& topo, const std::string& path) {
     topo.notes.push_back(fmt::format("NVLink, PCIe generation/width and CUDA peer facts from {}", path));
 }
 
+// What makes `xml` other than well-formed XML as hwloc writes it, or empty. hwloc 2.9's own
+// reader follows null pointers on some damage (an unclosed tag, a cpuset or nodeset without
+// its complete_ twin) and stores enum attributes unchecked, so the text is checked before
+// hwloc sees it: declarations, comments, balanced elements with unique name="value"
+// attributes, each object's sets, and its bridge and OS device types.
+std::string xml_damage(const std::string& xml) {
+    const auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+    const auto name_char = [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == ':' || c == '.';
+    };
+    std::vector<std::string> open;
+    std::size_t i = 0;
+    while ((i = xml.find('<', i)) != std::string::npos) {
+        const char* end_mark = nullptr; // of a comment, a declaration or the DOCTYPE
+        if (xml.compare(i, 4, "<!--") == 0)
+            end_mark = "-->";
+        else if (xml.compare(i, 2, "<?") == 0)
+            end_mark = "?>";
+        else if (xml.compare(i, 2, "<!") == 0)
+            end_mark = ">";
+        if (end_mark) {
+            const std::size_t e = xml.find(end_mark, i + 2);
+            if (e == std::string::npos)
+                return "an unclosed comment or declaration";
+            i = e + std::strlen(end_mark);
+            continue;
+        }
+        const bool closing = xml.compare(i, 2, "</") == 0;
+        std::size_t j = i + (closing ? 2 : 1);
+        const std::size_t name_at = j;
+        while (j < xml.size() && name_char(xml[j]))
+            ++j;
+        const std::string name = xml.substr(name_at, j - name_at);
+        if (name.empty())
+            return fmt::format("a malformed tag at byte {}", i);
+        if (closing) {
+            while (j < xml.size() && space(xml[j]))
+                ++j;
+            if (j >= xml.size() || xml[j] != '>' || open.empty() || open.back() != name)
+                return fmt::format("a misplaced </{}> at byte {}", name, i);
+            open.pop_back();
+            i = j + 1;
+            continue;
+        }
+        std::map<std::string, std::string> attrs;
+        while (true) {
+            while (j < xml.size() && space(xml[j]))
+                ++j;
+            if (j >= xml.size())
+                return fmt::format("an unclosed <{}> tag at byte {}", name, i);
+            if (xml[j] == '>') {
+                open.push_back(name);
+                break;
+            }
+            if (xml.compare(j, 2, "/>") == 0) {
+                ++j;
+                break;
+            }
+            const std::size_t attr_at = j;
+            while (j < xml.size() && name_char(xml[j]))
+                ++j;
+            const std::size_t close =
+                j == attr_at || xml.compare(j, 2, "=\"") != 0 ? std::string::npos : xml.find('"', j + 2);
+            const bool clean =
+                close != std::string::npos &&
+                std::none_of(xml.begin() + static_cast<std::ptrdiff_t>(j + 2), xml.begin() + static_cast<std::ptrdiff_t>(close),
+                             [&](char c) { return c == '<' || (static_cast<unsigned char>(c) < 0x20 && !space(c)); }) &&
+                (close + 1 >= xml.size() || space(xml[close + 1]) || xml[close + 1] == '>' || xml[close + 1] == '/');
+            if (!clean || !attrs.emplace(xml.substr(attr_at, j - attr_at), xml.substr(j + 2, close - j - 2)).second)
+                return fmt::format("a malformed attribute in a <{}> tag at byte {}", name, i);
+            j = close + 1;
+        }
+        if (name == "object") {
+            for (const std::string set : {"cpuset", "nodeset"})
+                if (attrs.count(set) && !attrs.count("complete_" + set))
+                    return fmt::format("an object at byte {} has a {} but no complete_{}", i, set, set);
+            const auto bridge = attrs.find("bridge_type"); // upstream-downstream: 0 host, 1 PCI
+            if (bridge != attrs.end() && (bridge->second.size() != 3 || bridge->second[1] != '-' ||
+                                          (bridge->second[0] != '0' && bridge->second[0] != '1') ||
+                                          (bridge->second[2] != '0' && bridge->second[2] != '1')))
+                return fmt::format("an object at byte {} has an unknown bridge_type '{}'", i, bridge->second);
+            const auto osdev = attrs.find("osdev_type"); // 0 block to 5 coprocessor
+            if (osdev != attrs.end() && (osdev->second.size() != 1 || osdev->second[0] < '0' || osdev->second[0] > '5'))
+                return fmt::format("an object at byte {} has an unknown osdev_type '{}'", i, osdev->second);
+        }
+        i = j + 1;
+    }
+    if (!open.empty())
+        return fmt::format("<{}> is never closed", open.back());
+    return {};
+}
+
 // Checks what hwloc would only answer with a bare failure, so the user learns what is wrong.
 void check_xml_file(const std::string& path) {
     const std::string hint = "give an hwloc XML export: `lstopo --of xml FILE` or "
@@ -625,42 +718,11 @@ void check_xml_file(const std::string& path) {
                              "interopbench built with a newer hwloc");
         }
     }
-    // hwloc 2.9 trusts the object attributes it reads: a missing complete_cpuset or
-    // complete_nodeset is a null pointer it follows when it orders or merges objects. So
-    // every object tag is checked first: well-formed name="value" attributes, and each set
-    // with its complete_ twin.
     f.clear();
     f.seekg(0);
     const std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    const std::string damaged = fmt::format("--from {}: damaged hwloc XML: ", path);
-    for (std::size_t at = all.find("<object"); at != std::string::npos; at = all.find("<object", at + 1)) {
-        std::set<std::string> names;
-        std::size_t i = at + 7;
-        while (true) {
-            while (i < all.size() && std::isspace(static_cast<unsigned char>(all[i])))
-                ++i;
-            if (i < all.size() && (all[i] == '>' || all[i] == '/'))
-                break;
-            const std::size_t name = i;
-            while (i < all.size() && (std::isalnum(static_cast<unsigned char>(all[i])) || all[i] == '_'))
-                ++i;
-            const std::size_t close = i == name || all.compare(i, 2, "=\"") != 0 ? std::string::npos : all.find('"', i + 2);
-            const bool clean = close != std::string::npos &&
-                               std::none_of(all.begin() + static_cast<std::ptrdiff_t>(i + 2),
-                                            all.begin() + static_cast<std::ptrdiff_t>(close), [](char c) {
-                                                return c == '<' || (static_cast<unsigned char>(c) < 0x20 &&
-                                                                    !std::isspace(static_cast<unsigned char>(c)));
-                                            });
-            if (!clean || (close + 1 < all.size() && !std::isspace(static_cast<unsigned char>(all[close + 1])) &&
-                           all[close + 1] != '>' && all[close + 1] != '/'))
-                throw UsageError(damaged + "a malformed <object> tag", hint);
-            names.insert(all.substr(name, i - name));
-            i = close + 1;
-        }
-        for (const std::string set : {"cpuset", "nodeset"})
-            if (names.count(set) && !names.count("complete_" + set))
-                throw UsageError(damaged + fmt::format("an object has a {} but no complete_{}", set, set), hint);
-    }
+    if (const std::string why = xml_damage(all); !why.empty())
+        throw UsageError(fmt::format("--from {}: damaged XML: {}", path, why), hint);
 }
 
 std::string yes_no(bool b) { return b ? "yes" : "no"; }
