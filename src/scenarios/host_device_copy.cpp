@@ -46,8 +46,11 @@ struct Lane {
     bool sm;
     int sm_count;
 
+    void* mapped; ///< the host buffer's device address (pinned kinds), looked up once
+
     Lane(Dir d, HostMem kind, int device, std::size_t n, const gpu::Stream* s, bool use_sm, int sms)
-        : dir(d), bytes(n), host(kind, n), dev(device, n), stream(s), sm(use_sm), sm_count(sms) {
+        : dir(d), bytes(n), host(kind, n), dev(device, n), stream(s), sm(use_sm), sm_count(sms),
+          mapped(host.device_ptr()) {
         if (dir == Dir::h2d) {
             gpu::fill_pattern_host(host.get(), n, k_seed_h2d);
             IB_CUDA_CHECK(cudaMemsetAsync(dev.get(), 0, n, s->get())); // poison the destination
@@ -61,9 +64,8 @@ struct Lane {
     void enqueue(int reps) {
         for (int r = 0; r < reps; ++r) {
             if (sm) {
-                void* h = host.device_ptr();
-                IB_CUDA_CHECK(dir == Dir::h2d ? kernels::launch_sm_copy(dev.get(), h, bytes, sm_count, stream->get())
-                                              : kernels::launch_sm_copy(h, dev.get(), bytes, sm_count, stream->get()));
+                IB_CUDA_CHECK(dir == Dir::h2d ? kernels::launch_sm_copy(dev.get(), mapped, bytes, sm_count, stream->get())
+                                              : kernels::launch_sm_copy(mapped, dev.get(), bytes, sm_count, stream->get()));
             } else if (dir == Dir::h2d) {
                 IB_CUDA_CHECK(cudaMemcpyAsync(dev.get(), host.get(), bytes, cudaMemcpyHostToDevice, stream->get()));
             } else {
@@ -78,7 +80,7 @@ struct Lane {
         // Mapped host memory is checked by the GPU (reading write-combined memory from the
         // CPU is very slow); pageable memory by the CPU.
         if (host.kind() != HostMem::pageable)
-            return gpu::count_pattern_mismatches_device(host.device_ptr(), bytes, k_seed_d2h, stream->get());
+            return gpu::count_pattern_mismatches_device(mapped, bytes, k_seed_d2h, stream->get());
         return gpu::count_pattern_mismatches_host(host.get(), bytes, k_seed_d2h);
     }
 };
