@@ -176,7 +176,7 @@ std::size_t count_of(const std::string& text, const std::string& what) {
 
 TEST_SUITE("compare") {
 
-TEST_CASE("fractions, thresholds and floors parse; bad ones are usage errors") {
+TEST_CASE("fractions, thresholds and floors parse, bad ones are usage errors") {
     CHECK(parse_fraction("5%", "t") == doctest::Approx(0.05));
     CHECK(parse_fraction("0.03", "t") == doctest::Approx(0.03));
     CHECK(parse_fraction(" 2.5% ", "t") == doctest::Approx(0.025));
@@ -657,7 +657,7 @@ TEST_CASE("the compare command: every bad input is one error line and exit 2") {
     CHECK(cli("compare " + report_arg("base.json")).code == 2); // one report only
 }
 
-TEST_CASE("run --baseline: bad baselines fail before measuring; a run compares with its baseline") {
+TEST_CASE("run --baseline: bad baselines fail before measuring, a run compares with its baseline") {
     const std::string run = "run --scenario host_memcpy --size 4K --axis threads=single --max-time 0.05 --min-samples 5 ";
     auto r = cli(run + "--baseline " + report_arg("no_such_report.json"));
     CHECK(r.code == 2);

@@ -30,7 +30,15 @@ extern char** environ;
 namespace {
 
 fs::path scratch(const std::string& name) {
-    const fs::path d = fs::temp_directory_path() / ("ib_hard_" + std::to_string(::getpid())) / name;
+    struct Root { // removed when the tests end
+        fs::path path = fs::temp_directory_path() / ("ib_hard_" + std::to_string(::getpid()));
+        ~Root() {
+            std::error_code ec;
+            fs::remove_all(path, ec);
+        }
+    };
+    static const Root root;
+    const fs::path d = root.path / name;
     fs::remove_all(d);
     fs::create_directories(d);
     return d;
@@ -429,7 +437,7 @@ const std::vector<std::string> k_copy_run{"run", "-s", "h2d_copy", "--size", "64
 
 } // namespace
 
-TEST_CASE("an injected allocation, copy or launch failure fails one configuration; the run goes on") {
+TEST_CASE("an injected allocation, copy or launch failure fails one configuration, the run goes on") {
     if (!gpu_present()) {
         MESSAGE("skipped: no usable GPU here (fault injection needs CUDA)");
         return;
@@ -439,7 +447,7 @@ TEST_CASE("an injected allocation, copy or launch failure fails one configuratio
     expect_one_failed(run_with_fault("launch:1", k_copy_run, "launch"), "cudaErrorLaunchOutOfResources");
 }
 
-TEST_CASE("an injected NCCL failure fails one collective configuration; the run goes on") {
+TEST_CASE("an injected NCCL failure fails one collective configuration, the run goes on") {
     if (!gpu_present()) {
         MESSAGE("skipped: no usable GPU here (fault injection needs CUDA)");
         return;

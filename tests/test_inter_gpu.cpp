@@ -706,7 +706,7 @@ TEST_CASE("merged status: a failure on any rank fails the result, and reasons na
     CHECK(stopped[0].status == Status::interrupted);
 }
 
-TEST_CASE("a result missing on a rank fails; keys keep rank 0's order") {
+TEST_CASE("a result missing on a rank fails, keys keep rank 0's order") {
     const auto merged = merge_rank_results(
         {encoded(0, {rank_result("a/x", Status::ok, {1, 1, 1}), rank_result("b/x", Status::ok, {1, 1, 1})}),
          encoded(1, {rank_result("a/x", Status::ok, {1, 1, 1}), rank_result("c/x", Status::ok, {1, 1, 1})})});

@@ -84,7 +84,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 
 TEST_SUITE("profile") {
 
-TEST_CASE("built-in profiles: quick, ci, full; quick is the default") {
+TEST_CASE("built-in profiles: quick, ci, full, quick is the default") {
     CHECK(builtin_profile_names() == std::vector<std::string>{"quick", "ci", "full"});
     CHECK(default_profile_name() == "quick");
     for (const auto& name : builtin_profile_names()) {

@@ -690,7 +690,7 @@ private:
         ncclResult_t first = m_api.group_start();
         std::string which = "ncclGroupStart";
         for (std::size_t i = 0; i < m_ranks.size() && first == ncclSuccess; ++i) {
-            const ncclResult_t r = enqueue_one(*m_ranks[i], i);
+            const ncclResult_t r = gpu::nccl_fault() ? ncclSystemError : enqueue_one(*m_ranks[i], i);
             if (r != ncclSuccess && r != ncclInProgress) {
                 first = r;
                 which = fmt::format("nccl {} on GPU {}", nccl::to_string(m_spec.kind), m_ranks[i]->device);
