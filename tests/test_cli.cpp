@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "families/builtin.hpp"
 #include "interopbench/registry.hpp"
 #include "interopbench/report.hpp"
 

@@ -11,7 +11,8 @@
 
 #include <doctest/doctest.h>
 
-#include "interopbench/doctor.hpp"
+#include "gpu/gpu_facts.hpp"
+#include "topology/doctor.hpp"
 
 using namespace interopbench;
 

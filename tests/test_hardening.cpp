@@ -19,7 +19,7 @@
 #include "gpu/cuda_util.hpp"
 #include "gpu/fault.hpp"
 #include "interopbench/report.hpp"
-#include "interopbench/topology.hpp"
+#include "topology/topology.hpp"
 #include "schema_check.hpp"
 
 using namespace interopbench;

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "families/builtin.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/profile.hpp"
 

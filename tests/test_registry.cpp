@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "families/builtin.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/registry.hpp"
 

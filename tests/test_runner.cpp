@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "families/builtin.hpp"
 #include "fake_scenario.hpp"
 #include "interopbench/runner.hpp"
 

@@ -18,8 +18,9 @@
 
 #include <doctest/doctest.h>
 
+#include "gpu/gpu_facts.hpp"
 #include "interopbench/errors.hpp"
-#include "interopbench/topology.hpp"
+#include "topology/topology.hpp"
 
 using namespace interopbench;
 namespace fs = std::filesystem;

@@ -27,7 +27,4 @@ private:
     std::vector<std::unique_ptr<Scenario>> m_scenarios;
 };
 
-/// Every built-in scenario, in a fixed order (src/scenarios/builtin.cpp).
-Registry builtin_registry();
-
 } // namespace interopbench

@@ -14,7 +14,7 @@ namespace interopbench {
 /// version and any minor; unknown fields are ignored.
 inline constexpr const char* k_schema_name = "interopbench.report";
 inline constexpr int k_schema_major = 1;
-inline constexpr int k_schema_minor = 0;
+inline constexpr int k_schema_minor = 1;
 
 /// Tool version and git sha (set at build time).
 const char* tool_version();

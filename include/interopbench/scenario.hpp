@@ -96,6 +96,15 @@ public:
     virtual std::vector<std::string> gather(const std::string& mine, int root) = 0;
 };
 
+/// A library loaded at run time (NCCL, NVML, cuFile): its version when it loaded, else why
+/// not. Families look theirs up by name; the report lists them all.
+struct RuntimeLibrary {
+    std::string name;    ///< "nccl", "nvml", "cufile"
+    std::string version; ///< e.g. "2.28.3"; empty when it could not be loaded
+    std::string note;    ///< why not loaded, or a remark (mode, path); may be empty
+    bool loaded() const { return !version.empty(); }
+};
+
 /// What the machine offers. Filled by the GPU library (probe) or by tests.
 struct Machine {
     bool cuda_available = false; ///< driver present and at least one device
@@ -105,13 +114,16 @@ struct Machine {
     std::string driver_release;  ///< NVIDIA driver release (NVML), e.g. "580.159.04"
     std::vector<DeviceInfo> devices;  ///< every visible GPU
     std::vector<int> selected;        ///< ordinals chosen by --devices (default all)
-    std::string nccl_version;         ///< empty when NCCL could not be loaded
-    std::string nccl_note;            ///< why not
+    std::vector<RuntimeLibrary> libraries; ///< run-time loaded libraries, in probe order
     unsigned host_cores = 1;          ///< hardware threads usable by this process
     /// The multi-process world under MPI, or nullptr for a single process.
     World* world = nullptr;
 
     const DeviceInfo* device(int ordinal) const;
+    /// The library named `name`, or nullptr when it was never probed.
+    const RuntimeLibrary* library(std::string_view name) const;
+    /// Adds or replaces the entry of `lib.name`.
+    void set_library(RuntimeLibrary lib);
 };
 
 /// Resolves a `--devices` list against `devices`: comma-separated CUDA ordinals or PCI bus

@@ -10,6 +10,7 @@
 #include "gpu/cuda_util.hpp"
 #include "gpu/nccl_loader.hpp"
 #include "interopbench/params.hpp"
+#include "topology/nvml.hpp"
 
 namespace interopbench::cli {
 namespace {
@@ -29,6 +30,10 @@ Machine probe_machine(const std::string& devices) {
     Machine m;
     gpu::probe_cuda(m);
     gpu::probe_nccl(m);
+    // NVML is loaded at run time too: its version, or why it is missing, goes in the list.
+    const bool nvml_ok = nvml::available();
+    m.driver_release = nvml::driver_release();
+    m.set_library({"nvml", nvml_ok ? nvml::version() : std::string{}, nvml_ok ? std::string{} : nvml::note()});
     m.host_cores = std::max(1u, std::thread::hardware_concurrency());
     m.world = g_world;
     if (m.cuda_available) {

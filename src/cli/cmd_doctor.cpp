@@ -4,7 +4,8 @@
 #include <memory>
 
 #include "cli/cli.hpp"
-#include "interopbench/doctor.hpp"
+#include "gpu/gpu_facts.hpp"
+#include "topology/doctor.hpp"
 #include "interopbench/output.hpp"
 
 namespace interopbench::cli {

@@ -1,6 +1,7 @@
 // `interopbench list`: scenarios with their axes and metrics, or the built-in profiles.
 #include <fmt/format.h>
 
+#include "families/builtin.hpp"
 #include "cli/cli.hpp"
 #include "interopbench/output.hpp"
 #include "interopbench/profile.hpp"

@@ -8,14 +8,16 @@
 
 #include <fmt/format.h>
 
+#include "families/builtin.hpp"
 #include "cli/cli.hpp"
+#include "gpu/gpu_facts.hpp"
 #include "interopbench/compare.hpp"
 #include "interopbench/merge.hpp"
 #include "interopbench/output.hpp"
 #include "interopbench/profile.hpp"
 #include "interopbench/report.hpp"
 #include "interopbench/runner.hpp"
-#include "interopbench/topology.hpp"
+#include "topology/topology.hpp"
 
 namespace interopbench::cli {
 namespace {

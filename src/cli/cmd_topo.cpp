@@ -3,8 +3,9 @@
 #include <memory>
 
 #include "cli/cli.hpp"
+#include "gpu/gpu_facts.hpp"
 #include "interopbench/output.hpp"
-#include "interopbench/topology.hpp"
+#include "topology/topology.hpp"
 
 namespace interopbench::cli {
 namespace {

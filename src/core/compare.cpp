@@ -239,8 +239,15 @@ std::map<std::string, std::pair<std::string, bool>> fingerprint(const nlohmann::
         fp[fmt::format("{} path", text_of(member(p, "label")))] = {text_of(member(p, "class")), true};
     const auto& sw = member(report, "software");
     for (const auto& [field, key] : {std::pair{"driver", "driver_release"}, std::pair{"CUDA driver", "cuda_driver"},
-                                     std::pair{"CUDA runtime", "cuda_runtime"}, std::pair{"NCCL", "nccl"}})
+                                     std::pair{"CUDA runtime", "cuda_runtime"}})
         if (const std::string v = text_of(member(sw, key)); !v.empty()) fp[field] = {v, false};
+    // Run-time libraries: schema 1.1 lists them; 1.0 reports named NCCL alone.
+    if (const std::string v = text_of(member(sw, "nccl")); !v.empty()) fp["NCCL"] = {v, false};
+    for (const auto& l : member(sw, "libraries").is_array() ? member(sw, "libraries") : nlohmann::json::array())
+        if (const std::string v = text_of(member(l, "version")); !v.empty()) {
+            std::string name = text_of(member(l, "name"));
+            fp[name == "nccl" ? std::string("NCCL") : name] = {v, false};
+        }
     return fp;
 }
 

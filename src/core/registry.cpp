@@ -16,6 +16,21 @@ const DeviceInfo* Machine::device(int ordinal) const {
     return nullptr;
 }
 
+const RuntimeLibrary* Machine::library(std::string_view name) const {
+    for (const auto& l : libraries)
+        if (l.name == name) return &l;
+    return nullptr;
+}
+
+void Machine::set_library(RuntimeLibrary lib) {
+    for (auto& l : libraries)
+        if (l.name == lib.name) {
+            l = std::move(lib);
+            return;
+        }
+    libraries.push_back(std::move(lib));
+}
+
 std::vector<int> parse_device_list(std::string_view text, const std::vector<DeviceInfo>& devices) {
     const std::string hint = devices.empty() ? std::string("this machine has no usable GPU")
                                              : fmt::format("use ordinals 0 to {} or PCI bus ids such as {}",

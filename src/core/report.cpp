@@ -88,13 +88,20 @@ nlohmann::json environment_json() {
     return env;
 }
 
+namespace {
+nlohmann::json libraries_json(const Machine& m) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& l : m.libraries) out.push_back({{"name", l.name}, {"version", l.version}, {"note", l.note}});
+    return out;
+}
+} // namespace
+
 nlohmann::json software_json(const Machine& m) {
     auto cuda_version = [](int v) { return v ? fmt::format("{}.{}", v / 1000, (v % 1000) / 10) : std::string{}; };
     return {{"cuda_driver", cuda_version(m.driver_version)},
             {"cuda_runtime", cuda_version(m.runtime_version)},
             {"driver_release", m.driver_release},
-            {"nccl", m.nccl_version},
-            {"nccl_note", m.nccl_note},
+            {"libraries", libraries_json(m)},
             {"cuda_available", m.cuda_available},
             {"cuda_note", m.cuda_note}};
 }

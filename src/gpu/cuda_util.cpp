@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "kernels/kernels.hpp"
+#include "gpu/kernels.hpp"
 
 namespace interopbench::gpu {
 

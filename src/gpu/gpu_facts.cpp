@@ -11,8 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "interopbench/doctor.hpp"
-#include "interopbench/topology.hpp"
+#include "gpu/gpu_facts.hpp"
 #include "topology/nvml.hpp"
 
 namespace interopbench {

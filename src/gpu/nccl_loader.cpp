@@ -103,20 +103,14 @@ const NcclApi* nccl_api(std::string* why) {
 
 void probe_nccl(Machine& machine) {
     std::string why;
-    if (const NcclApi* api = nccl_api(&why)) {
-        machine.nccl_version = api->version;
-        machine.nccl_note.clear();
-    } else {
-        machine.nccl_version.clear();
-        machine.nccl_note = why;
-    }
+    const NcclApi* api = nccl_api(&why);
+    machine.set_library({"nccl", api ? api->version : std::string{}, api ? std::string{} : why});
 }
 
 #else
 
 void probe_nccl(Machine& machine) {
-    machine.nccl_version.clear();
-    machine.nccl_note = "built without NCCL (nccl.h was not found, or INTEROPBENCH_WITH_NCCL=OFF)";
+    machine.set_library({"nccl", "", "built without NCCL (nccl.h was not found, or INTEROPBENCH_WITH_NCCL=OFF)"});
 }
 
 #endif

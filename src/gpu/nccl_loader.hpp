@@ -13,8 +13,8 @@
 
 namespace interopbench::gpu {
 
-/// Sets machine.nccl_version ("2.28.3") when NCCL loads, else leaves it empty and sets
-/// machine.nccl_note to the reason (not built with NCCL, library missing, too old).
+/// Records library "nccl" in machine.libraries: its version ("2.28.3") when NCCL loads, else
+/// an empty version and the reason (not built with NCCL, library missing, too old).
 /// Never throws.
 void probe_nccl(Machine& machine);
 

@@ -1,5 +1,5 @@
 // Doctor checks: pure functions over DoctorFacts, and the host side of gathering them.
-#include "interopbench/doctor.hpp"
+#include "topology/doctor.hpp"
 
 #include <sched.h>
 #include <sys/resource.h>

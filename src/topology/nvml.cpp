@@ -80,6 +80,7 @@ struct Api {
     nvmlReturn_t (*shutdown)() = nullptr;
     const char* (*error_string)(nvmlReturn_t) = nullptr;
     nvmlReturn_t (*driver_version)(char*, unsigned) = nullptr;
+    nvmlReturn_t (*nvml_version)(char*, unsigned) = nullptr;
     nvmlReturn_t (*handle_by_bus_id)(const char*, nvmlDevice_t*) = nullptr;
     nvmlReturn_t (*name)(nvmlDevice_t, char*, unsigned) = nullptr;
     nvmlReturn_t (*pcie_gen)(nvmlDevice_t, unsigned*) = nullptr;
@@ -115,6 +116,7 @@ struct Api {
             return;
         }
         bind(driver_version, "nvmlSystemGetDriverVersion");
+        bind(nvml_version, "nvmlSystemGetNVMLVersion");
         bind(name, "nvmlDeviceGetName");
         bind(pcie_gen, "nvmlDeviceGetCurrPcieLinkGeneration");
         bind(pcie_width, "nvmlDeviceGetCurrPcieLinkWidth");
@@ -220,6 +222,14 @@ std::string driver_release() {
     const Api& a = api();
     char buf[96] = {};
     if (!a.ok() || !a.driver_version || a.driver_version(buf, sizeof buf) != k_success)
+        return {};
+    return buf;
+}
+
+std::string version() {
+    const Api& a = api();
+    char buf[96] = {};
+    if (!a.ok() || !a.nvml_version || a.nvml_version(buf, sizeof buf) != k_success)
         return {};
     return buf;
 }

@@ -55,6 +55,8 @@ const std::string& note();
 int init_error();
 /// Driver release, e.g. "580.159.04"; empty when unknown.
 std::string driver_release();
+/// NVML's own version, e.g. "13.580.159.04"; empty when unknown.
+std::string version();
 
 /// Static facts of the GPU at `bus_id` (any case, 4 or 8 digit domain), or nothing when
 /// NVML is missing or does not know the device.

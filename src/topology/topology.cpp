@@ -5,7 +5,7 @@
 // PCIe tree (nearest common ancestor) unless NVLinks bond them. NVLinks come from NVML on a
 // live machine, from hwloc's NVLinkBandwidth distance matrix in a recorded XML, or from the
 // sidecar JSON this tool writes next to its XML exports.
-#include "interopbench/topology.hpp"
+#include "topology/topology.hpp"
 
 #include <hwloc.h>
 

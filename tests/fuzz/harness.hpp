@@ -29,7 +29,7 @@
 #include "interopbench/params.hpp"
 #include "interopbench/profile.hpp"
 #include "interopbench/report.hpp"
-#include "interopbench/topology.hpp"
+#include "topology/topology.hpp"
 
 namespace interopbench::fuzz {
 

@@ -1,0 +1,18 @@
+// The one explicit list of scenario families, in `list` order. Each family folder defines
+// its registration function(s); each registers its scenarios in a fixed order, and nothing
+// registers itself through static initialisation (which a linker may drop).
+// Adding a family: its folder with a CMakeLists.txt, one add_subdirectory, its registration
+// function declared in builtin.hpp and named in the list here.
+#include "families/builtin.hpp"
+
+namespace interopbench {
+
+Registry builtin_registry() {
+    Registry r;
+    for (auto* add : {register_host_memcpy, register_host_device_copy, register_alloc, register_peer,
+                      register_nccl, register_layout, register_handoff})
+        add(r);
+    return r;
+}
+
+} // namespace interopbench

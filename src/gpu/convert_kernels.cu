@@ -1,0 +1,1003 @@
+// Layout conversion kernels, written for bandwidth: every global access is a coalesced
+// 16-byte load or store except at the edges of a row or an array, and each thread keeps
+// several loads in flight before it uses any. Rows of any length and alignment are
+// handled by loading the aligned 16-byte vectors that cover them and shifting bytes in
+// registers (funnel shifts); only the partial vectors at the ends of a row segment fall
+// back to element stores. Tiles never assume that a dimension is a multiple of anything.
+#include "gpu/convert_kernels.hpp"
+
+#include <algorithm>
+#include <climits>
+
+#include <cuda/atomic>
+
+namespace interopbench::kernels {
+
+namespace {
+
+constexpr int k_threads = 256;
+constexpr unsigned k_full_mask = 0xffffffffu;
+
+template <int E> struct Bits;
+template <> struct Bits<1> { using T = std::uint8_t; };
+template <> struct Bits<2> { using T = std::uint16_t; };
+template <> struct Bits<4> { using T = std::uint32_t; };
+template <> struct Bits<8> { using T = unsigned long long; };
+
+__device__ __forceinline__ uint4 load16(const std::uint8_t* p) {
+    return __ldg(reinterpret_cast<const uint4*>(p));
+}
+
+__device__ __forceinline__ void store16(std::uint8_t* p, uint4 v) {
+    *reinterpret_cast<uint4*>(p) = v;
+}
+
+// 64-bit division by a divisor fixed at launch: m = floor((2^64 - 1) / d) gives the
+// quotient or one less for n < 2^62, fixed by one comparison.
+struct FastDiv {
+    std::uint64_t d;
+    std::uint64_t m;
+};
+
+FastDiv make_fastdiv(std::uint64_t d) { return FastDiv{d, ~0ull / d}; }
+
+__device__ __forceinline__ std::uint64_t divmod(const FastDiv& f, std::uint64_t n, std::uint64_t& r) {
+    std::uint64_t q = __umul64hi(n, f.m);
+    r = n - q * f.d;
+    if (r >= f.d) {
+        ++q;
+        r -= f.d;
+    }
+    return q;
+}
+
+__device__ __forceinline__ std::uint32_t pick4(unsigned q, std::uint32_t a, std::uint32_t b,
+                                               std::uint32_t c, std::uint32_t d) {
+    return q == 0 ? a : q == 1 ? b : q == 2 ? c : d;
+}
+
+// out = the NO words that start `sh` bytes (0..15) into the word array `in`.
+template <int NO, int NI>
+__device__ __forceinline__ void shift_bytes(const std::uint32_t (&in)[NI], unsigned sh,
+                                            std::uint32_t (&out)[NO]) {
+    static_assert(NI >= NO + 4, "shift_bytes reads up to four words past the output");
+    const unsigned q = sh >> 2, r = (sh & 3) * 8;
+#pragma unroll
+    for (int t = 0; t < NO; ++t)
+        out[t] = __funnelshift_r(pick4(q, in[t], in[t + 1], in[t + 2], in[t + 3]),
+                                 pick4(q, in[t + 1], in[t + 2], in[t + 3], in[t + 4]), r);
+}
+
+__device__ __forceinline__ void put_words(std::uint32_t* w, int at, uint4 v) {
+    w[at] = v.x;
+    w[at + 1] = v.y;
+    w[at + 2] = v.z;
+    w[at + 3] = v.w;
+}
+
+template <int E>
+__device__ __forceinline__ uint4 pack(const typename Bits<E>::T (&e)[16 / E]) {
+    std::uint32_t w[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        if constexpr (E == 1)
+            w[j] = std::uint32_t(e[4 * j]) | std::uint32_t(e[4 * j + 1]) << 8 |
+                   std::uint32_t(e[4 * j + 2]) << 16 | std::uint32_t(e[4 * j + 3]) << 24;
+        else if constexpr (E == 2)
+            w[j] = std::uint32_t(e[2 * j]) | std::uint32_t(e[2 * j + 1]) << 16;
+        else if constexpr (E == 4)
+            w[j] = e[j];
+        else
+            w[j] = std::uint32_t(e[j / 2] >> (32 * (j % 2)));
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+unsigned grid_for(std::uint64_t items, std::uint64_t per_block) {
+    return static_cast<unsigned>(std::clamp<std::uint64_t>((items + per_block - 1) / per_block, 1, 1u << 20));
+}
+
+// ---- transpose ------------------------------------------------------------------------
+//
+// A block owns a tile of TR input rows x TC input columns (256-byte row segments). Phase 1
+// loads each row segment as the aligned 16-byte vectors covering it and stores it into
+// shared memory shifted so that the tile's first column sits at byte 0 of the tile row
+// (rows of an odd-width matrix start at every alignment). Phase 2 builds the output rows
+// (input columns): each thread gathers the V elements of one aligned 16-byte output vector
+// from V consecutive tile rows and stores it; the partial vectors at both ends of an
+// output row segment, which the neighbouring tiles share, are stored element by element.
+// Tile rows are skewed by a few words per group of V rows so that the lanes of a warp,
+// which read rows V apart, hit different banks.
+
+template <int E>
+struct TransposeShape {
+    static constexpr int V = 16 / E;
+    static constexpr int TC = 256 / E;
+    static constexpr int TR = E == 1 ? 128 : 256 / E;
+    static constexpr int SEG_WORDS = TC * E / 4;      // 64: words of a row segment
+    static constexpr int IN_SLOTS = 17;               // vectors covering a row segment
+    static constexpr int OUT_SLOTS = TR * E / 16 + 1; // vectors covering an output segment
+    static constexpr int SKEW = E == 8 ? 8 : 4;       // bytes; keeps 8-byte elements aligned
+    static constexpr int SKEWS = E == 8 ? 4 : 8;
+    static constexpr int PITCH = TC * E + SKEW * (SKEWS - 1);
+    static constexpr int IN_PER_THREAD = (TR * IN_SLOTS + k_threads - 1) / k_threads;
+    static constexpr int OUT_PER_THREAD = (TC * OUT_SLOTS + k_threads - 1) / k_threads;
+};
+
+template <int E>
+__global__ void __launch_bounds__(k_threads)
+    transpose_kernel(std::uint8_t* __restrict__ dst, const std::uint8_t* __restrict__ src,
+                     std::uint64_t rows, std::uint64_t cols, std::uint32_t tiles_c) {
+    using S = TransposeShape<E>;
+    using T = typename Bits<E>::T;
+    __shared__ __align__(16) std::uint8_t tile[S::TR * S::PITCH];
+
+    const std::uint32_t tc = blockIdx.x % tiles_c, tr = blockIdx.x / tiles_c;
+    const std::uint64_t r0 = std::uint64_t(tr) * S::TR, c0 = std::uint64_t(tc) * S::TC;
+    const int nr = static_cast<int>(min(std::uint64_t(S::TR), rows - r0));
+    const int nc = static_cast<int>(min(std::uint64_t(S::TC), cols - c0));
+
+    uint4 vec[S::IN_PER_THREAD];
+    std::uint32_t next[S::IN_PER_THREAD];
+#pragma unroll
+    for (int j = 0; j < S::IN_PER_THREAD; ++j) {
+        const int s = threadIdx.x + j * k_threads;
+        const int rl = s / S::IN_SLOTS, k = s - rl * S::IN_SLOTS;
+        vec[j] = make_uint4(0, 0, 0, 0);
+        next[j] = 0;
+        if (rl < nr) {
+            const std::uint64_t seg = ((r0 + rl) * cols + c0) * E;
+            const std::uint64_t seg_end = seg + std::uint64_t(nc) * E;
+            const std::uint64_t at = (seg & ~15ull) + 16ull * k;
+            if (at < seg_end) {
+                vec[j] = load16(src + at);
+                // Odd byte shifts (1- and 2-byte elements) also need the next vector's first word.
+                if constexpr (E < 4) {
+                    if (at + 16 < seg_end) next[j] = __ldg(reinterpret_cast<const std::uint32_t*>(src + at + 16));
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < S::IN_PER_THREAD; ++j) {
+        const int s = threadIdx.x + j * k_threads;
+        const int rl = s / S::IN_SLOTS, k = s - rl * S::IN_SLOTS;
+        if (rl < nr) {
+            const std::uint64_t seg = ((r0 + rl) * cols + c0) * E;
+            const std::uint64_t seg_end = seg + std::uint64_t(nc) * E;
+            if ((seg & ~15ull) + 16ull * k < seg_end) {
+                const int qs = static_cast<int>(seg & 15) >> 2;
+                const unsigned r = static_cast<unsigned>(seg & 3) * 8;
+                const std::uint32_t w[5] = {vec[j].x, vec[j].y, vec[j].z, vec[j].w, next[j]};
+                auto* row = reinterpret_cast<std::uint32_t*>(
+                    tile + rl * S::PITCH + S::SKEW * ((rl / S::V) % S::SKEWS));
+#pragma unroll
+                for (int t = 0; t < 4; ++t) {
+                    const int m = 4 * k - qs + t;
+                    if (m >= 0 && m < S::SEG_WORDS) row[m] = __funnelshift_r(w[t], w[t + 1], r);
+                }
+            }
+        }
+    }
+    __syncthreads();
+
+#pragma unroll
+    for (int j = 0; j < S::OUT_PER_THREAD; ++j) {
+        const int s = threadIdx.x + j * k_threads;
+        const int cl = s / S::OUT_SLOTS, k = s - cl * S::OUT_SLOTS;
+        if (cl >= nc) continue;
+        const std::uint64_t out_first = (c0 + cl) * rows + r0;
+        const std::uint64_t vec_first = ((out_first * E) & ~15ull) / E + std::uint64_t(k) * S::V;
+        const std::int64_t rb = std::int64_t(vec_first) - std::int64_t(out_first);
+        if (rb >= nr) continue;
+        if (rb >= 0 && rb + S::V <= nr) {
+            // Rows rb .. rb+V-1 cross at most one skew step.
+            const int rbi = static_cast<int>(rb);
+            const int q0 = rbi / S::V, step_at = S::V - (rbi - q0 * S::V);
+            const int skew_a = S::SKEW * (q0 % S::SKEWS), skew_b = S::SKEW * ((q0 + 1) % S::SKEWS);
+            const std::uint8_t* base = tile + rbi * S::PITCH + cl * E;
+            T e[S::V];
+#pragma unroll
+            for (int i = 0; i < S::V; ++i)
+                e[i] = *reinterpret_cast<const T*>(base + i * S::PITCH + (i < step_at ? skew_a : skew_b));
+            store16(dst + vec_first * E, pack<E>(e));
+        } else {
+#pragma unroll
+            for (int i = 0; i < S::V; ++i) {
+                const std::int64_t rl = rb + i;
+                if (rl >= 0 && rl < nr) {
+                    const int rli = static_cast<int>(rl);
+                    reinterpret_cast<T*>(dst)[vec_first + i] = *reinterpret_cast<const T*>(
+                        tile + rli * S::PITCH + S::SKEW * ((rli / S::V) % S::SKEWS) + cl * E);
+                }
+            }
+        }
+    }
+}
+
+template <int E>
+cudaError_t run_transpose(void* dst, const void* src, Dims2 d, cudaStream_t stream) {
+    using S = TransposeShape<E>;
+    const std::uint64_t tiles_r = (d.rows + S::TR - 1) / S::TR, tiles_c = (d.cols + S::TC - 1) / S::TC;
+    if (tiles_c > UINT_MAX || tiles_r > INT_MAX || tiles_r * tiles_c > INT_MAX) return cudaErrorInvalidValue;
+    transpose_kernel<E><<<static_cast<unsigned>(tiles_r * tiles_c), k_threads, 0, stream>>>(
+        static_cast<std::uint8_t*>(dst), static_cast<const std::uint8_t*>(src), d.rows, d.cols,
+        static_cast<std::uint32_t>(tiles_c));
+    return cudaGetLastError();
+}
+
+// ---- array of structs <-> struct of arrays ----------------------------------------------
+//
+// A block owns `chunk` consecutive records (about 16 KiB of them). Both sides are staged
+// in shared memory so that global memory sees only whole coalesced 16-byte vectors: the
+// record chunk is one contiguous run, each field's slice of the chunk is another. The
+// reshuffle between them happens in shared memory, one field of one record per thread,
+// with a single load and store per field when the layout is naturally aligned.
+
+struct RecordArgs {
+    std::uint32_t record_bytes;
+    std::uint32_t nfields;
+    std::uint32_t chunk;       // records per block, a multiple of 32
+    std::uint32_t aligned;     // every field readable as one aligned word
+    std::uint32_t gaps;        // bytes outside every field
+    std::uint32_t offset[k_max_fields];
+    std::uint32_t width[k_max_fields];
+    std::uint32_t staged[k_max_fields]; // byte offset of each field's slice in shared memory
+    std::uint64_t soa_offset[k_max_fields];
+};
+
+constexpr std::uint32_t k_chunk_bytes = 16384;
+constexpr std::uint32_t k_max_record = 512;
+
+// Stores the low `w` bytes of (hi:lo) at `d`, aligned to `w`.
+__device__ __forceinline__ void store_field(std::uint8_t* d, std::uint32_t w, std::uint32_t lo, std::uint32_t hi) {
+    switch (w) {
+    case 1: *d = static_cast<std::uint8_t>(lo); break;
+    case 2: *reinterpret_cast<std::uint16_t*>(d) = static_cast<std::uint16_t>(lo); break;
+    case 4: *reinterpret_cast<std::uint32_t*>(d) = lo; break;
+    default: *reinterpret_cast<unsigned long long*>(d) = (static_cast<unsigned long long>(hi) << 32) | lo;
+    }
+}
+
+// Copies a `w`-byte field within shared memory. Aligned layouts move it as one word; an
+// unaligned source is read as the aligned words that hold it and shifted into place (the
+// destination, a field array, is always aligned); only unaligned destinations (records
+// being rebuilt) go byte by byte, since neighbouring threads write the other bytes of
+// their words.
+__device__ __forceinline__ void copy_field(std::uint8_t* d, const std::uint8_t* s, std::uint32_t w,
+                                           bool aligned, bool dst_aligned) {
+    if (aligned) {
+        switch (w) {
+        case 1: *d = *s; break;
+        case 2: *reinterpret_cast<std::uint16_t*>(d) = *reinterpret_cast<const std::uint16_t*>(s); break;
+        case 4: *reinterpret_cast<std::uint32_t*>(d) = *reinterpret_cast<const std::uint32_t*>(s); break;
+        default:
+            *reinterpret_cast<unsigned long long*>(d) = *reinterpret_cast<const unsigned long long*>(s);
+        }
+    } else if (dst_aligned) {
+        const auto at = reinterpret_cast<std::uintptr_t>(s);
+        const auto* words = reinterpret_cast<const std::uint32_t*>(at & ~std::uintptr_t(3));
+        const std::uint32_t skip = static_cast<std::uint32_t>(at & 3), r = 8 * skip;
+        const std::uint32_t w0 = words[0];
+        const std::uint32_t w1 = skip + w > 4 ? words[1] : 0;
+        const std::uint32_t w2 = skip + w > 8 ? words[2] : 0;
+        store_field(d, w, __funnelshift_r(w0, w1, r), __funnelshift_r(w1, w2, r));
+    } else {
+        for (std::uint32_t b = 0; b < w; ++b) d[b] = s[b];
+    }
+}
+
+// Copies `bytes` from 16-byte aligned shared memory to 16-byte aligned global memory.
+__device__ __forceinline__ void store_run(std::uint8_t* out, const std::uint8_t* staged,
+                                          std::uint32_t bytes) {
+    const std::uint32_t full = bytes / 16;
+    for (std::uint32_t v = threadIdx.x; v < full; v += k_threads)
+        store16(out + 16 * v, *reinterpret_cast<const uint4*>(staged + 16 * v));
+    for (std::uint32_t b = full * 16 + threadIdx.x; b < bytes; b += k_threads) out[b] = staged[b];
+}
+
+__global__ void __launch_bounds__(k_threads)
+    aos_to_soa_kernel(std::uint8_t* __restrict__ soa, const std::uint8_t* __restrict__ aos,
+                      std::uint64_t n, RecordArgs a) {
+    extern __shared__ __align__(16) std::uint8_t smem[];
+    std::uint8_t* records = smem;
+    std::uint8_t* fields = smem + a.chunk * a.record_bytes;
+    const std::uint64_t i0 = std::uint64_t(blockIdx.x) * a.chunk;
+    const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(a.chunk), n - i0));
+
+    const std::uint32_t nvec = (nr * a.record_bytes + 15) / 16;
+    const std::uint8_t* in = aos + i0 * a.record_bytes;
+    constexpr int k_batch = 4;
+    for (std::uint32_t base = 0; base < nvec; base += k_batch * k_threads) {
+        uint4 v[k_batch];
+#pragma unroll
+        for (int u = 0; u < k_batch; ++u) {
+            const std::uint32_t at = base + u * k_threads + threadIdx.x;
+            if (at < nvec) v[u] = load16(in + 16ull * at);
+        }
+#pragma unroll
+        for (int u = 0; u < k_batch; ++u) {
+            const std::uint32_t at = base + u * k_threads + threadIdx.x;
+            if (at < nvec) *reinterpret_cast<uint4*>(records + 16 * at) = v[u];
+        }
+    }
+    __syncthreads();
+    for (std::uint32_t f = 0; f < a.nfields; ++f)
+        for (std::uint32_t i = threadIdx.x; i < nr; i += k_threads)
+            copy_field(fields + a.staged[f] + i * a.width[f], records + i * a.record_bytes + a.offset[f],
+                       a.width[f], a.aligned != 0, true);
+    __syncthreads();
+    for (std::uint32_t f = 0; f < a.nfields; ++f)
+        store_run(soa + a.soa_offset[f] + i0 * a.width[f], fields + a.staged[f], nr * a.width[f]);
+}
+
+__global__ void __launch_bounds__(k_threads)
+    soa_to_aos_kernel(std::uint8_t* __restrict__ aos, const std::uint8_t* __restrict__ soa,
+                      std::uint64_t n, RecordArgs a) {
+    extern __shared__ __align__(16) std::uint8_t smem[];
+    std::uint8_t* records = smem;
+    std::uint8_t* fields = smem + a.chunk * a.record_bytes;
+    const std::uint64_t i0 = std::uint64_t(blockIdx.x) * a.chunk;
+    const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(a.chunk), n - i0));
+
+    if (a.gaps)
+        for (std::uint32_t v = threadIdx.x; v < (nr * a.record_bytes + 15) / 16; v += k_threads)
+            *reinterpret_cast<uint4*>(records + 16 * v) = make_uint4(0, 0, 0, 0);
+    for (std::uint32_t f = 0; f < a.nfields; ++f) {
+        const std::uint8_t* in = soa + a.soa_offset[f] + i0 * a.width[f];
+        const std::uint32_t nvec = (nr * a.width[f] + 15) / 16;
+        for (std::uint32_t v = threadIdx.x; v < nvec; v += k_threads)
+            *reinterpret_cast<uint4*>(fields + a.staged[f] + 16 * v) = load16(in + 16ull * v);
+    }
+    __syncthreads();
+    for (std::uint32_t f = 0; f < a.nfields; ++f)
+        for (std::uint32_t i = threadIdx.x; i < nr; i += k_threads)
+            copy_field(records + i * a.record_bytes + a.offset[f], fields + a.staged[f] + i * a.width[f],
+                       a.width[f], a.aligned != 0, false);
+    __syncthreads();
+    store_run(aos + i0 * a.record_bytes, records, nr * a.record_bytes);
+}
+
+bool record_args(const RecordLayout& rec, std::uint64_t n, RecordArgs& a, std::size_t& smem) {
+    if (rec.record_bytes() > k_max_record || n == 0) return false;
+    a = RecordArgs{};
+    a.record_bytes = rec.record_bytes();
+    a.nfields = static_cast<std::uint32_t>(rec.fields().size());
+    a.chunk = std::max<std::uint32_t>(32, k_chunk_bytes / rec.record_bytes() / 32 * 32);
+    a.aligned = rec.aligned() ? 1 : 0;
+    a.gaps = rec.has_gaps() ? 1 : 0;
+    const SoaLayout s = soa_layout(rec, n);
+    std::uint32_t staged = 0;
+    for (std::uint32_t f = 0; f < a.nfields; ++f) {
+        a.offset[f] = rec.fields()[f].offset;
+        a.width[f] = rec.fields()[f].width;
+        a.soa_offset[f] = s.offsets[f];
+        a.staged[f] = staged;
+        staged += a.chunk * a.width[f]; // a multiple of 32: every slice stays 16-byte aligned
+    }
+    smem = std::size_t(a.chunk) * a.record_bytes + staged;
+    return (n + a.chunk - 1) / a.chunk <= INT_MAX;
+}
+
+// ---- Arrow fixed-width column <-> dense ----------------------------------------------------
+
+template <int V>
+__device__ __forceinline__ std::uint32_t load_bits(const std::uint8_t* validity, std::uint64_t v) {
+    if constexpr (V == 16) return *reinterpret_cast<const std::uint16_t*>(validity + 2 * v);
+    else if constexpr (V == 8) return validity[v];
+    else if constexpr (V == 4) return (validity[v >> 1] >> ((v & 1) * 4)) & 0xfu;
+    else return (validity[v >> 2] >> ((v & 3) * 2)) & 0x3u;
+}
+
+// Per element i of the vector: bit i of `bits` set keeps the value, clear puts the fill.
+template <int E>
+__device__ __forceinline__ uint4 select_valid(uint4 v, std::uint32_t bits, std::uint64_t fill) {
+    std::uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        std::uint32_t mask, f;
+        if constexpr (E == 1) {
+            const std::uint32_t b = (bits >> (4 * j)) & 0xfu;
+            mask = ((b * 0x00204081u) & 0x01010101u) * 0xffu; // bit i -> byte i all ones
+            f = std::uint32_t(fill & 0xff) * 0x01010101u;
+        } else if constexpr (E == 2) {
+            const std::uint32_t b = (bits >> (2 * j)) & 0x3u;
+            mask = ((b & 1) ? 0x0000ffffu : 0) | ((b & 2) ? 0xffff0000u : 0);
+            f = std::uint32_t(fill & 0xffff) * 0x00010001u;
+        } else if constexpr (E == 4) {
+            mask = ((bits >> j) & 1) ? ~0u : 0;
+            f = std::uint32_t(fill);
+        } else {
+            mask = ((bits >> (j / 2)) & 1) ? ~0u : 0;
+            f = std::uint32_t(fill >> (32 * (j % 2)));
+        }
+        w[j] = (w[j] & mask) | (f & ~mask);
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// Bit i set when element i of the vector differs from `null_value`.
+template <int E>
+__device__ __forceinline__ std::uint32_t valid_bits(uint4 v, std::uint64_t null_value) {
+    const std::uint32_t w[4] = {v.x, v.y, v.z, v.w};
+    std::uint32_t bits = 0;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        if constexpr (E == 1) {
+            const std::uint32_t ne = __vcmpne4(w[j], std::uint32_t(null_value & 0xff) * 0x01010101u);
+            bits |= (((ne & 0x01010101u) * 0x10204080u) >> 28) << (4 * j); // byte flags -> 4 bits
+        } else if constexpr (E == 2) {
+            const std::uint32_t nv = std::uint32_t(null_value & 0xffff);
+            bits |= (((w[j] & 0xffffu) != nv) | (((w[j] >> 16) != nv) << 1)) << (2 * j);
+        } else if constexpr (E == 4) {
+            bits |= std::uint32_t(w[j] != std::uint32_t(null_value)) << j;
+        } else if (j % 2 == 1) {
+            const unsigned long long e = (static_cast<unsigned long long>(w[j]) << 32) | w[j - 1];
+            bits |= std::uint32_t(e != null_value) << (j / 2);
+        }
+    }
+    return bits;
+}
+
+template <int E>
+__device__ __forceinline__ typename Bits<E>::T element(uint4 v, int i) {
+    const std::uint32_t w[4] = {v.x, v.y, v.z, v.w};
+    if constexpr (E == 8) return (static_cast<unsigned long long>(w[2 * i + 1]) << 32) | w[2 * i];
+    else return static_cast<typename Bits<E>::T>(w[i * E / 4] >> (8 * ((i * E) % 4)));
+}
+
+template <int E>
+__global__ void __launch_bounds__(k_threads)
+    fixed_to_dense_kernel(std::uint8_t* __restrict__ dense, const std::uint8_t* __restrict__ values,
+                          const std::uint8_t* __restrict__ validity, std::uint64_t n, std::uint64_t fill) {
+    constexpr int V = 16 / E, U = 4;
+    using T = typename Bits<E>::T;
+    const std::uint64_t nvec = (n + V - 1) / V, full = n / V;
+    for (std::uint64_t base = std::uint64_t(blockIdx.x) * k_threads * U; base < nvec;
+         base += std::uint64_t(gridDim.x) * k_threads * U) {
+        uint4 val[U];
+        std::uint32_t bits[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const std::uint64_t v = base + u * k_threads + threadIdx.x;
+            if (v < nvec) {
+                val[u] = load16(values + 16 * v);
+                bits[u] = validity != nullptr ? load_bits<V>(validity, v) : 0xffffu;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const std::uint64_t v = base + u * k_threads + threadIdx.x;
+            if (v >= nvec) continue;
+            const uint4 out = select_valid<E>(val[u], bits[u], fill);
+            if (v < full) {
+                store16(dense + 16 * v, out);
+            } else {
+#pragma unroll
+                for (int i = 0; i < V; ++i)
+                    if (v * V + i < n) reinterpret_cast<T*>(dense)[v * V + i] = element<E>(out, i);
+            }
+        }
+    }
+}
+
+template <int E>
+__global__ void __launch_bounds__(k_threads)
+    dense_to_fixed_kernel(std::uint8_t* __restrict__ values, std::uint8_t* __restrict__ validity,
+                          const std::uint8_t* __restrict__ dense, std::uint64_t n, std::uint64_t null_value) {
+    constexpr int V = 16 / E, U = 4;
+    using T = typename Bits<E>::T;
+    const std::uint64_t nvec = (n + V - 1) / V, full = n / V, nbytes = (n + 7) / 8;
+    const unsigned lane = threadIdx.x % 32;
+    // Warps take 32 x U consecutive vectors at a time, so vectors that share a bitmap byte
+    // sit in neighbouring lanes of one warp.
+    const std::uint64_t warp = (std::uint64_t(blockIdx.x) * k_threads + threadIdx.x) / 32;
+    const std::uint64_t warps = std::uint64_t(gridDim.x) * k_threads / 32;
+    for (std::uint64_t base = warp * 32 * U; base < nvec; base += warps * 32 * U) {
+        uint4 val[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const std::uint64_t v = base + 32 * u + lane;
+            if (v < nvec) val[u] = load16(dense + 16 * v);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const std::uint64_t v = base + 32 * u + lane;
+            std::uint32_t bits = 0;
+            if (v < nvec) {
+                bits = valid_bits<E>(val[u], null_value);
+                if (v < full) {
+                    store16(values + 16 * v, val[u]);
+                } else {
+                    bits &= (1u << (n - v * V)) - 1;
+#pragma unroll
+                    for (int i = 0; i < V; ++i)
+                        if (v * V + i < n) reinterpret_cast<T*>(values)[v * V + i] = element<E>(val[u], i);
+                }
+            }
+            if constexpr (V == 16) {
+                if (v < nvec) {
+                    if (2 * v + 1 < nbytes) *reinterpret_cast<std::uint16_t*>(validity + 2 * v) = std::uint16_t(bits);
+                    else validity[2 * v] = std::uint8_t(bits);
+                }
+            } else if constexpr (V == 8) {
+                if (v < nvec) validity[v] = std::uint8_t(bits);
+            } else {
+                // 8 / V neighbouring lanes fill one bitmap byte.
+#pragma unroll
+                for (int step = 1; step < 8 / V; step *= 2)
+                    bits |= __shfl_down_sync(k_full_mask, bits, step) << (step * V);
+                if (lane % (8 / V) == 0 && v < nvec) validity[v / (8 / V)] = std::uint8_t(bits);
+            }
+        }
+    }
+}
+
+// ---- Arrow binary column <-> padded dense ----------------------------------------------------
+//
+// To dense: one thread per aligned 16-byte output vector; it reads the row's offsets (the
+// neighbouring lanes read the same ones) and the one or two aligned data vectors holding
+// its bytes, shifts them into place and pads the rest.
+
+__global__ void __launch_bounds__(k_threads)
+    binary_to_dense_kernel(std::uint8_t* __restrict__ dense, const std::int32_t* __restrict__ offsets,
+                           const std::uint8_t* __restrict__ data, const std::uint8_t* __restrict__ validity,
+                           std::uint64_t nvec, FastDiv per_row, std::uint32_t width, std::uint32_t pad4) {
+    constexpr int U = 2;
+    for (std::uint64_t base = std::uint64_t(blockIdx.x) * k_threads * U; base < nvec;
+         base += std::uint64_t(gridDim.x) * k_threads * U) {
+        std::uint32_t nval[U], src[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const std::uint64_t v = base + u * k_threads + threadIdx.x;
+            nval[u] = 0;
+            src[u] = 0;
+            if (v < nvec) {
+                std::uint64_t part;
+                const std::uint64_t row = divmod(per_row, v, part);
+                const std::int32_t o0 = __ldg(offsets + row), o1 = __ldg(offsets + row + 1);
+                const bool valid = validity == nullptr || ((__ldg(validity + row / 8) >> (row % 8)) & 1);
+                const std::int64_t len = valid ? min(std::int64_t(o1) - o0, std::int64_t(width)) : 0;
+                const std::int64_t col0 = std::int64_t(part) * 16;
+                nval[u] = static_cast<std::uint32_t>(max(std::int64_t(0), min(len - col0, std::int64_t(16))));
+                src[u] = static_cast<std::uint32_t>(o0 + col0);
+            }
+        }
+        uint4 lo[U], hi[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            lo[u] = hi[u] = make_uint4(0, 0, 0, 0);
+            if (nval[u] > 0) {
+                const std::uint32_t sh = src[u] & 15;
+                lo[u] = load16(data + (src[u] - sh));
+                if (sh + nval[u] > 16) hi[u] = load16(data + (src[u] - sh) + 16);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const std::uint64_t v = base + u * k_threads + threadIdx.x;
+            if (v >= nvec) continue;
+            const std::uint32_t in[8] = {lo[u].x, lo[u].y, lo[u].z, lo[u].w, hi[u].x, hi[u].y, hi[u].z, hi[u].w};
+            std::uint32_t out[4];
+            shift_bytes<4>(in, src[u] & 15, out);
+#pragma unroll
+            for (int t = 0; t < 4; ++t) {
+                const int keep = max(0, min(int(nval[u]) - 4 * t, 4));
+                const std::uint32_t mask = keep >= 4 ? ~0u : (1u << (8 * keep)) - 1;
+                out[t] = (out[t] & mask) | (pad4 & ~mask);
+            }
+            store16(dense + 16 * v, make_uint4(out[0], out[1], out[2], out[3]));
+        }
+    }
+}
+
+// From dense, in one pass. A block takes rows in the order blocks start (a counter hands
+// out tile numbers, so every earlier tile belongs to a block that is already running),
+// loads its tile, measures its rows and scans their lengths. It then learns where its
+// values start through decoupled look-back: it publishes its total ("aggregate"), then warp
+// 0 reads the status of up to 32 predecessors at once, adding aggregates until it meets one
+// that published its inclusive prefix, and publishes its own inclusive prefix. Values are
+// packed into a shared staging area (word stores, atomicOr on the words two rows share)
+// and written with aligned 16-byte stores; only the bytes at both ends of the block's run,
+// which the neighbouring blocks share, are written one by one.
+
+constexpr std::uint32_t k_tile_bytes = 16384;
+constexpr unsigned long long k_status_aggregate = 1ull << 62;
+constexpr unsigned long long k_status_inclusive = 2ull << 62;
+constexpr unsigned long long k_status_value = (1ull << 62) - 1;
+constexpr unsigned long long k_lookback_timeout_ns = 2'000'000'000ull;
+
+__device__ __forceinline__ unsigned long long global_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__device__ __forceinline__ unsigned long long read_status(unsigned long long* p) {
+    return cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*p).load(cuda::memory_order_relaxed);
+}
+
+__device__ __forceinline__ void write_status(unsigned long long* p, unsigned long long v) {
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*p).store(v, cuda::memory_order_relaxed);
+}
+
+// Called by warp 0. Returns the sum of the totals of all blocks before `tile`. A block that
+// has not published after the timeout counts as 0, so a fault elsewhere gives wrong data
+// (caught by the check) instead of a hung device.
+__device__ unsigned long long look_back(unsigned long long* status, std::uint32_t tile,
+                                        unsigned long long total) {
+    const unsigned lane = threadIdx.x % 32;
+    if (tile == 0) {
+        if (lane == 0) write_status(status, k_status_inclusive | total);
+        return 0;
+    }
+    if (lane == 0) write_status(status + tile, k_status_aggregate | total);
+    unsigned long long prefix = 0;
+    std::int64_t end = std::int64_t(tile) - 1;
+    const unsigned long long started = global_ns();
+    while (true) {
+        const std::int64_t at = end - std::int64_t(lane);
+        unsigned long long s = at >= 0 ? read_status(status + at) : k_status_inclusive;
+        if (__any_sync(k_full_mask, s == 0)) {
+            const bool expired = __shfl_sync(k_full_mask, global_ns() - started >= k_lookback_timeout_ns, 0);
+            if (!expired) {
+                __nanosleep(64); // back off instead of hammering L2 with polls
+                continue;
+            }
+            if (s == 0) s = k_status_inclusive;
+        }
+        const unsigned inclusive = __ballot_sync(k_full_mask, (s & ~k_status_value) == k_status_inclusive);
+        const unsigned last = inclusive != 0 ? unsigned(__ffs(inclusive) - 1) : 31u;
+        unsigned long long sum = lane <= last ? (s & k_status_value) : 0;
+#pragma unroll
+        for (int o = 16; o > 0; o /= 2) sum += __shfl_xor_sync(k_full_mask, sum, o);
+        prefix += sum;
+        if (inclusive != 0) break;
+        end -= 32;
+    }
+    if (lane == 0) write_status(status + tile, k_status_inclusive | (prefix + total));
+    return prefix;
+}
+
+// Exclusive scan of one value per thread over the block; `total` gets the block sum.
+__device__ std::uint32_t block_exclusive_scan(std::uint32_t x, std::uint32_t* warp_sums, std::uint32_t& total) {
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    std::uint32_t inc = x;
+#pragma unroll
+    for (int o = 1; o < 32; o *= 2) {
+        const std::uint32_t y = __shfl_up_sync(k_full_mask, inc, o);
+        if (lane >= unsigned(o)) inc += y;
+    }
+    if (lane == 31) warp_sums[warp] = inc;
+    __syncthreads();
+    std::uint32_t before = 0;
+    total = 0;
+#pragma unroll
+    for (int w = 0; w < k_threads / 32; ++w) {
+        const std::uint32_t s = warp_sums[w];
+        before += w < int(warp) ? s : 0;
+        total += s;
+    }
+    __syncthreads();
+    return before + inc - x;
+}
+
+__device__ __forceinline__ std::uint32_t word_of(uint4 v, unsigned i) {
+    return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+
+// Bytes [lo, hi) of a word, all ones.
+__device__ __forceinline__ std::uint32_t byte_mask(int lo, int hi) {
+    const std::uint32_t upto = hi >= 4 ? ~0u : (1u << (8 * hi)) - 1;
+    return upto & ~((1u << (8 * lo)) - 1);
+}
+
+__global__ void __launch_bounds__(k_threads)
+    dense_to_binary_kernel(std::int32_t* __restrict__ offsets, std::uint8_t* __restrict__ data,
+                           const std::uint8_t* __restrict__ dense, std::uint64_t n, std::uint32_t width,
+                           std::uint32_t rows_per_tile, std::uint32_t pad4, unsigned long long* scratch) {
+    __shared__ __align__(16) std::uint8_t tile[k_tile_bytes];
+    __shared__ __align__(16) std::uint32_t staging[k_tile_bytes / 4 + 8];
+    __shared__ std::uint32_t local[k_tile_bytes / 16];
+    __shared__ std::uint32_t warp_sums[k_threads / 32];
+    __shared__ std::uint32_t tile_no;
+    __shared__ unsigned long long tile_prefix;
+
+    if (threadIdx.x == 0) tile_no = atomicAdd(reinterpret_cast<unsigned int*>(scratch), 1u);
+    __syncthreads();
+    const std::uint64_t i0 = std::uint64_t(tile_no) * rows_per_tile;
+    const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(rows_per_tile), n - i0));
+
+    const std::uint32_t nvec = nr * width / 16;
+    const std::uint8_t* in = dense + i0 * width;
+    constexpr int k_batch = 4;
+    for (std::uint32_t base = 0; base < nvec; base += k_batch * k_threads) {
+        uint4 v[k_batch];
+#pragma unroll
+        for (int u = 0; u < k_batch; ++u) {
+            const std::uint32_t at = base + u * k_threads + threadIdx.x;
+            if (at < nvec) v[u] = load16(in + 16ull * at);
+        }
+#pragma unroll
+        for (int u = 0; u < k_batch; ++u) {
+            const std::uint32_t at = base + u * k_threads + threadIdx.x;
+            if (at < nvec) *reinterpret_cast<uint4*>(tile + 16 * at) = v[u];
+        }
+    }
+    __syncthreads();
+
+    // Row lengths, one row per thread per round, scanned round by round in row order.
+    std::uint32_t carry = 0;
+    for (std::uint32_t first = 0; first < rows_per_tile; first += k_threads) {
+        const std::uint32_t row = first + threadIdx.x;
+        std::uint32_t len = 0;
+        if (row < nr) {
+            const std::uint8_t* r = tile + row * width;
+            for (int p = int(width / 16) - 1; p >= 0 && len == 0; --p) {
+                const uint4 v = *reinterpret_cast<const uint4*>(r + 16 * p);
+#pragma unroll
+                for (int t = 3; t >= 0; --t) {
+                    const std::uint32_t diff = word_of(v, t) ^ pad4;
+                    if (len == 0 && diff != 0) len = 16 * p + 4 * t + (31 - __clz(diff)) / 8 + 1;
+                }
+            }
+        }
+        std::uint32_t round_total;
+        const std::uint32_t before = block_exclusive_scan(len, warp_sums, round_total);
+        if (row < rows_per_tile) local[row] = carry + before;
+        carry += round_total;
+    }
+    const std::uint32_t total = carry;
+
+    if (threadIdx.x < 32) {
+        const unsigned long long p = look_back(scratch + 1, tile_no, total);
+        if (threadIdx.x == 0) tile_prefix = p;
+    }
+    for (std::uint32_t w = threadIdx.x; w < total / 4 + 8; w += k_threads) staging[w] = 0;
+    __syncthreads();
+    const unsigned long long prefix = tile_prefix;
+
+    for (std::uint32_t row = threadIdx.x; row < nr; row += k_threads) {
+        offsets[i0 + row] = static_cast<std::int32_t>(prefix + local[row]);
+        const std::uint32_t d = local[row];
+        const std::uint32_t len = (row + 1 < nr ? local[row + 1] : total) - d;
+        const std::uint32_t s = d & 3, dw = d >> 2, words = (s + len + 3) / 4;
+        const std::uint8_t* r = tile + row * width;
+        std::uint32_t prev = 0;
+        uint4 piece = make_uint4(0, 0, 0, 0);
+        for (std::uint32_t m = 0; m < words; ++m) {
+            if (m % 4 == 0)
+                piece = 4 * m < width ? *reinterpret_cast<const uint4*>(r + 4 * m) : make_uint4(0, 0, 0, 0);
+            const std::uint32_t cur = word_of(piece, m % 4);
+            const int lo = m == 0 ? int(s) : 0, hi = min(4, int(len + s) - 4 * int(m));
+            const std::uint32_t val = __funnelshift_l(prev, cur, 8 * s) & byte_mask(lo, hi);
+            prev = cur;
+            if (lo == 0 && hi == 4) staging[dw + m] = val;
+            else atomicOr(&staging[dw + m], val);
+        }
+    }
+    if (threadIdx.x == 0 && i0 + nr == n) offsets[n] = static_cast<std::int32_t>(prefix + total);
+    __syncthreads();
+
+    // The run [prefix, prefix + total) of `data`: ends byte by byte, the middle in aligned vectors.
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(staging);
+    const std::uint32_t head = min(total, std::uint32_t((16 - (prefix & 15)) & 15));
+    const std::uint32_t body = (total - head) / 16;
+    for (std::uint32_t b = threadIdx.x; b < head; b += k_threads) data[prefix + b] = bytes[b];
+    for (std::uint32_t v = threadIdx.x; v < body; v += k_threads) {
+        const std::uint32_t at = head + 16 * v, w0 = at / 4;
+        const std::uint32_t in_words[8] = {staging[w0], staging[w0 + 1], staging[w0 + 2], staging[w0 + 3],
+                                           staging[w0 + 4], 0, 0, 0};
+        std::uint32_t out[4];
+        shift_bytes<4>(in_words, at & 3, out);
+        store16(data + prefix + at, make_uint4(out[0], out[1], out[2], out[3]));
+    }
+    for (std::uint32_t b = head + 16 * body + threadIdx.x; b < total; b += k_threads) data[prefix + b] = bytes[b];
+}
+
+// ---- strided view -> contiguous -----------------------------------------------------------
+//
+// One thread per aligned 16-byte output vector. When the vector lies within one output row,
+// the source bytes are one span of the parent (column stride 1) or every other element of
+// a span twice as long (stride 2): the thread loads the aligned vectors covering the span,
+// shifts it to its start and, for stride 2, picks the even elements with byte permutes.
+// Vectors that straddle two rows, and the array's last partial vector, go element by
+// element.
+
+template <int E, int CS>
+__global__ void __launch_bounds__(k_threads)
+    strided_kernel(std::uint8_t* __restrict__ dst, const std::uint8_t* __restrict__ parent,
+                   std::uint64_t out_bytes, FastDiv row_div, std::uint64_t row_stride_bytes,
+                   std::uint64_t offset_bytes) {
+    constexpr int V = 16 / E, U = 2, NV = CS == 1 ? 2 : 3;
+    using T = typename Bits<E>::T;
+    const std::uint64_t row_bytes = row_div.d, nvec = (out_bytes + 15) / 16;
+    for (std::uint64_t base = std::uint64_t(blockIdx.x) * k_threads * U; base < nvec;
+         base += std::uint64_t(gridDim.x) * k_threads * U) {
+        uint4 span[U][NV];
+        std::uint32_t shift[U];
+        bool fast[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const std::uint64_t p = 16 * (base + u * k_threads + threadIdx.x);
+            fast[u] = false;
+            shift[u] = 0;
+#pragma unroll
+            for (int q = 0; q < NV; ++q) span[u][q] = make_uint4(0, 0, 0, 0);
+            if (p + 16 <= out_bytes) {
+                std::uint64_t cb;
+                const std::uint64_t row = divmod(row_div, p, cb);
+                if (cb + 16 <= row_bytes) {
+                    const std::uint64_t s = offset_bytes + row * row_stride_bytes + cb * CS;
+                    const std::uint64_t a = s & ~15ull;
+                    shift[u] = static_cast<std::uint32_t>(s & 15);
+                    fast[u] = true;
+                    const std::uint32_t last = shift[u] + 16 * CS - E * (CS - 1) - 1; // last byte, from a
+#pragma unroll
+                    for (int q = 0; q < NV; ++q)
+                        if (16u * q <= last) span[u][q] = load16(parent + a + 16 * q);
+                }
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const std::uint64_t v = base + u * k_threads + threadIdx.x;
+            if (v >= nvec) continue;
+            if (fast[u]) {
+                constexpr int NI = NV * 4, NO = CS == 1 ? 4 : 8;
+                std::uint32_t in[NI];
+#pragma unroll
+                for (int q = 0; q < NV; ++q) put_words(in, 4 * q, span[u][q]);
+                std::uint32_t w[NO];
+                shift_bytes<NO>(in, shift[u], w);
+                uint4 out;
+                if constexpr (CS == 1) out = make_uint4(w[0], w[1], w[2], w[3]);
+                else if constexpr (E == 1)
+                    out = make_uint4(__byte_perm(w[0], w[1], 0x6420), __byte_perm(w[2], w[3], 0x6420),
+                                     __byte_perm(w[4], w[5], 0x6420), __byte_perm(w[6], w[7], 0x6420));
+                else if constexpr (E == 2)
+                    out = make_uint4(__byte_perm(w[0], w[1], 0x5410), __byte_perm(w[2], w[3], 0x5410),
+                                     __byte_perm(w[4], w[5], 0x5410), __byte_perm(w[6], w[7], 0x5410));
+                else if constexpr (E == 4) out = make_uint4(w[0], w[2], w[4], w[6]);
+                else out = make_uint4(w[0], w[1], w[4], w[5]);
+                store16(dst + 16 * v, out);
+            } else {
+                for (int i = 0; i < V; ++i) {
+                    const std::uint64_t at = 16 * v + std::uint64_t(i) * E;
+                    if (at >= out_bytes) break;
+                    std::uint64_t cb;
+                    const std::uint64_t row = divmod(row_div, at, cb);
+                    reinterpret_cast<T*>(dst)[at / E] = *reinterpret_cast<const T*>(
+                        parent + offset_bytes + row * row_stride_bytes + cb * CS);
+                }
+            }
+        }
+    }
+}
+
+template <int E>
+cudaError_t run_strided(void* dst, const void* parent, const StridedView& v, cudaStream_t stream) {
+    const std::uint64_t out_bytes = v.dims.rows * v.dims.cols * E;
+    const unsigned grid = grid_for((out_bytes + 15) / 16, k_threads * 2);
+    auto* out = static_cast<std::uint8_t*>(dst);
+    const auto* in = static_cast<const std::uint8_t*>(parent);
+    const FastDiv row_div = make_fastdiv(v.dims.cols * E);
+    if (v.col_stride == 1)
+        strided_kernel<E, 1><<<grid, k_threads, 0, stream>>>(out, in, out_bytes, row_div, v.row_stride * E, v.offset * E);
+    else
+        strided_kernel<E, 2><<<grid, k_threads, 0, stream>>>(out, in, out_bytes, row_div, v.row_stride * E, v.offset * E);
+    return cudaGetLastError();
+}
+
+template <class F>
+cudaError_t dispatch_elem(std::size_t elem, F&& fn) {
+    switch (elem) {
+    case 1: return fn(std::integral_constant<int, 1>{});
+    case 2: return fn(std::integral_constant<int, 2>{});
+    case 4: return fn(std::integral_constant<int, 4>{});
+    case 8: return fn(std::integral_constant<int, 8>{});
+    default: return cudaErrorInvalidValue;
+    }
+}
+
+} // namespace
+
+cudaError_t launch_transpose(void* dst, const void* src, Dims2 dims, std::size_t elem, cudaStream_t stream) {
+    if (dims.rows == 0 || dims.cols == 0 || !aligned16(dst) || !aligned16(src)) return cudaErrorInvalidValue;
+    return dispatch_elem(elem, [&](auto e) { return run_transpose<decltype(e)::value>(dst, src, dims, stream); });
+}
+
+cudaError_t launch_aos_to_soa(void* soa, const void* aos, const RecordLayout& rec, std::uint64_t n,
+                              cudaStream_t stream) {
+    RecordArgs a;
+    std::size_t smem = 0;
+    if (!aligned16(soa) || !aligned16(aos) || !record_args(rec, n, a, smem)) return cudaErrorInvalidValue;
+    aos_to_soa_kernel<<<static_cast<unsigned>((n + a.chunk - 1) / a.chunk), k_threads, smem, stream>>>(
+        static_cast<std::uint8_t*>(soa), static_cast<const std::uint8_t*>(aos), n, a);
+    return cudaGetLastError();
+}
+
+cudaError_t launch_soa_to_aos(void* aos, const void* soa, const RecordLayout& rec, std::uint64_t n,
+                              cudaStream_t stream) {
+    RecordArgs a;
+    std::size_t smem = 0;
+    if (!aligned16(soa) || !aligned16(aos) || !record_args(rec, n, a, smem)) return cudaErrorInvalidValue;
+    soa_to_aos_kernel<<<static_cast<unsigned>((n + a.chunk - 1) / a.chunk), k_threads, smem, stream>>>(
+        static_cast<std::uint8_t*>(aos), static_cast<const std::uint8_t*>(soa), n, a);
+    return cudaGetLastError();
+}
+
+cudaError_t launch_arrow_fixed_to_dense(void* dense, const void* values, const std::uint8_t* validity,
+                                        std::uint64_t n, std::size_t width, std::uint64_t fill,
+                                        cudaStream_t stream) {
+    if (n == 0 || !aligned16(dense) || !aligned16(values) || !aligned16(validity)) return cudaErrorInvalidValue;
+    return dispatch_elem(width, [&](auto e) {
+        constexpr int E = decltype(e)::value;
+        const unsigned grid = grid_for((n * E + 15) / 16, k_threads * 4);
+        fixed_to_dense_kernel<E><<<grid, k_threads, 0, stream>>>(
+            static_cast<std::uint8_t*>(dense), static_cast<const std::uint8_t*>(values), validity, n, fill);
+        return cudaGetLastError();
+    });
+}
+
+cudaError_t launch_dense_to_arrow_fixed(void* values, std::uint8_t* validity, const void* dense,
+                                        std::uint64_t n, std::size_t width, std::uint64_t null_value,
+                                        cudaStream_t stream) {
+    if (n == 0 || !aligned16(values) || !aligned16(validity) || !aligned16(dense)) return cudaErrorInvalidValue;
+    return dispatch_elem(width, [&](auto e) {
+        constexpr int E = decltype(e)::value;
+        const unsigned grid = grid_for((n * E + 15) / 16, k_threads * 4);
+        dense_to_fixed_kernel<E><<<grid, k_threads, 0, stream>>>(
+            static_cast<std::uint8_t*>(values), validity, static_cast<const std::uint8_t*>(dense), n, null_value);
+        return cudaGetLastError();
+    });
+}
+
+cudaError_t launch_arrow_binary_to_dense(std::uint8_t* dense, const std::int32_t* offsets,
+                                         const std::uint8_t* data, const std::uint8_t* validity,
+                                         std::uint64_t n, std::uint64_t width, std::uint8_t pad,
+                                         cudaStream_t stream) {
+    if (n == 0 || width == 0 || width % 16 != 0 || width > UINT_MAX || !aligned16(dense) || !aligned16(data))
+        return cudaErrorInvalidValue;
+    const std::uint64_t nvec = n * (width / 16);
+    binary_to_dense_kernel<<<grid_for(nvec, k_threads * 2), k_threads, 0, stream>>>(
+        dense, offsets, data, validity, nvec, make_fastdiv(width / 16), static_cast<std::uint32_t>(width),
+        pad * 0x01010101u);
+    return cudaGetLastError();
+}
+
+std::size_t dense_to_binary_scratch_bytes(std::uint64_t n, std::uint64_t width) {
+    if (width == 0) return 0;
+    const std::uint64_t rows_per_tile = std::max<std::uint64_t>(1, k_tile_bytes / width);
+    return 8 * (1 + (n + rows_per_tile - 1) / rows_per_tile);
+}
+
+cudaError_t launch_dense_to_arrow_binary(std::int32_t* offsets, std::uint8_t* data,
+                                         const std::uint8_t* dense, std::uint64_t n,
+                                         std::uint64_t width, std::uint8_t pad, void* scratch,
+                                         cudaStream_t stream) {
+    if (n == 0 || width == 0 || width % 16 != 0 || width > 256 || !aligned16(dense) || scratch == nullptr)
+        return cudaErrorInvalidValue;
+    const std::uint32_t rows_per_tile = static_cast<std::uint32_t>(k_tile_bytes / width);
+    const std::uint64_t tiles = (n + rows_per_tile - 1) / rows_per_tile;
+    if (tiles > INT_MAX) return cudaErrorInvalidValue;
+    if (cudaError_t err = cudaMemsetAsync(scratch, 0, dense_to_binary_scratch_bytes(n, width), stream);
+        err != cudaSuccess)
+        return err;
+    dense_to_binary_kernel<<<static_cast<unsigned>(tiles), k_threads, 0, stream>>>(
+        offsets, data, dense, n, static_cast<std::uint32_t>(width), rows_per_tile, pad * 0x01010101u,
+        static_cast<unsigned long long*>(scratch));
+    return cudaGetLastError();
+}
+
+cudaError_t launch_strided_to_contiguous(void* dst, const void* parent, const StridedView& view,
+                                         std::size_t elem, cudaStream_t stream) {
+    if (view.dims.rows == 0 || view.dims.cols == 0 || (view.col_stride != 1 && view.col_stride != 2) ||
+        !aligned16(dst) || !aligned16(parent))
+        return cudaErrorInvalidValue;
+    return dispatch_elem(elem, [&](auto e) { return run_strided<decltype(e)::value>(dst, parent, view, stream); });
+}
+
+} // namespace interopbench::kernels

@@ -1,0 +1,214 @@
+#pragma once
+/// Machine topology: where each GPU sits on the PCIe tree and which CPUs and NUMA nodes are
+/// local to it (hwloc), its NVLinks (NVML), the CUDA peer facts per GPU pair, the path class
+/// of every pair with the `nvidia-smi topo -m` legend, and the theoretical bandwidth of each
+/// path. Also places the calling thread and its memory near a GPU.
+///
+/// GPUs are always matched by PCI bus id, never by index: CUDA, NVML and hwloc orders differ.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "interopbench/runner.hpp"
+#include "interopbench/scenario.hpp"
+
+namespace interopbench {
+
+/// How two GPUs are connected, best first. A pair with NVLink is `nvlink` whatever PCIe path
+/// it also has; the others follow the PCIe path.
+enum class PathClass {
+    self,   ///< X: the same GPU
+    nvlink, ///< NV#: a bonded set of # NVLinks, direct or through NVSwitches
+    pix,    ///< PIX: PCIe through at most one switch, no host bridge
+    pxb,    ///< PXB: PCIe through several switches, no host bridge
+    phb,    ///< PHB: PCIe through a host bridge (the CPU's root complex)
+    node,   ///< NODE: PCIe across host bridges within one NUMA node
+    sys,    ///< SYS: PCIe and the inter-socket link between NUMA nodes
+    unknown,
+};
+
+/// "X", "NV", "PIX", "PXB", "PHB", "NODE", "SYS", "?".
+const char* to_string(PathClass c);
+/// The legend of the matrix: (label, meaning) in PathClass order, "NV#" for nvlink.
+const std::vector<std::pair<std::string, std::string>>& path_legend();
+
+/// Bytes per second per direction of a PCIe link of generation `gen` and `width` lanes after
+/// line encoding (8b/10b for Gen1-2, 128b/130b for Gen3-5, 242/256 FLITs from Gen6); 0 when
+/// either is unknown (<= 0). Gen5 x16 gives 63.015e9.
+double pcie_bandwidth(int gen, int width);
+
+/// Lower-case "dddd:bb:dd.f" with a 4-digit domain (longer domains kept as they are); accepts
+/// upper case, NVML's 8-digit domains, and a missing domain (taken as 0). Nothing for text
+/// that is not a PCI bus id.
+std::optional<std::string> normalize_pci_bus_id(std::string_view text);
+
+/// List text of sorted CPU (or NUMA node) numbers: {0,1,2,3,8} -> "0-3,8"; empty -> "".
+std::string format_cpu_list(const std::vector<unsigned>& cpus);
+
+/// A GPU's PCIe link to its parent.
+struct PcieLink {
+    int gen_current = 0, width_current = 0; ///< 0 when unknown
+    int gen_max = 0, width_max = 0;         ///< 0 when unknown
+    double link_speed = 0; ///< hwloc's link speed attribute in B/s (current speed), 0 unknown
+
+    /// Theoretical B/s per direction: gen_max x width_max when known, else link_speed.
+    double bandwidth() const;
+    /// "Gen5 x16" from the maximum, or "63.0 GB/s" from hwloc's speed alone, or "?".
+    std::string label() const;
+};
+
+enum class LinkPeer { gpu, nvswitch, cpu, unknown };
+const char* to_string(LinkPeer p);
+
+/// One NVLink of a GPU.
+struct NvLink {
+    unsigned link = 0;
+    bool active = false;
+    LinkPeer peer = LinkPeer::unknown;
+    std::string peer_bus_id; ///< far end, normalised; empty when unknown
+};
+
+struct NumaNode {
+    unsigned os_index = 0;
+    std::vector<unsigned> cpus;
+    std::uint64_t memory = 0; ///< bytes local to the node, 0 when unknown
+};
+
+/// One NVIDIA GPU.
+struct GpuTopo {
+    int cuda_ordinal = -1; ///< -1 when CUDA does not see it (offline analysis, no driver)
+    std::string name;
+    std::string pci_bus_id;              ///< normalised
+    std::vector<std::string> os_devices; ///< hwloc OS devices on it: "cuda0", "nvml0"
+    std::vector<unsigned> cpus;          ///< CPUs of its non-I/O ancestor (local CPUs)
+    std::vector<unsigned> numa_nodes;    ///< NUMA nodes of that ancestor
+    std::vector<std::string> pci_path;   ///< bridges from the host bridge down to the GPU
+    PcieLink pcie;
+    std::vector<NvLink> nvlinks; ///< links that exist (active or not); empty when unknown
+    bool nvlink_known = false;   ///< NVML (or a recorded sidecar) was read for this GPU
+    double nvlink_rate = 0;      ///< B/s per link and direction; 0 when unknown
+    int nvlinks_to_cpu = 0;      ///< NVLinks to the CPU (POWER hosts)
+    double nvlink_cpu_bandwidth = 0; ///< B/s per direction over those links
+
+    /// Active links.
+    int nvlinks_active() const;
+    /// "GPU<cuda ordinal>", or "GPU<index>" when CUDA does not see it.
+    std::string label(std::size_t index) const;
+    /// Path class to host memory: "NV#" over NVLink to the CPU, else "PCIe".
+    std::string host_path() const;
+    /// Theoretical B/s per direction of that path; 0 when unknown.
+    double host_bandwidth() const;
+};
+
+/// Facts CUDA gives for an ordered device pair (filled by the GPU library).
+struct CudaPeerFacts {
+    int from = 0, to = 0; ///< CUDA ordinals
+    bool can_access_peer = false;
+    int performance_rank = -1; ///< cudaDevP2PAttrPerformanceRank, lower is better; -1 unknown
+    bool native_atomics = false;
+};
+
+/// An ordered GPU pair (indexes into Topology::gpus).
+struct PairTopo {
+    std::size_t from = 0, to = 0;
+    PathClass pcie_class = PathClass::unknown; ///< the PCIe path alone
+    int nvlinks = 0;           ///< bonded NVLinks between them (direct + through NVSwitch)
+    bool via_nvswitch = false; ///< some of them go through NVSwitches
+    double nvlink_bandwidth = 0; ///< B/s per direction over those links; 0 when none
+    bool has_cuda = false;     ///< `cuda` was filled
+    CudaPeerFacts cuda;
+
+    /// nvlink when nvlinks > 0, else pcie_class.
+    PathClass path_class() const;
+    /// "NV18", "PIX", ...
+    std::string label() const;
+    /// Theoretical B/s per direction of the path: the NVLink bond, or the slower of the two
+    /// GPUs' PCIe links (the inter-socket link of SYS paths is not known and not counted).
+    double bandwidth(const std::vector<GpuTopo>& gpus) const;
+};
+
+/// The topology of one machine.
+struct Topology {
+    std::string source;        ///< "this machine" or the XML file analysed
+    bool recorded = false;     ///< read from a recorded XML file, not discovered live
+    std::string hwloc_version; ///< of the library that read it
+    unsigned packages = 0, cores = 0, pus = 0;
+    unsigned nvidia_pci_gpus = 0; ///< NVIDIA GPUs on the PCI bus, whether CUDA sees them or not
+    std::vector<NumaNode> numa;
+    std::vector<GpuTopo> gpus;
+    std::vector<PairTopo> pairs; ///< every ordered pair (from != to)
+    bool has_nvswitch = false;   ///< some GPU links to an NVSwitch
+    bool has_infiniband = false; ///< hwloc sees an InfiniBand/RoCE (OpenFabrics) device
+    std::vector<std::string> notes; ///< what could not be discovered, and why
+
+    /// The pair (from, to) by GPU index, or nullptr.
+    const PairTopo* pair(std::size_t from, std::size_t to) const;
+    /// The index of the GPU with this CUDA ordinal, or -1.
+    int index_of_cuda(int ordinal) const;
+};
+
+/// Discovers this machine: hwloc with I/O objects, the GPUs CUDA sees (`machine.devices`, by
+/// bus id; the NVIDIA 3D/VGA PCI devices hwloc finds when CUDA is not usable), NVML for
+/// NVLink and PCIe generation/width (sysfs when NVML is absent), and `peers` for the CUDA
+/// pair facts. Never throws: what cannot be found is left unknown with a note.
+Topology discover_topology(const Machine& machine, const std::vector<CudaPeerFacts>& peers = {});
+
+/// Analyses a recorded hwloc XML topology of any machine. GPUs are the NVIDIA (vendor 0x10de)
+/// PCI devices of class 0x0300 or 0x0302, in bus id order. NVLink comes from an
+/// `NVLinkBandwidth` distance matrix in the XML (hwloc's NVML backend writes one) or from the
+/// sidecar `sidecar_path(path)` written by export_topology, when present.
+/// Throws UsageError for a missing or unreadable file, a file that is not XML, XML that is
+/// not an hwloc topology, an hwloc XML version newer than this hwloc reads, and a sidecar
+/// that is not valid.
+Topology load_topology_xml(const std::string& path);
+
+/// The sidecar of an XML export: `xml_path` + ".nvlink.json".
+std::string sidecar_path(const std::string& xml_path);
+
+/// Writes the topology as hwloc XML to `path` and the facts hwloc cannot hold (NVLinks, PCIe
+/// generation/width, CUDA peer facts) to sidecar_path(path), each atomically. Throws
+/// UsageError when the directory is not writable or hwloc cannot export.
+void export_topology(const Topology& topology, const std::string& path);
+
+/// The topology as JSON (the report's "topology" block): host summary, NUMA nodes, GPUs with
+/// affinity, PCIe, NVLink and host path, every ordered pair with class and bandwidth, the
+/// legend and the notes. Bandwidths in B/s.
+nlohmann::json topology_json(const Topology& topology);
+
+/// Human rendering: a matrix like `nvidia-smi topo -m` with CPU affinity, NUMA affinity, PCIe
+/// link and bus id columns, the legend, then the host and pair paths with their theoretical
+/// bandwidth and CUDA peer facts, then the notes. `markdown` renders GitHub tables.
+std::string render_topology(const Topology& topology, bool markdown = false);
+
+/// Adds the path each transfer crossed to `results`, from a topology_json document:
+///  - params with axis `device` (a GPU ordinal): the host<->device path;
+///  - params with axis `pair` ("A>B"): the GPU pair's path.
+/// Sets details "path" (class label), "path_bandwidth" (B/s, theoretical, per direction) and,
+/// when the result has a metric "bandwidth" with samples and the path bandwidth is known,
+/// "efficiency" = median bandwidth / path_bandwidth. Results that already carry a "path"
+/// detail (a scenario that knows better, e.g. device-local work) and GPUs or pairs the
+/// topology does not know are left alone.
+void annotate_results(const nlohmann::json& topology, std::vector<Result>& results);
+
+/// Number of NUMA nodes of this machine (1 when hwloc cannot tell).
+unsigned numa_node_count();
+
+/// Binds the calling thread (CPU) and its future memory allocations (membind, bind policy) to
+/// the NUMA node(s) local to the GPU at `pci_bus_id`. Returns false and changes nothing where
+/// there is a single NUMA node, the GPU or its locality is unknown, or binding fails.
+bool place_near_device(const std::string& pci_bus_id);
+
+/// Like place_near_device, but binds to a NUMA node that is not local to the GPU (for
+/// numa=remote measurements). Returns false and changes nothing where there is none.
+bool place_away_from_device(const std::string& pci_bus_id);
+
+/// Undoes the placement: the calling thread may run on every allowed CPU and allocates with
+/// the default memory policy.
+void reset_placement();
+
+} // namespace interopbench
