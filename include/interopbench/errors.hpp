@@ -8,6 +8,7 @@
 ///    The runner records the result as `failed` and goes on with the next one.
 ///  - FatalDeviceError: the device is unusable (sticky CUDA error, lost context).
 ///    The runner stops measuring, still writes the report, and the run ends.
+/// WriteError (an output file could not be written) ends with exit 1.
 #include <stdexcept>
 #include <string>
 
@@ -39,6 +40,13 @@ public:
 
 /// The device can no longer be used; the run stops, the report is still written.
 class FatalDeviceError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// A file could not be written (disk full, directory removed, permissions changed mid-run).
+/// Not a usage error: the input was fine. The message names the path and the OS error.
+class WriteError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
