@@ -2,6 +2,7 @@
 // A host-only scenario with scripted behaviour, for runner and report tests.
 #include <functional>
 
+#include "interopbench/session.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/registry.hpp"
 
@@ -51,5 +52,19 @@ private:
     ScenarioInfo m_info;
     FakeBehaviour m_b;
 };
+
+/// Runs `plan` through the session as the binary does (no signal handlers, no report file)
+/// and returns the results; `fatal` receives the fatal device error, if any.
+inline std::vector<Result> run_plan(const Registry& registry, RunPlan plan, const Machine& machine,
+                                    std::string* fatal = nullptr) {
+    RunRecord rec;
+    rec.plan = std::move(plan);
+    SessionOptions options;
+    options.handle_signals = false;
+    const auto configs = expand_plan(registry, rec.plan, machine);
+    SessionResult run = run_session(configs, std::move(rec), machine, options);
+    if (fatal) *fatal = run.fatal;
+    return std::move(run.record.results);
+}
 
 } // namespace interopbench::testing

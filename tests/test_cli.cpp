@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include "families/builtin.hpp"
 #include "interopbench/registry.hpp"
 #include "interopbench/report.hpp"
+#include "interopbench/runner.hpp"
 
 using namespace interopbench;
 namespace fs = std::filesystem;
@@ -87,6 +89,15 @@ TEST_CASE("--out into a missing or unwritable directory fails before measuring")
     expect_usage_error("run --scenario host_memcpy --size 4K --out /nonexistent/dir/r.json", "does not exist");
     const auto dir = scratch();
     expect_usage_error("run --scenario host_memcpy --size 4K --out " + dir.string(), "is a directory");
+    // A directory this process really cannot write into: read-only for an ordinary user;
+    // for root (who may write anywhere permissions allow) sysfs, which refuses new files.
+    const fs::path locked = dir / "locked";
+    fs::create_directories(locked);
+    fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
+    const fs::path target = ::geteuid() == 0 ? fs::path("/sys/kernel") : locked;
+    expect_usage_error("run --scenario host_memcpy --size 4K --out " + (target / "r.json").string(), "not writable");
+    CHECK_FALSE(fs::exists(target / "r.json"));
+    fs::permissions(locked, fs::perms::owner_all);
     fs::remove_all(dir);
 }
 
@@ -143,12 +154,12 @@ TEST_CASE("a size larger than device memory skips that configuration only") {
     m.selected = {0};
     const Scenario* h2d = reg.find("h2d_copy");
     REQUIRE(h2d);
-    Params big({{"size", std::to_string(1ull << 30)}, {"host_mem", "pinned"}, {"engine", "ce"}, {"device", "0"}});
-    Params small({{"size", "4096"}, {"host_mem", "pinned"}, {"engine", "ce"}, {"device", "0"}});
+    const Params big = typed_params(h2d->info(), {{"size", std::to_string(1ull << 30)}, {"host_mem", "pinned"}, {"engine", "ce"}, {"device", "0"}}, m);
+    const Params small = typed_params(h2d->info(), {{"size", "4096"}, {"host_mem", "pinned"}, {"engine", "ce"}, {"device", "0"}}, m);
     const auto why = h2d->unsupported(m, big);
     REQUIRE(why);
     CHECK(why->find("does not fit") != std::string::npos);
     CHECK_FALSE(h2d->unsupported(m, small));
-    Params sm_pageable({{"size", "4096"}, {"host_mem", "pageable"}, {"engine", "sm"}, {"device", "0"}});
+    const Params sm_pageable = typed_params(h2d->info(), {{"size", "4096"}, {"host_mem", "pageable"}, {"engine", "sm"}, {"device", "0"}}, m);
     CHECK(h2d->unsupported(m, sm_pageable));
 }

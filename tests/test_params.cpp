@@ -60,10 +60,17 @@ TEST_CASE("Params keep order and canonical text") {
     Params p;
     p.set("size", "4096");
     p.set("host_mem", "pinned");
-    p.set("size", "8192");
+    p.set_number("size", 8192);
     CHECK(p.canonical() == "size=8192,host_mem=pinned");
     CHECK(p.get_uint("size") == 8192);
     CHECK(p.find("nope") == std::nullopt);
+    // Text-only values (as read back from a report) hold no typed value; typed ones keep it.
+    CHECK_THROWS_AS(p.get_uint("host_mem"), ConfigError);
+    p.set_pair("pair", {0, 1});
+    CHECK(p.get("pair") == "0>1");
+    CHECK(p.pair("pair") == DevicePair{0, 1});
+    const std::vector<std::pair<std::string, std::string>> text{{"size", "4096"}};
+    CHECK(Params(text).find_number("size") == std::nullopt);
 }
 
 TEST_CASE("glob and edit distance") {

@@ -27,11 +27,10 @@ RunRecord sample_run() {
     RunRecord rec;
     rec.argv = {"interopbench", "run"};
     rec.plan.entries = {{"fake_ok", {{"size", {"1K"}}}}};
-    rec.started = now_iso8601();
-    Runner runner(m, RunSettings{});
-    rec.results = runner.run_all(expand_plan(r, rec.plan, m));
-    rec.finished = now_iso8601();
-    return rec;
+    SessionOptions options;
+    options.handle_signals = false;
+    const auto configs = expand_plan(r, rec.plan, m);
+    return run_session(configs, rec, m, options).record;
 }
 
 void write(const fs::path& p, const std::string& text) {

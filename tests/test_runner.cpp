@@ -108,8 +108,8 @@ TEST_CASE("runner records ok, skipped and failed and goes on") {
     Machine m;
     RunPlan plan;
     plan.entries = {{"fake_*", {}}};
-    Runner runner(m, fast());
-    const auto results = runner.run_all(expand_plan(r, plan, m));
+    plan.settings = fast();
+    const auto results = testing::run_plan(r, plan, m);
     REQUIRE(results.size() == 6);
     CHECK(results[0].status == Status::ok);
     CHECK(results[0].stop_reason == "converged");
@@ -135,9 +135,9 @@ TEST_CASE("a noisy case stops at max_samples, and a fatal error stops the run") 
     Machine m;
     RunPlan plan;
     plan.entries = {{"fake_noisy", {{"size", {"1K"}}}}, {"fake_fatal", {}}, {"fake_noisy", {{"size", {"8K"}}}}};
-    Runner runner(m, fast());
+    plan.settings = fast();
     std::string why;
-    const auto results = runner.run_all(expand_plan(r, plan, m), &why);
+    const auto results = testing::run_plan(r, plan, m, &why);
     REQUIRE(results.size() == 2);
     CHECK(results[0].stop_reason == "max_samples");
     CHECK(results[0].metrics[1].stats.n == 0); // NaN metric left out
@@ -156,9 +156,8 @@ TEST_CASE("interruption keeps finished results") {
     Machine m;
     RunPlan plan;
     plan.entries = {{"fake_int", {}}};
-    Runner runner(m, fast());
-    g_interrupted = false;
-    const auto results = runner.run_all(expand_plan(r, plan, m));
+    plan.settings = fast();
+    const auto results = testing::run_plan(r, plan, m);
     g_interrupted = false;
     REQUIRE(results.size() == 1);
     CHECK(results[0].status == Status::interrupted);

@@ -358,8 +358,13 @@ TEST_CASE("topology JSON and table") {
 
 Params params(std::initializer_list<std::pair<const char*, const char*>> values) {
     Params p;
-    for (auto [name, value] : values)
-        p.set(name, value);
+    // Typed as the axis expansion types them: GPU ordinals as numbers, pairs as pairs.
+    for (auto [name, value] : values) {
+        const std::string n = name;
+        if (n == "pair") p.set_pair(n, parse_device_pair(value));
+        else if (n == "device") p.set_number(n, parse_uint(value, n));
+        else p.set(n, value);
+    }
     return p;
 }
 

@@ -56,9 +56,6 @@ struct CompareOptions {
     std::string new_label = "new";
 };
 
-/// Parses "5%" or "0.05" into 0.05. Throws UsageError for anything else, negatives, and
-/// plain numbers of 1 or more (ambiguous: write "5%").
-double parse_fraction(std::string_view text, std::string_view what);
 
 /// Adds a `--threshold` value: "5%" sets the global threshold; "SCENARIO=3%" and
 /// "SCENARIO.METRIC=3%" add a rule (SCENARIO may be a glob). Throws UsageError.

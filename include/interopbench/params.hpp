@@ -27,36 +27,80 @@ std::string format_size(std::uint64_t bytes);
 /// a zero step, a factor below 2, or more than 10000 values.
 std::vector<std::uint64_t> parse_size_list(std::string_view text);
 
+/// `s` without leading and trailing white space.
+std::string_view trim(std::string_view s);
+
 /// Splits on commas, trims blanks, drops empty items.
 std::vector<std::string> split_list(std::string_view text);
+
+/// Parses "5%" or "0.05" into 0.05 (thresholds, noise targets). Throws UsageError for
+/// anything else, negatives, non-finite values, and plain numbers of 1 or more (ambiguous:
+/// write "5%").
+double parse_fraction(std::string_view text, std::string_view what);
 
 /// Parses an unsigned integer; throws UsageError naming `what` on failure.
 std::uint64_t parse_uint(std::string_view text, std::string_view what);
 
+/// An ordered pair of GPU ordinals, "A>B" in text.
+struct DevicePair {
+    int src = 0;
+    int dst = 0;
+    bool operator==(const DevicePair&) const = default;
+};
+
+/// Parses "A>B" (blanks around the numbers allowed) into two GPU ordinals. Throws
+/// UsageError for anything else: missing '>', non-numeric, negative or huge ordinals, A == B.
+DevicePair parse_device_pair(std::string_view text);
+
 /// Ordered name=value pairs of one configuration, in the scenario's axis order.
-/// Values are canonical strings: sizes as decimal byte counts, the rest as given.
+///
+/// Every value has its canonical text (sizes and integers as decimal numbers, pairs as
+/// "A>B", choices as given), made once, for keys and reports. Values set through
+/// set_number / set_pair (axis expansion does this, parsing each value once) also carry
+/// their typed form, which cases read without parsing again. Params read back from a
+/// report carry text only.
 class Params {
 public:
     Params() = default;
-    explicit Params(std::vector<std::pair<std::string, std::string>> values)
-        : m_values(std::move(values)) {}
+    /// Text-only values (reports, tests of text handling).
+    explicit Params(const std::vector<std::pair<std::string, std::string>>& values);
 
-    /// The value of axis `name`; throws ConfigError when the axis is absent.
+    /// The text of axis `name`; throws ConfigError when the axis is absent.
     const std::string& get(std::string_view name) const;
-    /// The value of axis `name`, or nothing.
+    /// The text of axis `name`, or nothing.
     std::optional<std::string> find(std::string_view name) const;
-    /// The value of axis `name` as an unsigned integer (sizes, counts).
+    /// The number (size in bytes, integer, GPU ordinal) of axis `name`; throws ConfigError
+    /// when the axis is absent or holds no number.
     std::uint64_t get_uint(std::string_view name) const;
-    /// Adds or replaces a value, keeping the order of first insertion.
-    void set(std::string name, std::string value);
+    /// A GPU ordinal (device axes).
+    int device(std::string_view name) const;
+    /// A GPU pair (device_pair axes); throws ConfigError when absent or not a pair.
+    DevicePair pair(std::string_view name) const;
+    /// The number or pair of axis `name`, or nothing (absent or text only).
+    std::optional<std::uint64_t> find_number(std::string_view name) const;
+    std::optional<DevicePair> find_pair(std::string_view name) const;
 
-    const std::vector<std::pair<std::string, std::string>>& items() const { return m_values; }
+    /// Adds or replaces a value, keeping the order of first insertion.
+    void set(std::string name, std::string text);
+    void set_number(std::string name, std::uint64_t value);
+    void set_pair(std::string name, DevicePair value);
+
+    /// name -> canonical text, in axis order.
+    const std::vector<std::pair<std::string, std::string>>& items() const { return m_text; }
 
     /// Canonical text: `a=1,b=x` in axis order. Part of result keys.
     std::string canonical() const;
 
 private:
-    std::vector<std::pair<std::string, std::string>> m_values;
+    struct Typed {
+        std::optional<std::uint64_t> number;
+        std::optional<DevicePair> pair;
+    };
+    std::size_t slot(std::string name);
+    const Typed* typed(std::string_view name) const;
+
+    std::vector<std::pair<std::string, std::string>> m_text;
+    std::vector<Typed> m_typed; ///< parallel to m_text
 };
 
 /// Glob match with `*` and `?` (whole string). Used for scenario selection.

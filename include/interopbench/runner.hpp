@@ -45,7 +45,7 @@ struct RunPlan {
     std::vector<PlanEntry> entries;
     RunSettings settings;
     std::string profile;            ///< profile name, or empty
-    std::string profile_hash;       ///< sha-256 style digest of the resolved profile, or empty
+    std::string profile_hash;       ///< digest of the resolved profile (profile.hpp), or empty
     nlohmann::json profile_resolved = nullptr; ///< resolved profile document, or null
 };
 
@@ -93,33 +93,34 @@ struct Config {
 std::vector<Config> expand_plan(const Registry& registry, const RunPlan& plan,
                                 const Machine& machine);
 
+/// The typed parameters of one configuration of `info` from text values, parsed as the
+/// expansion parses them (the first value of each axis; defaults for axes not given), but
+/// without checking that named GPUs exist (unsupported() says so for the scenario).
+/// For tests and tools that build one configuration by hand. Throws UsageError.
+Params typed_params(const ScenarioInfo& info, const std::vector<std::pair<std::string, std::string>>& values,
+                    const Machine& machine);
+
 /// Decides when to stop sampling; exposed for tests.
 /// Returns the stop reason, or empty to continue.
 std::string stop_reason(const RunSettings& s, const std::vector<double>& primary,
                         double elapsed_s);
 
-/// Set by the SIGINT/SIGTERM handler; the runner stops between samples.
+/// Set by the session's SIGINT/SIGTERM/SIGHUP handler; the runner stops between samples.
 extern std::atomic<bool> g_interrupted;
 
-/// Runs configurations; each outcome is recorded, none is lost to another's failure.
+/// Runs one configuration at a time; each outcome is recorded, none is lost to another's
+/// failure. The session (session.hpp) drives it over a plan.
 class Runner {
 public:
-    using Progress = std::function<void(std::size_t index, std::size_t total, const Config&)>;
     Runner(const Machine& machine, RunSettings settings) : m_machine(machine), m_settings(settings) {}
-    void on_progress(Progress p) { m_progress = std::move(p); }
     /// Runs one configuration. Never throws: every error is recorded in the result; a
     /// FatalDeviceError is also remembered in fatal() so that callers stop.
     Result run_one(const Config& config);
     /// The fatal device error met so far, or empty.
     const std::string& fatal() const { return m_fatal; }
-    /// Runs all; stops early on interruption (remaining results are not produced) or on a
-    /// fatal device error (recorded). `fatal` is set to the error text in that case.
-    std::vector<Result> run_all(const std::vector<Config>& configs, std::string* fatal = nullptr);
-
 private:
     const Machine& m_machine;
     RunSettings m_settings;
-    Progress m_progress;
     std::string m_fatal;
 };
 

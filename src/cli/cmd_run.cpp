@@ -1,9 +1,4 @@
 // `interopbench run`: resolve the plan (profile + command line), measure, report.
-#include <unistd.h>
-
-#include <csignal>
-#include <chrono>
-#include <cmath>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -12,11 +7,11 @@
 #include "cli/cli.hpp"
 #include "gpu/gpu_facts.hpp"
 #include "interopbench/compare.hpp"
-#include "interopbench/merge.hpp"
 #include "interopbench/output.hpp"
 #include "interopbench/profile.hpp"
 #include "interopbench/report.hpp"
 #include "interopbench/runner.hpp"
+#include "interopbench/session.hpp"
 #include "topology/topology.hpp"
 
 namespace interopbench::cli {
@@ -37,11 +32,8 @@ struct RunOptions {
     } baseline;
 };
 
-// ---- --baseline / --confirm: compare after the run ----------------------------------------
-// The run's report is compared with a baseline report as `interopbench compare` does. With
-// --confirm N, flagged results (regressions, and results too noisy to call) are measured N
-// more times, round-robin over the flagged configurations so that a drift in time hits them
-// all alike, and a regression stands only when every re-measurement regresses too.
+// ---- --baseline / --confirm: the run's report is compared with a baseline report as
+// `interopbench compare` does, by the session; here the baseline is read and checked.
 
 /// Checks the options, reads the baseline (null without --baseline) and refuses different
 /// hardware, all before anything is measured. Every rank calls it, so that a refusal under
@@ -67,57 +59,6 @@ nlohmann::json load_baseline(const RunOptions::Baseline& b, const RunRecord& rec
                              "run on the baseline's machine, or save the report with --out and use "
                              "'interopbench compare --cross-machine'");
     return baseline;
-}
-
-/// Compares, confirms, prints the comparison (stderr when stdout carries JSON or CSV) and
-/// returns the gate's exit code.
-int gate_on_baseline(const RunOptions& o, const nlohmann::json& baseline, const nlohmann::json& report,
-                     const std::vector<Config>& configs, Runner& runner) {
-    CompareOptions options;
-    for (const auto& t : o.baseline.thresholds) add_threshold(options, t);
-    options.base_label = o.baseline.file;
-    options.new_label = o.out.empty() ? "this run" : o.out;
-    CompareOutcome outcome = compare_reports(baseline, report, options);
-    const auto flagged = flagged_keys(outcome);
-    if (o.baseline.confirm > 0 && !flagged.empty()) {
-        if (!o.quiet)
-            fmt::print(stderr, "confirming {} flagged result(s) with {} re-measurement(s) each\n", flagged.size(),
-                       o.baseline.confirm);
-        std::map<std::string, const Config*> by_key;
-        for (const auto& c : configs) by_key[c.key()] = &c;
-        std::map<std::string, std::vector<nlohmann::json>> reruns;
-        for (int round = 0; round < o.baseline.confirm && runner.fatal().empty(); ++round)
-            for (const auto& key : flagged)
-                if (const auto it = by_key.find(key); it != by_key.end()) reruns[key].push_back(runner.run_one(*it->second));
-        apply_confirmations(outcome, baseline, reruns, options);
-    }
-    const OutputFormat format = parse_format(o.format);
-    const bool to_stdout = format == OutputFormat::table || format == OutputFormat::markdown;
-    const std::string text =
-        render_comparison(outcome, format == OutputFormat::markdown ? CompareFormat::markdown : CompareFormat::table);
-    if (to_stdout && !o.quiet) fmt::print("\n{}", text);
-    else if (!to_stdout) fmt::print(stderr, "\n{}", text);
-    return static_cast<int>(compare_exit_code(outcome, false));
-}
-// ---- end of --baseline / --confirm ---------------------------------------------------------
-
-extern "C" void on_signal(int sig) {
-    g_interrupted = true;
-    std::signal(sig, SIG_DFL); // a second signal ends the process at once
-}
-
-/// "0.5%" -> 0.005; "0.005" -> 0.005.
-double parse_fraction(const std::string& text, const std::string& what) {
-    try {
-        std::size_t used = 0;
-        double v = std::stod(text, &used);
-        std::string rest = text.substr(used);
-        if (rest == "%") v /= 100;
-        else if (!rest.empty()) throw std::invalid_argument(text);
-        return v;
-    } catch (const std::exception&) {
-        throw UsageError(fmt::format("invalid {} '{}'", what, text), "give a fraction such as 0.005 or a percentage such as 0.5%");
-    }
 }
 
 RunPlan build_plan(const RunOptions& o, const Registry& registry) {
@@ -151,6 +92,16 @@ RunPlan build_plan(const RunOptions& o, const Registry& registry) {
     return plan;
 }
 
+/// Prints the comparison with the baseline (stderr when stdout carries JSON or CSV).
+void print_gate(const RunOptions& o, const CompareOutcome& outcome) {
+    const OutputFormat format = parse_format(o.format);
+    const bool to_stdout = format == OutputFormat::table || format == OutputFormat::markdown;
+    const std::string text =
+        render_comparison(outcome, format == OutputFormat::markdown ? CompareFormat::markdown : CompareFormat::table);
+    if (to_stdout && !o.quiet) fmt::print("\n{}", text);
+    else if (!to_stdout) fmt::print(stderr, "\n{}", text);
+}
+
 int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     const OutputFormat format = parse_format(o.format);
     if (!o.out.empty()) check_output_path(o.out); // before any measuring
@@ -165,91 +116,60 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     if (!machine.cuda_available && !quiet)
         fmt::print(stderr, "note: {}; host-only scenarios still run\n", machine.cuda_note);
     if (!o.no_topology) rec.topology = discover_topology_json(machine);
-    const nlohmann::json baseline = load_baseline(o.baseline, rec, machine);
 
-    g_interrupted = false;
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
-    // A parent may start us with these signals blocked (the mask is inherited): unblock
-    // them, or an interrupted run would go on to the end.
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGINT);
-    sigaddset(&stop_signals, SIGTERM);
-    pthread_sigmask(SIG_UNBLOCK, &stop_signals, nullptr);
-
-    rec.started = now_iso8601();
-    Runner runner(machine, rec.plan.settings);
-    // --anonymize applies to every report this run writes or prints, checkpoints included.
-    auto report_of = [&](const RunRecord& run) {
-        nlohmann::json doc = build_report(run, machine);
-        if (o.anonymize) anonymize_report(doc);
-        return doc;
-    };
+    SessionOptions options;
+    options.out = o.out;
+    options.anonymize = o.anonymize;
+    options.baseline = load_baseline(o.baseline, rec, machine);
+    for (const auto& t : o.baseline.thresholds) add_threshold(options.compare, t);
+    options.compare.base_label = o.baseline.file;
+    options.compare.new_label = o.out.empty() ? "this run" : o.out;
+    options.confirm = o.baseline.confirm;
+    SessionHooks hooks;
+    hooks.annotate = annotate_results;
     const bool progress = !quiet && stderr_is_tty();
-    auto last_checkpoint = std::chrono::steady_clock::now();
-    std::vector<Result> results;
-    for (std::size_t i = 0; i < configs.size() && !g_interrupted; ++i) {
-        if (progress)
-            fmt::print(stderr, "\r\033[K[{}/{}] {}", i + 1, configs.size(), configs[i].key());
-        results.push_back(runner.run_one(configs[i]));
-        if (!runner.fatal().empty() || results.back().status == Status::interrupted) break;
-        // Checkpoint: a long run killed half-way still leaves its finished results.
-        if (!o.out.empty() && root && std::chrono::steady_clock::now() - last_checkpoint > std::chrono::seconds(10)) {
-            RunRecord partial = rec;
-            partial.results = results;
-            partial.status = "running";
-            partial.finished = now_iso8601();
-            write_file_atomic(o.out, report_of(partial).dump(1) + "\n");
-            last_checkpoint = std::chrono::steady_clock::now();
-        }
-    }
-    if (progress) fmt::print(stderr, "\r\033[K");
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
-    rec.finished = now_iso8601();
-    rec.status = g_interrupted ? "interrupted" : runner.fatal().empty() ? "complete" : "aborted";
-    if (!runner.fatal().empty())
-        rec.warnings.push_back(fmt::format("run stopped after a fatal device error: {}", runner.fatal()));
-    if (!machine.cuda_available) rec.warnings.push_back(machine.cuda_note);
-    if (rec.topology.is_object()) annotate_results(rec.topology, results);
-    rec.results = std::move(results);
-    if (machine.world) {
-        // Under MPI, rank 0 gathers every rank's results and merges them into one report.
-        char host[256] = {};
-        gethostname(host, sizeof host - 1);
-        const DeviceInfo* gpu = machine.selected.empty() ? nullptr : machine.device(machine.selected.front());
-        const RankIdentity who{machine.world->rank(), machine.world->local_rank(), host,
-                               gpu ? gpu->pci_bus_id : std::string{}};
-        const auto gathered = machine.world->gather(encode_rank_results(who, rec.results), 0);
-        if (root) rec.results = merge_rank_results(gathered);
-    }
-
-    if (!root) return rec.status == "complete" ? 0 : 1;
-    const nlohmann::json report = report_of(rec);
-    if (!o.out.empty()) write_file_atomic(o.out, report.dump(1) + "\n");
-    if (!o.quiet) {
-        if (format == OutputFormat::json) fmt::print("{}\n", report.dump(2));
-        else fmt::print("{}", render_results(rec.results, format));
-    }
-    int failed = 0, ok = 0, skipped = 0;
-    for (const auto& r : rec.results) {
-        failed += r.status == Status::failed;
-        ok += r.status == Status::ok;
-        skipped += r.status == Status::skipped;
-    }
+    if (progress)
+        hooks.progress = [](std::size_t i, std::size_t n, const Config& c) {
+            fmt::print(stderr, "\r\033[K[{}/{}] {}", i + 1, n, c.key());
+        };
     if (!o.quiet)
-        fmt::print(stderr, "{} ok, {} skipped, {} failed{}{}\n", ok, skipped, failed,
-                   rec.status == "complete" ? "" : fmt::format(" (run {})", rec.status),
-                   o.out.empty() ? "" : fmt::format("; report written to {}", o.out));
-    if (g_interrupted) fmt::print(stderr, "interrupted: the report holds the {} finished result(s)\n", rec.results.size());
-    if (!runner.fatal().empty()) fmt::print(stderr, "error: {}\n", runner.fatal());
+        hooks.confirming = [](std::size_t flagged, int rounds) {
+            fmt::print(stderr, "confirming {} flagged result(s) with {} re-measurement(s) each\n", flagged, rounds);
+        };
+
+    const SessionResult run = run_session(configs, std::move(rec), machine, options, hooks);
+    if (progress) fmt::print(stderr, "\r\033[K");
+    if (!run.root) return run.record.status == "complete" ? 0 : 1;
+
+    for (const auto& w : run.checkpoint_warnings) fmt::print(stderr, "warning: {}\n", w);
+    if (!o.quiet) {
+        if (format == OutputFormat::json) fmt::print("{}\n", run.report.dump(2));
+        else fmt::print("{}", render_results(run.record.results, format));
+    }
+    const std::string& status = run.record.status;
+    if (!o.quiet)
+        fmt::print(stderr, "{} ok, {} skipped, {} failed{}{}\n", run.ok, run.skipped, run.failed,
+                   status == "complete" ? "" : fmt::format(" (run {})", status),
+                   run.written.empty() || !run.write_error.empty() ? "" : fmt::format("; report written to {}", run.written));
+    if (run.interrupted)
+        fmt::print(stderr, "interrupted: the report holds the {} finished result(s)\n", run.record.results.size());
+    if (!run.fatal.empty()) fmt::print(stderr, "error: {}\n", run.fatal);
+    if (!run.write_error.empty()) {
+        fmt::print(stderr, "error: {}; {}\n", run.write_error,
+                   run.written.empty() ? "the report could not be saved anywhere"
+                                       : fmt::format("the finished results were saved to {}", run.written));
+        return static_cast<int>(ExitCode::failed);
+    }
     if (o.require_gpu && !machine.cuda_available) {
         fmt::print(stderr, "error: --require-gpu given but {}\n", machine.cuda_note);
         return static_cast<int>(ExitCode::failed);
     }
-    const int gate = baseline.is_null() ? 0 : gate_on_baseline(o, baseline, report, configs, runner);
-    if (failed || rec.status != "complete") return static_cast<int>(ExitCode::failed);
+    int gate = 0;
+    if (run.gate) {
+        print_gate(o, *run.gate);
+        gate = static_cast<int>(compare_exit_code(*run.gate, false));
+    }
+    if (run.failed || status != "complete") return static_cast<int>(ExitCode::failed);
     return gate;
 }
 

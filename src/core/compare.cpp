@@ -1,3 +1,4 @@
+#include "interopbench/splitmix.hpp"
 #include "interopbench/compare.hpp"
 
 #include <algorithm>
@@ -32,12 +33,6 @@ const char* to_string(Verdict v) {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-    return s;
-}
-
 // A whole-string decimal number (no suffix); nullopt otherwise.
 std::optional<double> parse_number(std::string_view text) {
     const std::string s(trim(text));
@@ -54,18 +49,6 @@ std::optional<double> parse_number(std::string_view text) {
 }
 
 } // namespace
-
-double parse_fraction(std::string_view text, std::string_view what) {
-    const std::string hint = "write a percentage such as 5% or a fraction such as 0.05";
-    std::string_view t = trim(text);
-    const bool percent = !t.empty() && t.back() == '%';
-    if (percent) t.remove_suffix(1);
-    const auto v = parse_number(t);
-    if (!v || *v < 0) throw UsageError(fmt::format("invalid {} '{}'", what, text), hint);
-    if (percent) return *v / 100.0;
-    if (*v >= 1) throw UsageError(fmt::format("ambiguous {} '{}': a fraction must be below 1", what, text), hint);
-    return *v;
-}
 
 void add_threshold(CompareOptions& options, std::string_view spec) {
     const auto eq = spec.rfind('=');
@@ -132,10 +115,9 @@ namespace {
 struct SplitMix64 {
     std::uint64_t state;
     std::uint64_t next() {
-        std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
+        const std::uint64_t z = splitmix64(state);
+        state += k_splitmix_gamma;
+        return z;
     }
     // Modulo bias is below n / 2^64: irrelevant for sample counts.
     std::size_t below(std::size_t n) { return static_cast<std::size_t>(next() % n); }

@@ -1,6 +1,8 @@
 #include "interopbench/params.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cctype>
 #include <limits>
 
@@ -9,17 +11,16 @@
 #include "interopbench/errors.hpp"
 
 namespace interopbench {
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    return s;
+}
+
 namespace {
 
 constexpr const char* k_size_hint =
     "write a positive whole number of bytes with an optional unit: 4096, 4K, 64KiB, 1M, 2G";
-
-std::string trim(std::string_view s) {
-    std::size_t b = 0, e = s.size();
-    while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-    return std::string(s.substr(b, e - b));
-}
 
 std::string lower(std::string s) {
     for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -29,7 +30,7 @@ std::string lower(std::string s) {
 } // namespace
 
 std::uint64_t parse_uint(std::string_view text, std::string_view what) {
-    const std::string t = trim(text);
+    const std::string t(trim(text));
     if (t.empty() || !std::all_of(t.begin(), t.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
         throw UsageError(fmt::format("invalid {} '{}': not a whole number", what, text),
                          fmt::format("give {} as a non-negative whole number", what));
@@ -43,8 +44,23 @@ std::uint64_t parse_uint(std::string_view text, std::string_view what) {
     return v;
 }
 
+double parse_fraction(std::string_view text, std::string_view what) {
+    const std::string hint = "write a percentage such as 5% or a fraction such as 0.05";
+    std::string_view t = trim(text);
+    const bool percent = !t.empty() && t.back() == '%';
+    if (percent) t.remove_suffix(1);
+    double v = 0;
+    const std::string s(trim(t));
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v) || v < 0)
+        throw UsageError(fmt::format("invalid {} '{}'", what, text), hint);
+    if (percent) return v / 100.0;
+    if (v >= 1) throw UsageError(fmt::format("ambiguous {} '{}': a fraction must be below 1", what, text), hint);
+    return v;
+}
+
 std::uint64_t parse_size(std::string_view text) {
-    const std::string t = trim(text);
+    const std::string t(trim(text));
     std::size_t i = 0;
     while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i;
     if (i == 0) {
@@ -60,7 +76,7 @@ std::uint64_t parse_size(std::string_view text) {
             throw UsageError(fmt::format("invalid size '{}': too large", text), k_size_hint);
         v = v * 10 + d;
     }
-    const std::string suffix = lower(trim(std::string_view(t).substr(i)));
+    const std::string suffix = lower(std::string(trim(std::string_view(t).substr(i))));
     unsigned shift = 0;
     if (suffix.empty() || suffix == "b") shift = 0;
     else if (suffix == "k" || suffix == "kb" || suffix == "kib") shift = 10;
@@ -91,7 +107,7 @@ std::vector<std::string> split_list(std::string_view text) {
     while (start <= text.size()) {
         std::size_t comma = text.find(',', start);
         if (comma == std::string_view::npos) comma = text.size();
-        std::string item = trim(text.substr(start, comma - start));
+        std::string item(trim(text.substr(start, comma - start)));
         if (!item.empty()) out.push_back(std::move(item));
         start = comma + 1;
     }
@@ -116,7 +132,7 @@ std::vector<std::uint64_t> parse_size_list(std::string_view text) {
         if (lo > hi)
             throw UsageError(fmt::format("invalid size range '{}': the start is larger than the end", item),
                              fmt::format("write the smaller size first: {}:{}", format_size(hi), format_size(lo)));
-        std::string step = c2 == std::string::npos ? "x2" : trim(item.substr(c2 + 1));
+        std::string step = c2 == std::string::npos ? "x2" : std::string(trim(item.substr(c2 + 1)));
         const std::string range_hint = "a range is LO:HI (doubling), LO:HI:xF (multiply by F >= 2) or LO:HI:+S (add S)";
         if (step.size() < 2 || (step[0] != 'x' && step[0] != '*' && step[0] != '+'))
             throw UsageError(fmt::format("invalid size range step '{}' in '{}'", step, item), range_hint);
@@ -141,34 +157,110 @@ std::vector<std::uint64_t> parse_size_list(std::string_view text) {
     return out;
 }
 
+namespace {
+
+std::optional<int> parse_ordinal(std::string_view text) {
+    text = trim(text);
+    int value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < 0)
+        return std::nullopt;
+    return value;
+}
+
+} // namespace
+
+DevicePair parse_device_pair(std::string_view text) {
+    const auto gt = text.find('>');
+    if (gt != std::string_view::npos) {
+        const auto src = parse_ordinal(text.substr(0, gt));
+        const auto dst = parse_ordinal(text.substr(gt + 1));
+        if (src && dst) {
+            if (*src == *dst)
+                throw UsageError(fmt::format("GPU pair '{}' names the same GPU twice", text),
+                                 "a pair is two different GPU ordinals, e.g. pair=0>1");
+            return {*src, *dst};
+        }
+    }
+    throw UsageError(fmt::format("'{}' is not a GPU pair", text),
+                     "write a pair as SOURCE>DESTINATION GPU ordinals, e.g. pair=0>1");
+}
+
+Params::Params(const std::vector<std::pair<std::string, std::string>>& values) {
+    for (const auto& [k, v] : values) set(k, v);
+}
+
 const std::string& Params::get(std::string_view name) const {
-    for (const auto& [k, v] : m_values)
+    for (const auto& [k, v] : m_text)
         if (k == name) return v;
     throw ConfigError(fmt::format("configuration has no axis '{}'", name));
 }
 
 std::optional<std::string> Params::find(std::string_view name) const {
-    for (const auto& [k, v] : m_values)
+    for (const auto& [k, v] : m_text)
         if (k == name) return v;
     return std::nullopt;
 }
 
-std::uint64_t Params::get_uint(std::string_view name) const {
-    return parse_uint(get(name), name);
+const Params::Typed* Params::typed(std::string_view name) const {
+    for (std::size_t i = 0; i < m_text.size(); ++i)
+        if (m_text[i].first == name) return &m_typed[i];
+    return nullptr;
 }
 
-void Params::set(std::string name, std::string value) {
-    for (auto& [k, v] : m_values)
-        if (k == name) {
-            v = std::move(value);
-            return;
-        }
-    m_values.emplace_back(std::move(name), std::move(value));
+std::optional<std::uint64_t> Params::find_number(std::string_view name) const {
+    const Typed* t = typed(name);
+    return t ? t->number : std::nullopt;
+}
+
+std::optional<DevicePair> Params::find_pair(std::string_view name) const {
+    const Typed* t = typed(name);
+    return t ? t->pair : std::nullopt;
+}
+
+std::uint64_t Params::get_uint(std::string_view name) const {
+    if (const auto v = find_number(name)) return *v;
+    (void)get(name); // absent: says so
+    throw ConfigError(fmt::format("axis '{}' holds no number ('{}')", name, get(name)));
+}
+
+int Params::device(std::string_view name) const { return static_cast<int>(get_uint(name)); }
+
+DevicePair Params::pair(std::string_view name) const {
+    if (const auto v = find_pair(name)) return *v;
+    (void)get(name);
+    throw ConfigError(fmt::format("axis '{}' holds no GPU pair ('{}')", name, get(name)));
+}
+
+std::size_t Params::slot(std::string name) {
+    for (std::size_t i = 0; i < m_text.size(); ++i)
+        if (m_text[i].first == name) return i;
+    m_text.emplace_back(std::move(name), std::string{});
+    m_typed.emplace_back();
+    return m_text.size() - 1;
+}
+
+void Params::set(std::string name, std::string text) {
+    const std::size_t i = slot(std::move(name));
+    m_text[i].second = std::move(text);
+    m_typed[i] = {};
+}
+
+void Params::set_number(std::string name, std::uint64_t value) {
+    const std::size_t i = slot(std::move(name));
+    m_text[i].second = std::to_string(value);
+    m_typed[i] = {value, std::nullopt};
+}
+
+void Params::set_pair(std::string name, DevicePair value) {
+    const std::size_t i = slot(std::move(name));
+    m_text[i].second = fmt::format("{}>{}", value.src, value.dst);
+    m_typed[i] = {std::nullopt, value};
 }
 
 std::string Params::canonical() const {
     std::string out;
-    for (const auto& [k, v] : m_values) {
+    for (const auto& [k, v] : m_text) {
         if (!out.empty()) out += ',';
         out += k;
         out += '=';

@@ -176,8 +176,15 @@ void check_output_path(const std::string& path) {
                          fmt::format("create it first (mkdir -p {}) or {}", dir.string(), hint));
     if (!fs::is_directory(dir, ec))
         throw UsageError(fmt::format("cannot write '{}': '{}' is not a directory", path, dir.string()), hint);
-    if (access(dir.c_str(), W_OK) != 0)
-        throw UsageError(fmt::format("cannot write '{}': directory '{}' is not writable", path, dir.string()), hint);
+    // access(W_OK) says yes to root everywhere; creating a file is the test that counts.
+    std::string probe = (dir / ".interopbench-probe-XXXXXX").string();
+    const int fd = mkstemp(probe.data());
+    if (fd < 0)
+        throw UsageError(fmt::format("cannot write '{}': directory '{}' is not writable ({})", path, dir.string(),
+                                     std::strerror(errno)),
+                         hint);
+    ::close(fd);
+    ::unlink(probe.c_str());
 }
 
 void write_file_atomic(const std::string& path, const std::string& content) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <new>
 #include <set>
 
 #include <fmt/format.h>
@@ -162,19 +163,29 @@ std::string Config::key() const { return scenario->info().id + "/" + params.cano
 
 namespace {
 
-std::vector<std::string> default_devices(const Machine& m) {
-    std::vector<std::string> out;
-    for (int d : m.selected) out.push_back(std::to_string(d));
-    if (out.empty()) out.push_back("0");
+/// One axis value, parsed once: its canonical text and, for numbers and pairs, its value.
+struct AxisValue {
+    std::string text;
+    std::optional<std::uint64_t> number;
+    std::optional<DevicePair> pair;
+};
+
+AxisValue number_value(std::uint64_t v) { return {std::to_string(v), v, std::nullopt}; }
+AxisValue pair_value(DevicePair p) { return {fmt::format("{}>{}", p.src, p.dst), std::nullopt, p}; }
+
+std::vector<AxisValue> default_devices(const Machine& m) {
+    std::vector<AxisValue> out;
+    for (int d : m.selected) out.push_back(number_value(static_cast<std::uint64_t>(d)));
+    if (out.empty()) out.push_back(number_value(0));
     return out;
 }
 
-std::vector<std::string> default_pairs(const Machine& m) {
-    std::vector<std::string> out;
+std::vector<AxisValue> default_pairs(const Machine& m) {
+    std::vector<AxisValue> out;
     for (int a : m.selected)
         for (int b : m.selected)
-            if (a != b) out.push_back(fmt::format("{}>{}", a, b));
-    if (out.empty()) out.push_back("0>1");
+            if (a != b) out.push_back(pair_value({a, b}));
+    if (out.empty()) out.push_back(pair_value({0, 1}));
     return out;
 }
 
@@ -186,69 +197,86 @@ void check_device(const Machine& m, std::uint64_t d, const std::string& text) {
                          fmt::format("use ordinals 0 to {}", m.devices.empty() ? 0 : m.devices.size() - 1));
 }
 
-std::vector<std::string> resolve_axis(const Axis& axis, const std::vector<std::string>* given, const Machine& m) {
+/// A GPU ordinal as an axis value: a small number (ordinals fit an int).
+std::uint64_t parse_ordinal(const std::string& item) {
+    const auto d = parse_uint(item, "device");
+    if (d > 1u << 20) throw UsageError(fmt::format("GPU ordinal '{}' is out of range", item), "use an ordinal such as 0 or 1");
+    return d;
+}
+
+/// Parses one item (no commas) of an axis; sizes may expand to several values.
+void parse_item(const Axis& axis, const std::string& item, const Machine& m, std::vector<AxisValue>& out) {
+    switch (axis.kind) {
+    case AxisKind::size:
+        for (auto v : parse_size_list(item)) out.push_back(number_value(v));
+        return;
+    case AxisKind::integer: {
+        const auto v = parse_uint(item, axis.name);
+        if (v < axis.min_value || v > axis.max_value)
+            throw UsageError(fmt::format("invalid value '{}' for axis '{}'", item, axis.name),
+                             fmt::format("give a whole number from {} to {}", axis.min_value, axis.max_value));
+        out.push_back(number_value(v));
+        return;
+    }
+    case AxisKind::choice: {
+        const bool all_is_choice = std::find(axis.choices.begin(), axis.choices.end(), "all") != axis.choices.end();
+        if (item == "all" && !all_is_choice) {
+            for (const auto& c : axis.choices) out.push_back({c, std::nullopt, std::nullopt});
+            return;
+        }
+        if (std::find(axis.choices.begin(), axis.choices.end(), item) == axis.choices.end())
+            throw UsageError(fmt::format("invalid value '{}' for axis '{}'", item, axis.name),
+                             fmt::format("choose from {} (or all)", fmt::join(axis.choices, ", ")));
+        out.push_back({item, std::nullopt, std::nullopt});
+        return;
+    }
+    case AxisKind::device: {
+        const auto d = parse_ordinal(item);
+        check_device(m, d, item);
+        out.push_back(number_value(d));
+        return;
+    }
+    case AxisKind::device_pair: {
+        const auto gt = item.find('>');
+        if (gt == std::string::npos)
+            throw UsageError(fmt::format("invalid GPU pair '{}' for axis '{}'", item, axis.name),
+                             "write a pair as SRC>DST, e.g. 0>1");
+        const auto a = parse_ordinal(item.substr(0, gt));
+        const auto b = parse_ordinal(item.substr(gt + 1));
+        if (a == b) throw UsageError(fmt::format("GPU pair '{}' names one GPU twice", item), "use two different GPUs, e.g. 0>1");
+        check_device(m, a, item);
+        check_device(m, b, item);
+        out.push_back(pair_value({static_cast<int>(a), static_cast<int>(b)}));
+        return;
+    }
+    }
+}
+
+std::vector<AxisValue> resolve_axis(const Axis& axis, const std::vector<std::string>* given, const Machine& m) {
     std::vector<std::string> raw;
     if (given) raw = *given;
     else if (axis.kind == AxisKind::device) return default_devices(m);
     else if (axis.kind == AxisKind::device_pair) return default_pairs(m);
     else raw = axis.defaults;
-    std::vector<std::string> out;
+    std::vector<AxisValue> out;
     for (const auto& text : raw) {
-        switch (axis.kind) {
-        case AxisKind::size:
-            for (auto v : parse_size_list(text)) out.push_back(std::to_string(v));
-            break;
-        case AxisKind::integer:
-            for (const auto& item : split_list(text)) {
-                const auto v = parse_uint(item, axis.name);
-                if (v < axis.min_value || v > axis.max_value)
-                    throw UsageError(fmt::format("invalid value '{}' for axis '{}'", item, axis.name),
-                                     fmt::format("give a whole number from {} to {}", axis.min_value, axis.max_value));
-                out.push_back(std::to_string(v));
-            }
-            break;
-        case AxisKind::choice:
-            for (const auto& item : split_list(text)) {
-                const bool all_is_choice = std::find(axis.choices.begin(), axis.choices.end(), "all") != axis.choices.end();
-                if (item == "all" && !all_is_choice) {
-                    out.insert(out.end(), axis.choices.begin(), axis.choices.end());
-                    continue;
-                }
-                if (std::find(axis.choices.begin(), axis.choices.end(), item) == axis.choices.end())
-                    throw UsageError(fmt::format("invalid value '{}' for axis '{}'", item, axis.name),
-                                     fmt::format("choose from {} (or all)", fmt::join(axis.choices, ", ")));
-                out.push_back(item);
-            }
-            break;
-        case AxisKind::device:
-            for (const auto& item : split_list(text)) {
-                const auto d = parse_uint(item, "device");
-                check_device(m, d, item);
-                out.push_back(std::to_string(d));
-            }
-            break;
-        case AxisKind::device_pair:
-            for (const auto& item : split_list(text)) {
-                const auto gt = item.find('>');
-                if (gt == std::string::npos)
-                    throw UsageError(fmt::format("invalid GPU pair '{}' for axis '{}'", item, axis.name),
-                                     "write a pair as SRC>DST, e.g. 0>1");
-                const auto a = parse_uint(item.substr(0, gt), "device");
-                const auto b = parse_uint(item.substr(gt + 1), "device");
-                if (a == b) throw UsageError(fmt::format("GPU pair '{}' names one GPU twice", item), "use two different GPUs, e.g. 0>1");
-                check_device(m, a, item);
-                check_device(m, b, item);
-                out.push_back(fmt::format("{}>{}", a, b));
-            }
-            break;
-        }
+        if (axis.kind == AxisKind::size) parse_item(axis, text, m, out); // a size list has its own commas
+        else
+            for (const auto& item : split_list(text)) parse_item(axis, item, m, out);
     }
     // Keep first occurrences only, in order.
-    std::vector<std::string> uniq;
+    std::vector<AxisValue> uniq;
     for (auto& v : out)
-        if (std::find(uniq.begin(), uniq.end(), v) == uniq.end()) uniq.push_back(std::move(v));
+        if (std::none_of(uniq.begin(), uniq.end(), [&](const AxisValue& u) { return u.text == v.text; }))
+            uniq.push_back(std::move(v));
     if (uniq.empty()) throw UsageError(fmt::format("axis '{}' has no values", axis.name));
     return uniq;
+}
+
+void set_value(Params& p, const std::string& name, const AxisValue& v) {
+    if (v.number) p.set_number(name, *v.number);
+    else if (v.pair) p.set_pair(name, *v.pair);
+    else p.set(name, v.text);
 }
 
 } // namespace
@@ -272,7 +300,7 @@ std::vector<Config> expand_plan(const Registry& registry, const RunPlan& plan, c
         }
         for (const auto* s : scenarios) {
             const auto& axes = s->info().axes;
-            std::vector<std::vector<std::string>> values;
+            std::vector<std::vector<AxisValue>> values;
             for (const auto& axis : axes) {
                 auto it = entry.axes.find(axis.name);
                 values.push_back(resolve_axis(axis, it == entry.axes.end() ? nullptr : &it->second, machine));
@@ -280,9 +308,9 @@ std::vector<Config> expand_plan(const Registry& registry, const RunPlan& plan, c
             // Cartesian product, last axis fastest.
             std::vector<std::size_t> idx(axes.size(), 0);
             while (true) {
-                std::vector<std::pair<std::string, std::string>> p;
-                for (std::size_t i = 0; i < axes.size(); ++i) p.emplace_back(axes[i].name, values[i][idx[i]]);
-                Config c{s, Params(std::move(p))};
+                Params p;
+                for (std::size_t i = 0; i < axes.size(); ++i) set_value(p, axes[i].name, values[i][idx[i]]);
+                Config c{s, std::move(p)};
                 if (seen.insert(c.key()).second) out.push_back(std::move(c));
                 std::size_t k = axes.size();
                 while (k > 0) {
@@ -296,6 +324,25 @@ std::vector<Config> expand_plan(const Registry& registry, const RunPlan& plan, c
         }
     }
     return out;
+}
+
+Params typed_params(const ScenarioInfo& info, const std::vector<std::pair<std::string, std::string>>& values,
+                    const Machine& machine) {
+    // Typed only: whether a named GPU exists is the scenario's to say (unsupported()), so
+    // the expansion's existence check is left out here.
+    Machine unchecked = machine;
+    unchecked.cuda_available = false;
+    Params p;
+    for (const auto& axis : info.axes) {
+        const auto it = std::find_if(values.begin(), values.end(), [&](const auto& kv) { return kv.first == axis.name; });
+        const std::vector<std::string> given{it == values.end() ? std::string{} : it->second};
+        const auto parsed = resolve_axis(axis, it == values.end() ? nullptr : &given, unchecked);
+        set_value(p, axis.name, parsed.front());
+    }
+    for (const auto& [k, v] : values)
+        if (std::none_of(info.axes.begin(), info.axes.end(), [&](const Axis& a) { return a.name == k; }))
+            throw UsageError(fmt::format("scenario '{}' has no axis named '{}'", info.id, k));
+    return p;
 }
 
 // ---- sampling -----------------------------------------------------------------------------
@@ -334,7 +381,25 @@ Result Runner::run_one(const Config& config) {
     auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
     World* world = m_machine.world;
 
-    std::optional<std::string> skip = config.scenario->unsupported(m_machine, config.params);
+    // Any exception costs this configuration only, also one from the support check (an
+    // allocation that fails while sizing a shape, say).
+    std::optional<std::string> skip;
+    std::string check_error;
+    try {
+        skip = config.scenario->unsupported(m_machine, config.params);
+    } catch (const std::bad_alloc&) {
+        check_error = "out of host memory while checking the configuration";
+    } catch (const std::exception& e) {
+        check_error = e.what();
+    } catch (...) {
+        check_error = "unknown error while checking the configuration";
+    }
+    if (!check_error.empty() && !world) {
+        r.status = Status::failed;
+        r.reason = check_error;
+        return r;
+    }
+    if (!check_error.empty()) skip = "could not be checked: " + check_error; // every rank must agree
     if (world) {
         // Every rank must take the same decision, or collectives would wait forever: rank 0
         // collects the reasons and tells every rank whether (and why) to skip.
@@ -408,28 +473,19 @@ Result Runner::run_one(const Config& config) {
     } catch (const UsageError& e) {
         r.status = Status::failed;
         r.reason = e.what();
+    } catch (const std::bad_alloc&) {
+        r.status = Status::failed;
+        r.reason = "out of host memory (an allocation failed); the size may be too large for this machine";
     } catch (const std::exception& e) {
         r.status = Status::failed;
         r.reason = fmt::format("unexpected error: {}", e.what());
+    } catch (...) {
+        r.status = Status::failed;
+        r.reason = "unexpected error of unknown type";
     }
     for (auto& m : r.metrics) m.stats = compute_stats(m.samples);
     r.wall_time_s = elapsed();
     return r;
-}
-
-std::vector<Result> Runner::run_all(const std::vector<Config>& configs, std::string* fatal) {
-    std::vector<Result> out;
-    for (std::size_t i = 0; i < configs.size(); ++i) {
-        if (g_interrupted) break;
-        if (m_progress) m_progress(i, configs.size(), configs[i]);
-        out.push_back(run_one(configs[i]));
-        if (!m_fatal.empty()) {
-            if (fatal) *fatal = m_fatal;
-            break;
-        }
-        if (out.back().status == Status::interrupted) break;
-    }
-    return out;
 }
 
 } // namespace interopbench

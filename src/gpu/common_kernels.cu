@@ -1,5 +1,6 @@
 // Kernels shared by the GPU scenarios: the stream-holding spin kernel, the data pattern
 // (fill and check), and the SM copy kernel.
+#include "interopbench/splitmix.hpp"
 #include "gpu/kernels.hpp"
 
 #include <algorithm>
@@ -7,13 +8,7 @@
 namespace interopbench::kernels {
 namespace {
 
-__host__ __device__ inline unsigned long long mix(unsigned long long x) {
-    // splitmix64 finaliser: a cheap, well-mixed, never-constant word per index.
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
+__host__ __device__ inline unsigned long long mix(unsigned long long x) { return interopbench::splitmix64(x); }
 
 __global__ void spin_wait_kernel(volatile int* flag, unsigned long long timeout_ns, int* timed_out) {
     unsigned long long start;

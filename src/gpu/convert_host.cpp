@@ -1,6 +1,7 @@
 // Host layout conversions. The fast versions split the work into contiguous ranges, one per
 // thread, and use cache blocking where the access pattern needs it; the references are the
 // obvious element loops, kept separate so tests and host checks compare two different codes.
+#include "interopbench/splitmix.hpp"
 #include "gpu/convert.hpp"
 
 #include <algorithm>
@@ -64,13 +65,6 @@ std::uint64_t isqrt(std::uint64_t x) {
     while (r > 0 && r * r > x) --r;
     while ((r + 1) * (r + 1) <= x) ++r;
     return r;
-}
-
-std::uint64_t splitmix(std::uint64_t x) {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
 }
 
 template <class T>
@@ -222,10 +216,10 @@ void parallel_copy(void* dst, const void* src, std::uint64_t bytes, unsigned thr
 void fill_random(void* dst, std::uint64_t bytes, std::uint64_t seed, unsigned threads) {
     auto* out = static_cast<std::uint8_t*>(dst);
     const std::uint64_t words = (bytes + 7) / 8;
-    const std::uint64_t key = splitmix(seed);
+    const std::uint64_t key = splitmix64(seed);
     parallel_for(words, workers_for(bytes, threads), [&](std::uint64_t b, std::uint64_t e) {
         for (std::uint64_t w = b; w < e; ++w) {
-            const std::uint64_t v = splitmix(key ^ w);
+            const std::uint64_t v = splitmix64(key ^ w);
             const std::uint64_t n = std::min<std::uint64_t>(8, bytes - w * 8);
             std::memcpy(out + w * 8, &v, n);
         }

@@ -1,3 +1,4 @@
+#include "interopbench/splitmix.hpp"
 #include "gpu/cuda_util.hpp"
 
 #include <dlfcn.h>
@@ -343,13 +344,7 @@ double TimedRegion::end(std::vector<double>* per_stream) {
 // ---- patterns -----------------------------------------------------------------------------
 
 std::uint64_t pattern_word(std::uint64_t seed, std::uint64_t index) {
-    auto mix = [](std::uint64_t x) {
-        x += 0x9E3779B97F4A7C15ull;
-        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-        x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-        return x ^ (x >> 31);
-    };
-    return mix(seed ^ mix(index));
+    return splitmix64(seed ^ splitmix64(index));
 }
 
 namespace {

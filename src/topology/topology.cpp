@@ -1097,31 +1097,22 @@ void annotate_results(const nlohmann::json& topology, std::vector<Result>& resul
     for (const auto& g : topology["gpus"])
         if (g.contains("cuda_ordinal") && g["cuda_ordinal"].is_number_integer())
             gpu_by_cuda[g["cuda_ordinal"].get<int>()] = g;
-    auto ordinal = [](const std::string& s) -> std::optional<int> {
-        if (s.empty() || s.size() > 4 || !std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-            return std::nullopt;
-        return std::stoi(s);
-    };
     for (Result& r : results) {
         if (r.details.contains("path"))
             continue;
         std::string label;
         double bandwidth = 0;
-        if (auto dev = r.params.find("device")) {
-            auto o = ordinal(*dev);
-            if (!o || !gpu_by_cuda.count(*o))
+        if (auto dev = r.params.find_number("device")) {
+            const int o = static_cast<int>(*dev);
+            if (*dev > 1u << 20 || !gpu_by_cuda.count(o))
                 continue;
-            const auto& hp = gpu_by_cuda[*o]["host_path"];
+            const auto& hp = gpu_by_cuda[o]["host_path"];
             label = hp.value("class", "");
             bandwidth = hp.value("bandwidth", 0.0);
-        } else if (auto pair = r.params.find("pair")) {
-            const auto gt = pair->find('>');
-            if (gt == std::string::npos)
+        } else if (auto pair = r.params.find_pair("pair")) {
+            if (!gpu_by_cuda.count(pair->src) || !gpu_by_cuda.count(pair->dst))
                 continue;
-            auto a = ordinal(pair->substr(0, gt)), b = ordinal(pair->substr(gt + 1));
-            if (!a || !b || !gpu_by_cuda.count(*a) || !gpu_by_cuda.count(*b))
-                continue;
-            const auto ia = gpu_by_cuda[*a]["index"], ib = gpu_by_cuda[*b]["index"];
+            const auto ia = gpu_by_cuda[pair->src]["index"], ib = gpu_by_cuda[pair->dst]["index"];
             for (const auto& p : topology["pairs"])
                 if (p["from"] == ia && p["to"] == ib) {
                     label = p.value("class", "");

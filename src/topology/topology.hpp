@@ -186,8 +186,8 @@ nlohmann::json topology_json(const Topology& topology);
 std::string render_topology(const Topology& topology, bool markdown = false);
 
 /// Adds the path each transfer crossed to `results`, from a topology_json document:
-///  - params with axis `device` (a GPU ordinal): the host<->device path;
-///  - params with axis `pair` ("A>B"): the GPU pair's path.
+///  - params with a typed axis `device` (a GPU ordinal): the host<->device path;
+///  - params with a typed axis `pair` ("A>B"): the GPU pair's path.
 /// Sets details "path" (class label), "path_bandwidth" (B/s, theoretical, per direction) and,
 /// when the result has a metric "bandwidth" with samples and the path bandwidth is known,
 /// "efficiency" = median bandwidth / path_bandwidth. Results that already carry a "path"

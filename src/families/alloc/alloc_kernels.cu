@@ -1,6 +1,7 @@
 // Kernels of the allocation scenarios: plain grid-stride loops over float data. They are
 // the real work that allocated temporaries feed, not tuned kernels: what the allocation
 // scenarios measure is how allocation changes their timeline, not their peak speed.
+#include "interopbench/splitmix.hpp"
 #include "families/alloc/alloc_kernels.hpp"
 
 #include <algorithm>
@@ -10,12 +11,7 @@ namespace {
 
 constexpr int k_threads = 256;
 
-__device__ std::uint64_t mix64(std::uint64_t x) {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
+__device__ std::uint64_t mix64(std::uint64_t x) { return splitmix64(x); }
 
 __device__ std::size_t first_index() { return static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; }
 __device__ std::size_t grid_stride() { return static_cast<std::size_t>(gridDim.x) * blockDim.x; }

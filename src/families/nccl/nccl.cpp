@@ -25,6 +25,7 @@
 // does); each configuration builds its own communicator, so NCCL's set-up cost is paid
 // per configuration but outside the timings; NVLink SHARP stays off unless the user sets
 // NCCL_NVLS_ENABLE.
+#include "interopbench/splitmix.hpp"
 #include "families/nccl/nccl.hpp"
 
 #include <algorithm>
@@ -136,12 +137,7 @@ const DtypeInfo* find_dtype(std::string_view name) {
 // In ncclRedOp_t order.
 constexpr std::array<std::string_view, 5> k_ops{"sum", "prod", "max", "min", "avg"};
 
-std::uint64_t mix(std::uint64_t x) {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
+std::uint64_t mix(std::uint64_t x) { return splitmix64(x); }
 
 } // namespace
 

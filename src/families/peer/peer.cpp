@@ -38,35 +38,6 @@ namespace interopbench {
 
 namespace peer {
 
-namespace {
-
-std::optional<int> parse_ordinal(std::string_view text) {
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-    int value = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < 0)
-        return std::nullopt;
-    return value;
-}
-
-} // namespace
-
-DevicePair parse_device_pair(std::string_view text) {
-    const auto gt = text.find('>');
-    if (gt != std::string_view::npos) {
-        const auto src = parse_ordinal(text.substr(0, gt));
-        const auto dst = parse_ordinal(text.substr(gt + 1));
-        if (src && dst) {
-            if (*src == *dst)
-                throw UsageError(fmt::format("GPU pair '{}' names the same GPU twice", text),
-                                 "a pair is two different GPU ordinals, e.g. pair=0>1");
-            return {*src, *dst};
-        }
-    }
-    throw UsageError(fmt::format("'{}' is not a GPU pair", text),
-                     "write a pair as SOURCE>DESTINATION GPU ordinals, e.g. pair=0>1");
-}
 
 std::optional<std::string> device_unavailable(const Machine& machine, int ordinal) {
     if (!machine.device(ordinal))
@@ -111,7 +82,6 @@ using gpu::HostBuffer;
 using gpu::HostMem;
 using gpu::Stream;
 using gpu::TimedRegion;
-using peer::DevicePair;
 
 /// Operations one timed region may queue behind its spin kernels. Far deeper queues can
 /// block the enqueueing thread, which then never releases the spin kernels in time.
@@ -427,7 +397,7 @@ public:
     std::optional<std::string> unsupported(const Machine& machine,
                                            const Params& params) const override {
         if (auto why = peer::peer_unavailable(machine)) return why;
-        const DevicePair p = peer::parse_device_pair(params.get("pair"));
+        const DevicePair p = params.pair("pair");
         if (auto why = peer::device_unavailable(machine, p.src)) return why;
         if (auto why = peer::device_unavailable(machine, p.dst)) return why;
         return routes_unsupported(parse_engine(params.get("engine")),
@@ -435,7 +405,7 @@ public:
     }
 
     std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& params) const override {
-        const DevicePair p = peer::parse_device_pair(params.get("pair"));
+        const DevicePair p = params.pair("pair");
         return std::make_unique<TransferCase>(
             ctx, parse_engine(params.get("engine")), params.get_uint("size"),
             pair_routes(p, parse_mode(params.get("mode")), false), Shape::single);
@@ -468,7 +438,7 @@ public:
     std::optional<std::string> unsupported(const Machine& machine,
                                            const Params& params) const override {
         if (auto why = peer::peer_unavailable(machine)) return why;
-        const DevicePair p = peer::parse_device_pair(params.get("pair"));
+        const DevicePair p = params.pair("pair");
         if (auto why = peer::device_unavailable(machine, p.src)) return why;
         if (auto why = peer::device_unavailable(machine, p.dst)) return why;
         if (p.src > p.dst)
@@ -478,7 +448,7 @@ public:
     }
 
     std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& params) const override {
-        const DevicePair p = peer::parse_device_pair(params.get("pair"));
+        const DevicePair p = params.pair("pair");
         return std::make_unique<TransferCase>(
             ctx, parse_engine(params.get("engine")), params.get_uint("size"),
             pair_routes(p, parse_mode(params.get("mode")), true), Shape::bidir);
@@ -654,13 +624,13 @@ public:
     std::optional<std::string> unsupported(const Machine& machine,
                                            const Params& params) const override {
         if (auto why = peer::peer_unavailable(machine)) return why;
-        const DevicePair p = peer::parse_device_pair(params.get("pair"));
+        const DevicePair p = params.pair("pair");
         if (auto why = peer::device_unavailable(machine, p.src)) return why;
         return peer::device_unavailable(machine, p.dst);
     }
 
     std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& params) const override {
-        return std::make_unique<StagedCase>(ctx, peer::parse_device_pair(params.get("pair")),
+        return std::make_unique<StagedCase>(ctx, params.pair("pair"),
                                             params.get_uint("size"), params.get_uint("chunk"));
     }
 };

@@ -10,16 +10,6 @@
 
 namespace interopbench::peer {
 
-/// An ordered GPU pair "A>B": data moves from `src` (A) to `dst` (B).
-struct DevicePair {
-    int src = 0;
-    int dst = 0;
-};
-
-/// Parses "A>B" (blanks around the numbers allowed) into two GPU ordinals. Throws
-/// UsageError for anything else: missing '>', non-numeric or negative ordinals, A == B.
-DevicePair parse_device_pair(std::string_view text);
-
 /// Why GPU `ordinal` cannot take part in this run, or nothing: it does not exist on this
 /// machine, or it is not among the selected GPUs.
 std::optional<std::string> device_unavailable(const Machine& machine, int ordinal);

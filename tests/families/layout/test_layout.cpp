@@ -8,6 +8,7 @@
 #include <numeric>
 #include <vector>
 
+#include "interopbench/runner.hpp"
 #include "interopbench/errors.hpp"
 #include "families/handoff/interchange.hpp"
 #include "gpu/convert.hpp"
@@ -609,17 +610,17 @@ TEST_CASE("without a GPU only the host variant runs, and bad shapes are skipped 
     const Registry r = layout_registry();
     const Machine m = no_gpu_machine();
     const Scenario* t = r.find("layout_transpose");
-    const Params gpu({{"variant", "gpu"}, {"dtype", "fp32"}, {"shape", "square"}, {"size", "1048576"}});
-    const Params host({{"variant", "host"}, {"dtype", "fp32"}, {"shape", "square"}, {"size", "1048576"}});
+    const Params gpu = typed_params(t->info(), {{"variant", "gpu"}, {"dtype", "fp32"}, {"shape", "square"}, {"size", "1048576"}}, m);
+    const Params host = typed_params(t->info(), {{"variant", "host"}, {"dtype", "fp32"}, {"shape", "square"}, {"size", "1048576"}}, m);
     CHECK(t->unsupported(m, gpu) == std::optional<std::string>("no NVIDIA driver"));
     CHECK_FALSE(t->unsupported(m, host).has_value());
-    const Params tiny({{"variant", "host"}, {"dtype", "fp64"}, {"shape", "tall"}, {"size", "4096"}});
+    const Params tiny = typed_params(t->info(), {{"variant", "host"}, {"dtype", "fp64"}, {"shape", "tall"}, {"size", "4096"}}, m);
     const auto why = t->unsupported(m, tiny);
     REQUIRE(why.has_value());
     CHECK(why->find("too small") != std::string::npos);
-    const Params no_record({{"variant", "host"}, {"record", "wide"}, {"direction", "aos_to_soa"}, {"size", "16"}});
+    const Params no_record = typed_params(r.find("layout_aos_soa")->info(), {{"variant", "host"}, {"record", "wide"}, {"direction", "aos_to_soa"}, {"size", "16"}}, m);
     CHECK(r.find("layout_aos_soa")->unsupported(m, no_record).has_value());
-    const Params handoff({{"path", "dlpack"}, {"consumer", "same"}, {"size", "1048576"}});
+    const Params handoff = typed_params(r.find("handoff")->info(), {{"path", "dlpack"}, {"consumer", "same"}, {"size", "1048576"}}, m);
     CHECK(r.find("handoff")->unsupported(m, handoff) == std::optional<std::string>("no NVIDIA driver"));
 }
 
@@ -628,16 +629,16 @@ TEST_CASE("host variant of every conversion measures, verifies and reports its b
     const Machine m = no_gpu_machine();
     const CaseContext ctx{&m, 0.001, false};
     const std::vector<std::pair<std::string, Params>> configs = {
-        {"layout_transpose", Params({{"variant", "host"}, {"dtype", "int8"}, {"shape", "wide"}, {"size", "300000"}})},
-        {"layout_transpose", Params({{"variant", "host"}, {"dtype", "fp64"}, {"shape", "square"}, {"size", "300000"}})},
-        {"layout_aos_soa", Params({{"variant", "host"}, {"record", "packed"}, {"direction", "aos_to_soa"}, {"size", "300000"}})},
-        {"layout_aos_soa", Params({{"variant", "host"}, {"record", "mixed"}, {"direction", "soa_to_aos"}, {"size", "300000"}})},
-        {"layout_arrow_dense", Params({{"variant", "host"}, {"dtype", "fp16"}, {"direction", "to_dense"}, {"size", "300000"}})},
-        {"layout_arrow_dense", Params({{"variant", "host"}, {"dtype", "fp32"}, {"direction", "from_dense"}, {"size", "300000"}})},
-        {"layout_arrow_dense", Params({{"variant", "host"}, {"dtype", "binary"}, {"direction", "to_dense"}, {"size", "300000"}})},
-        {"layout_arrow_dense", Params({{"variant", "host"}, {"dtype", "binary"}, {"direction", "from_dense"}, {"size", "300000"}})},
-        {"layout_strided", Params({{"variant", "host"}, {"dtype", "fp16"}, {"shape", "tall"}, {"view", "cols_slice"}, {"size", "300000"}})},
-        {"layout_strided", Params({{"variant", "host"}, {"dtype", "int8"}, {"shape", "square"}, {"view", "step2"}, {"size", "300000"}})},
+        {"layout_transpose", typed_params(r.find("layout_transpose")->info(), {{"variant", "host"}, {"dtype", "int8"}, {"shape", "wide"}, {"size", "300000"}}, m)},
+        {"layout_transpose", typed_params(r.find("layout_transpose")->info(), {{"variant", "host"}, {"dtype", "fp64"}, {"shape", "square"}, {"size", "300000"}}, m)},
+        {"layout_aos_soa", typed_params(r.find("layout_aos_soa")->info(), {{"variant", "host"}, {"record", "packed"}, {"direction", "aos_to_soa"}, {"size", "300000"}}, m)},
+        {"layout_aos_soa", typed_params(r.find("layout_aos_soa")->info(), {{"variant", "host"}, {"record", "mixed"}, {"direction", "soa_to_aos"}, {"size", "300000"}}, m)},
+        {"layout_arrow_dense", typed_params(r.find("layout_arrow_dense")->info(), {{"variant", "host"}, {"dtype", "fp16"}, {"direction", "to_dense"}, {"size", "300000"}}, m)},
+        {"layout_arrow_dense", typed_params(r.find("layout_arrow_dense")->info(), {{"variant", "host"}, {"dtype", "fp32"}, {"direction", "from_dense"}, {"size", "300000"}}, m)},
+        {"layout_arrow_dense", typed_params(r.find("layout_arrow_dense")->info(), {{"variant", "host"}, {"dtype", "binary"}, {"direction", "to_dense"}, {"size", "300000"}}, m)},
+        {"layout_arrow_dense", typed_params(r.find("layout_arrow_dense")->info(), {{"variant", "host"}, {"dtype", "binary"}, {"direction", "from_dense"}, {"size", "300000"}}, m)},
+        {"layout_strided", typed_params(r.find("layout_strided")->info(), {{"variant", "host"}, {"dtype", "fp16"}, {"shape", "tall"}, {"view", "cols_slice"}, {"size", "300000"}}, m)},
+        {"layout_strided", typed_params(r.find("layout_strided")->info(), {{"variant", "host"}, {"dtype", "int8"}, {"shape", "square"}, {"view", "step2"}, {"size", "300000"}}, m)},
     };
     for (const auto& [id, params] : configs) {
         CAPTURE(id);

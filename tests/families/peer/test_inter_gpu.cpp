@@ -44,7 +44,7 @@ std::string skip_reason(const Machine& m, const std::string& id,
     const Registry r = peer_registry();
     const Scenario* s = r.find(id);
     REQUIRE(s != nullptr);
-    const auto why = s->unsupported(m, Params(std::move(values)));
+    const auto why = s->unsupported(m, typed_params(s->info(), values, m));
     return why ? *why : std::string();
 }
 
@@ -130,10 +130,10 @@ TEST_CASE("peer copy axes and metrics are the public names") {
 }
 
 TEST_CASE("GPU pairs parse as SOURCE>DESTINATION") {
-    const auto p = peer::parse_device_pair("0>1");
+    const auto p = parse_device_pair("0>1");
     CHECK(p.src == 0);
     CHECK(p.dst == 1);
-    const auto q = peer::parse_device_pair(" 12 > 3 ");
+    const auto q = parse_device_pair(" 12 > 3 ");
     CHECK(q.src == 12);
     CHECK(q.dst == 3);
 }
@@ -143,7 +143,7 @@ TEST_CASE("malformed GPU pairs are usage errors with a hint") {
                             "1.5>2", "0 1", "99999999999>0"}) {
         CAPTURE(bad);
         try {
-            peer::parse_device_pair(bad);
+            parse_device_pair(bad);
             FAIL("accepted");
         } catch (const UsageError& e) {
             CHECK(!e.hint().empty());
@@ -339,7 +339,7 @@ std::string nccl_skip(const Machine& m, const std::string& id, const std::string
         if (a.name == "op") values.emplace_back("op", "sum");
         if (a.name == "inplace") values.emplace_back("inplace", inplace);
     }
-    const auto why = s->unsupported(m, Params(std::move(values)));
+    const auto why = s->unsupported(m, typed_params(s->info(), values, m));
     return why ? *why : std::string();
 }
 

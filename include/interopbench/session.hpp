@@ -1,0 +1,66 @@
+#pragma once
+/// One run of a plan, the same for the binary and the tests: the configurations measured in
+/// order by the Runner, with signals (SIGINT, SIGTERM, SIGHUP stop after the current
+/// sample), checkpoints of the report, the MPI gather and merge, the topology annotation,
+/// the final write (with a fallback file when it fails) and the baseline gate.
+///
+/// The core knows no family and no hardware library: the caller hands in the registry's
+/// configurations and the machine-specific steps (topology discovery, annotation, progress).
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "interopbench/compare.hpp"
+#include "interopbench/report.hpp"
+#include "interopbench/runner.hpp"
+
+namespace interopbench {
+
+/// Machine-specific steps, each optional.
+struct SessionHooks {
+    /// Adds path facts to finished results from the topology document (rank 0 of a run).
+    std::function<void(const nlohmann::json& topology, std::vector<Result>& results)> annotate;
+    /// Called before each configuration: index (from 0), count, the configuration.
+    std::function<void(std::size_t index, std::size_t count, const Config& config)> progress;
+    /// Called before flagged results are measured again for the gate (--confirm).
+    std::function<void(std::size_t flagged, int rounds)> confirming;
+};
+
+struct SessionOptions {
+    std::string out;               ///< report path, or empty for none
+    bool anonymize = false;        ///< applies to the checkpoints and the final report
+    double checkpoint_interval_s = 10;
+    bool handle_signals = true;    ///< install the SIGINT/SIGTERM/SIGHUP handlers
+    /// The baseline report to gate on (null: no gate), as loaded and checked before the run.
+    nlohmann::json baseline = nullptr;
+    CompareOptions compare;        ///< thresholds and labels of the gate
+    int confirm = 0;               ///< re-measurements of each flagged result
+};
+
+struct SessionResult {
+    RunRecord record;              ///< with the (merged) results and the final status
+    nlohmann::json report;         ///< the final report document (rank 0; null elsewhere)
+    bool root = true;              ///< this process writes and prints (rank 0)
+    bool interrupted = false;
+    std::string fatal;             ///< the fatal device error that stopped the run, or empty
+    int ok = 0, skipped = 0, failed = 0;
+    std::string written;           ///< where the final report went: `out`, a fallback, or empty
+    std::string write_error;       ///< why `out` could not be written (the run's finding), or empty
+    std::vector<std::string> checkpoint_warnings; ///< checkpoint writes that failed
+    std::optional<CompareOutcome> gate; ///< the comparison with the baseline, when one was given
+};
+
+/// Runs `configs` on `machine` and finishes the record `rec` (argv, plan, topology set by
+/// the caller). Never throws for a configuration's failure; a final write that fails is
+/// reported in SessionResult::write_error with the finished report saved to a fallback.
+SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, const Machine& machine,
+                          const SessionOptions& options, const SessionHooks& hooks = {});
+
+/// Where the report goes when `out` cannot be written: a new file in $TMPDIR (or /tmp).
+std::string fallback_report_path(const std::string& out);
+
+} // namespace interopbench

@@ -1,0 +1,172 @@
+#include "interopbench/session.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "interopbench/cleanup.hpp"
+#include "interopbench/errors.hpp"
+#include "interopbench/merge.hpp"
+
+namespace interopbench {
+namespace {
+
+constexpr int k_stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+// The first stop signal asks the runner to stop after the current sample; a second one ends
+// the process at once, after removing the files the tool created (async-signal-safe).
+extern "C" void on_stop_signal(int sig) {
+    if (!g_interrupted.exchange(true)) return;
+    cleanup::remove_all_from_signal();
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+}
+
+/// Installs the stop handlers for the session's lifetime and restores the previous ones.
+class SignalScope {
+public:
+    explicit SignalScope(bool active) : m_active(active) {
+        g_interrupted = false;
+        if (!m_active) return;
+        struct sigaction sa = {};
+        sa.sa_handler = on_stop_signal;
+        sigemptyset(&sa.sa_mask);
+        sigset_t unblock;
+        sigemptyset(&unblock);
+        for (std::size_t i = 0; i < std::size(k_stop_signals); ++i) {
+            sigaction(k_stop_signals[i], &sa, &m_saved[i]);
+            sigaddset(&unblock, k_stop_signals[i]);
+        }
+        // A parent may start us with these signals blocked (the mask is inherited): unblock
+        // them, or an interrupted run would go on to the end.
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nullptr);
+    }
+    ~SignalScope() {
+        if (!m_active) return;
+        for (std::size_t i = 0; i < std::size(k_stop_signals); ++i) sigaction(k_stop_signals[i], &m_saved[i], nullptr);
+    }
+    SignalScope(const SignalScope&) = delete;
+    SignalScope& operator=(const SignalScope&) = delete;
+
+private:
+    bool m_active;
+    struct sigaction m_saved[std::size(k_stop_signals)] = {};
+};
+
+void gather_ranks(RunRecord& rec, const Machine& machine) {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    const DeviceInfo* gpu = machine.selected.empty() ? nullptr : machine.device(machine.selected.front());
+    const RankIdentity who{machine.world->rank(), machine.world->local_rank(), host, gpu ? gpu->pci_bus_id : std::string{}};
+    const auto gathered = machine.world->gather(encode_rank_results(who, rec.results), 0);
+    if (machine.world->rank() == 0) rec.results = merge_rank_results(gathered);
+}
+
+} // namespace
+
+std::string fallback_report_path(const std::string& out) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string dir = tmp && *tmp ? tmp : "/tmp";
+    const auto slash = out.find_last_of('/');
+    const std::string base = slash == std::string::npos ? out : out.substr(slash + 1);
+    return fmt::format("{}/interopbench-unsaved-{}-{}", dir, static_cast<long>(getpid()), base.empty() ? "report.json" : base);
+}
+
+SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, const Machine& machine,
+                          const SessionOptions& options, const SessionHooks& hooks) {
+    SessionResult out;
+    out.root = !machine.world || machine.world->rank() == 0;
+    SignalScope signals(options.handle_signals);
+
+    auto report_of = [&](const RunRecord& run) {
+        nlohmann::json doc = build_report(run, machine);
+        if (options.anonymize) anonymize_report(doc);
+        return doc;
+    };
+
+    rec.started = now_iso8601();
+    Runner runner(machine, rec.plan.settings);
+    auto last_checkpoint = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < configs.size() && !g_interrupted; ++i) {
+        if (hooks.progress) hooks.progress(i, configs.size(), configs[i]);
+        rec.results.push_back(runner.run_one(configs[i]));
+        if (!runner.fatal().empty() || rec.results.back().status == Status::interrupted) break;
+        // Checkpoint: a long run killed half-way still leaves its finished results. A failed
+        // checkpoint is a warning; the run goes on and tries again at the end.
+        const auto now = std::chrono::steady_clock::now();
+        if (!options.out.empty() && out.root &&
+            std::chrono::duration<double>(now - last_checkpoint).count() > options.checkpoint_interval_s) {
+            RunRecord partial = rec;
+            partial.status = "running";
+            partial.finished = now_iso8601();
+            try {
+                write_file_atomic(options.out, report_of(partial).dump(1) + "\n");
+            } catch (const std::exception& e) {
+                out.checkpoint_warnings.push_back(fmt::format("checkpoint not written: {}", e.what()));
+            }
+            last_checkpoint = std::chrono::steady_clock::now();
+        }
+    }
+    rec.finished = now_iso8601();
+    out.interrupted = g_interrupted;
+    out.fatal = runner.fatal();
+    rec.status = out.interrupted ? "interrupted" : out.fatal.empty() ? "complete" : "aborted";
+    if (!out.fatal.empty()) rec.warnings.push_back(fmt::format("run stopped after a fatal device error: {}", out.fatal));
+    if (!machine.cuda_available) rec.warnings.push_back(machine.cuda_note);
+    for (const auto& w : out.checkpoint_warnings) rec.warnings.push_back(w);
+    if (hooks.annotate && rec.topology.is_object()) hooks.annotate(rec.topology, rec.results);
+    if (machine.world) gather_ranks(rec, machine);
+
+    if (out.root) {
+        out.report = report_of(rec);
+        if (!options.out.empty()) {
+            try {
+                write_file_atomic(options.out, out.report.dump(1) + "\n");
+                out.written = options.out;
+            } catch (const std::exception& e) {
+                // The results are the run's worth: they go to a fallback file, never lost.
+                out.write_error = e.what();
+                const std::string fallback = fallback_report_path(options.out);
+                try {
+                    write_file_atomic(fallback, out.report.dump(1) + "\n");
+                    out.written = fallback;
+                } catch (const std::exception&) {
+                }
+            }
+        }
+        for (const auto& r : rec.results) {
+            out.failed += r.status == Status::failed;
+            out.ok += r.status == Status::ok;
+            out.skipped += r.status == Status::skipped;
+        }
+        if (!options.baseline.is_null()) {
+            // --confirm: flagged results are measured again, round-robin over the flagged
+            // configurations so that a drift in time hits them all alike; a regression
+            // stands only when every re-measurement regresses too.
+            CompareOutcome outcome = compare_reports(options.baseline, out.report, options.compare);
+            const auto flagged = flagged_keys(outcome);
+            if (options.confirm > 0 && !flagged.empty()) {
+                if (hooks.confirming) hooks.confirming(flagged.size(), options.confirm);
+                std::map<std::string, const Config*> by_key;
+                for (const auto& c : configs) by_key[c.key()] = &c;
+                std::map<std::string, std::vector<nlohmann::json>> reruns;
+                SignalScope again(options.handle_signals);
+                for (int round = 0; round < options.confirm && runner.fatal().empty() && !g_interrupted; ++round)
+                    for (const auto& key : flagged)
+                        if (const auto it = by_key.find(key); it != by_key.end())
+                            reruns[key].push_back(runner.run_one(*it->second));
+                apply_confirmations(outcome, options.baseline, reruns, options.compare);
+            }
+            out.gate = std::move(outcome);
+        }
+    }
+    out.record = std::move(rec);
+    return out;
+}
+
+} // namespace interopbench
