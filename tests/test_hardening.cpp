@@ -127,7 +127,18 @@ void check_schema(const nlohmann::json& doc) {
 std::vector<std::string> long_host_run(const fs::path& out) {
     return {"run",       "-s",           "host_memcpy", "-a",    "threads=single", "--size", "4K:64M:x2",
             "--max-time", "0.4",         "--noise",     "1e-9",  "--min-samples",  "1",      "--max-samples",
-            "1000000",   "--warmup",     "0",           "--no-topology", "-q",     "--out",  out.string()};
+            "1000000",   "--warmup",     "0",           "--no-topology", "-q",     "--progress",
+            "--out",     out.string()};
+}
+
+/// Waits until the child's stderr holds `text` (a sign of progress), or `limit_s` passes.
+bool wait_for_stderr(const Child& child, const std::string& text, double limit_s = 60) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
+    while (std::chrono::steady_clock::now() < until) {
+        if (child.err().find(text) != std::string::npos) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
 }
 
 bool gpu_present() {
@@ -327,13 +338,14 @@ TEST_CASE("--anonymize through run and show") {
     CHECK(shown["invocation"]["anonymized"] == true);
 }
 
-TEST_CASE("SIGINT and SIGTERM keep every finished result, status interrupted, exit 1") {
-    for (int sig : {SIGINT, SIGTERM}) {
+TEST_CASE("SIGINT, SIGTERM and SIGHUP keep every finished result, status interrupted, exit 1") {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
         CAPTURE(sig);
-        const fs::path dir = scratch(sig == SIGINT ? "sigint" : "sigterm");
+        const fs::path dir = scratch(sig == SIGINT ? "sigint" : sig == SIGTERM ? "sigterm" : "sighup");
         const fs::path out = dir / "report.json";
         Child run(long_host_run(out), dir);
-        std::this_thread::sleep_for(std::chrono::milliseconds(2500)); // several configurations finish
+        // The third configuration has started: two have finished.
+        REQUIRE(wait_for_stderr(run, "[3/"));
         REQUIRE(::kill(run.pid, sig) == 0);
         const int code = run.wait(30);
         CAPTURE(run.err());

@@ -32,6 +32,13 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// This configuration cannot run on this machine (not enough host memory, a missing
+/// capability found while setting up): the runner records it as skipped with the reason.
+class Unsupported : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 /// The configuration ran but its data was wrong (verification failed).
 class CheckFailed : public ConfigError {
 public:

@@ -20,7 +20,7 @@ namespace {
 struct RunOptions {
     std::string scenarios, sizes, devices, profile, out, format = "table";
     std::vector<std::string> axes;
-    bool quiet = false, require_gpu = false, no_numa_bind = false, no_topology = false;
+    bool quiet = false, require_gpu = false, no_numa_bind = false, no_topology = false, progress = false;
     bool anonymize = false;
     std::optional<int> warmup, min_samples, max_samples;
     std::optional<std::string> noise;
@@ -127,10 +127,16 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     options.confirm = o.baseline.confirm;
     SessionHooks hooks;
     hooks.annotate = annotate_results;
-    const bool progress = !quiet && stderr_is_tty();
-    if (progress)
+    // A live line on a terminal; with --progress one plain line per configuration (logs).
+    const bool live = !quiet && !o.progress && stderr_is_tty();
+    if (live)
         hooks.progress = [](std::size_t i, std::size_t n, const Config& c) {
             fmt::print(stderr, "\r\033[K[{}/{}] {}", i + 1, n, c.key());
+        };
+    else if (o.progress && root)
+        hooks.progress = [](std::size_t i, std::size_t n, const Config& c) {
+            fmt::print(stderr, "[{}/{}] {}\n", i + 1, n, c.key());
+            std::fflush(stderr);
         };
     if (!o.quiet)
         hooks.confirming = [](std::size_t flagged, int rounds) {
@@ -138,7 +144,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
         };
 
     const SessionResult run = run_session(configs, std::move(rec), machine, options, hooks);
-    if (progress) fmt::print(stderr, "\r\033[K");
+    if (live) fmt::print(stderr, "\r\033[K");
     if (!run.root) return run.record.status == "complete" ? 0 : 1;
 
     for (const auto& w : run.checkpoint_warnings) fmt::print(stderr, "warning: {}\n", w);
@@ -187,6 +193,8 @@ void add_run(CLI::App& app, Outcome& out) {
     cmd->add_option("-f,--format", o->format, "stdout format: table, json, csv, markdown");
     cmd->add_flag("-q,--quiet", o->quiet, "print nothing on stdout (errors still go to stderr)");
     cmd->add_flag("--require-gpu", o->require_gpu, "exit 1 when no usable GPU is found");
+    cmd->add_flag("--progress", o->progress,
+                  "print one plain line per configuration on stderr as it starts, also when stderr is no terminal");
     cmd->add_option("--warmup", o->warmup, "untimed samples before measuring");
     cmd->add_option("--min-samples", o->min_samples, "never stop sampling before this many");
     cmd->add_option("--max-samples", o->max_samples, "stop sampling at this many");

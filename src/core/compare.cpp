@@ -1,4 +1,3 @@
-#include "interopbench/splitmix.hpp"
 #include "interopbench/compare.hpp"
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include "interopbench/report.hpp"
 #include "interopbench/runner.hpp"
 #include "interopbench/stats.hpp"
+#include "interopbench/splitmix.hpp"
 
 namespace interopbench {
 

@@ -460,6 +460,9 @@ Result Runner::run_one(const Config& config) {
             c->check();
         }
         r.details = c->details();
+    } catch (const Unsupported& e) {
+        r.status = Status::skipped;
+        r.reason = e.what();
     } catch (const CheckFailed& e) {
         r.status = Status::failed;
         r.reason = fmt::format("verification failed: {}", e.what());

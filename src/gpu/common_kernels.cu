@@ -1,7 +1,7 @@
 // Kernels shared by the GPU scenarios: the stream-holding spin kernel, the data pattern
 // (fill and check), and the SM copy kernel.
-#include "interopbench/splitmix.hpp"
 #include "gpu/kernels.hpp"
+#include "interopbench/splitmix.hpp"
 
 #include <algorithm>
 

@@ -1,7 +1,6 @@
 // Host layout conversions. The fast versions split the work into contiguous ranges, one per
 // thread, and use cache blocking where the access pattern needs it; the references are the
 // obvious element loops, kept separate so tests and host checks compare two different codes.
-#include "interopbench/splitmix.hpp"
 #include "gpu/convert.hpp"
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "interopbench/errors.hpp"
+#include "interopbench/splitmix.hpp"
 
 namespace interopbench {
 
@@ -63,7 +63,7 @@ std::uint64_t odd_floor(std::uint64_t x) { return (x % 2 == 0 && x > 0) ? x - 1 
 std::uint64_t isqrt(std::uint64_t x) {
     auto r = static_cast<std::uint64_t>(std::sqrt(static_cast<double>(x)));
     while (r > 0 && r * r > x) --r;
-    while ((r + 1) * (r + 1) <= x) ++r;
+    while (r + 1 <= x / (r + 1)) ++r; // (r + 1)^2 <= x without overflowing
     return r;
 }
 

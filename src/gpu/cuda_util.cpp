@@ -1,4 +1,3 @@
-#include "interopbench/splitmix.hpp"
 #include "gpu/cuda_util.hpp"
 
 #include <dlfcn.h>
@@ -15,6 +14,8 @@
 #include <fmt/format.h>
 
 #include "gpu/kernels.hpp"
+#include "topology/topology.hpp"
+#include "interopbench/splitmix.hpp"
 
 namespace interopbench::gpu {
 
@@ -173,6 +174,8 @@ void touch_pages(void* p, std::size_t bytes) {
 } // namespace
 
 HostBuffer::HostBuffer(HostMem kind, std::size_t bytes) : m_bytes(bytes), m_kind(kind) {
+    // Overcommit would let a huge allocation succeed and the OOM killer end the run later.
+    if (const auto why = host_memory_shortfall(bytes)) throw Unsupported(*why);
     const std::size_t n = std::max<std::size_t>(bytes, 1);
     switch (kind) {
     case HostMem::pageable:

@@ -195,6 +195,14 @@ std::string render_topology(const Topology& topology, bool markdown = false);
 /// topology does not know are left alone.
 void annotate_results(const nlohmann::json& topology, std::vector<Result>& results);
 
+/// Bytes of host memory this process can still allocate and touch: MemAvailable, bounded by
+/// the cgroup's memory limit (host_memory.cpp).
+std::uint64_t available_host_memory();
+
+/// Why `bytes` of host memory cannot be allocated here ("needs 64GiB of host memory, 21GiB
+/// available"), or nothing when they can (with a margin for everything else).
+std::optional<std::string> host_memory_shortfall(std::uint64_t bytes);
+
 /// Number of NUMA nodes of this machine (1 when hwloc cannot tell).
 unsigned numa_node_count();
 

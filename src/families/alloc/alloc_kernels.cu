@@ -1,8 +1,8 @@
 // Kernels of the allocation scenarios: plain grid-stride loops over float data. They are
 // the real work that allocated temporaries feed, not tuned kernels: what the allocation
 // scenarios measure is how allocation changes their timeline, not their peak speed.
-#include "interopbench/splitmix.hpp"
 #include "families/alloc/alloc_kernels.hpp"
+#include "interopbench/splitmix.hpp"
 
 #include <algorithm>
 

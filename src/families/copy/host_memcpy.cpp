@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <thread>
 
 #include <fmt/format.h>
@@ -62,7 +63,10 @@ private:
             }
         } else {
             std::vector<std::thread> pool;
-            const std::size_t chunk = (m_bytes / m_threads + 63) / 64 * 64;
+            // Round each thread's share up (never down: the last bytes must have a thread),
+            // then to whole cache lines.
+            const std::size_t share = m_bytes / m_threads + (m_bytes % m_threads != 0);
+            const std::size_t chunk = (share + 63) / 64 * 64;
             for (unsigned t = 0; t < m_threads; ++t) {
                 const std::size_t b = std::min(m_bytes, t * chunk), e = std::min(m_bytes, b + chunk);
                 if (b >= e) break;
@@ -104,7 +108,11 @@ public:
         };
     }
     const ScenarioInfo& info() const override { return m_info; }
-    std::optional<std::string> unsupported(const Machine&, const Params&) const override { return std::nullopt; }
+    std::optional<std::string> unsupported(const Machine&, const Params& p) const override {
+        const std::uint64_t size = p.get_uint("size");
+        if (size > std::numeric_limits<std::uint64_t>::max() / 2) return host_memory_shortfall(size);
+        return host_memory_shortfall(2 * size); // source and destination
+    }
     std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& p) const override {
         // Undo any placement near a GPU: this scenario measures the whole host.
         reset_placement();

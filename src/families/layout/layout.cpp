@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -32,6 +33,7 @@
 #include "gpu/convert.hpp"
 #include "interopbench/params.hpp"
 #include "gpu/convert_kernels.hpp"
+#include "topology/topology.hpp"
 #include "families/builtin.hpp"
 
 namespace interopbench {
@@ -318,9 +320,11 @@ private:
 
 // ---- cases ------------------------------------------------------------------------------
 
+/// Sum of byte counts, saturating: sizes near 2^64 must not wrap into small ones.
 std::uint64_t sum(const std::vector<std::uint64_t>& v) {
+    constexpr std::uint64_t k_max = std::numeric_limits<std::uint64_t>::max();
     std::uint64_t s = 0;
-    for (auto x : v) s += x;
+    for (auto x : v) s = x > k_max - s ? k_max : s + x;
     return s;
 }
 
@@ -558,12 +562,17 @@ public:
         } catch (const UsageError& e) {
             return std::string(e.what());
         }
+        // Host side: inputs, outputs and the reference outputs (also for the GPU variant,
+        // which fills on the host and checks there).
+        const std::uint64_t both = sum({sum(op->input_bytes()), sum(op->output_bytes())});
+        const std::uint64_t host_need = sum({both, both});
+        if (auto why = host_memory_shortfall(host_need)) return why;
         if (!gpu) return std::nullopt;
         const int dev = layout_device(m);
         const DeviceInfo* info = m.device(dev);
         if (info == nullptr) return fmt::format("GPU {} does not exist", dev);
-        const std::uint64_t need = sum(op->input_bytes()) + sum(op->output_bytes()) + op->scratch_bytes() +
-                                   op->bytes().total() + 16 * 8;
+        const std::uint64_t need =
+            sum({sum(op->input_bytes()), sum(op->output_bytes()), op->scratch_bytes(), op->bytes().total(), 16 * 8});
         if (need > info->free_memory)
             return fmt::format("needs {} of GPU {}'s memory, {} free", format_size(need), dev,
                                format_size(info->free_memory));

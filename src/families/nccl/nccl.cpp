@@ -25,7 +25,6 @@
 // does); each configuration builds its own communicator, so NCCL's set-up cost is paid
 // per configuration but outside the timings; NVLink SHARP stays off unless the user sets
 // NCCL_NVLS_ENABLE.
-#include "interopbench/splitmix.hpp"
 #include "families/nccl/nccl.hpp"
 
 #include <algorithm>
@@ -40,6 +39,7 @@
 
 #include "interopbench/errors.hpp"
 #include "families/builtin.hpp"
+#include "interopbench/splitmix.hpp"
 
 #if INTEROPBENCH_WITH_NCCL
 #include <atomic>
