@@ -16,7 +16,7 @@ inline constexpr std::uint64_t k_max_topology_bytes = 512ull << 20;
 inline constexpr std::uint64_t k_max_sidecar_bytes = 128ull << 20;
 
 /// Reads the whole regular file at `path` (symbolic links followed). `what` names the file
-/// in messages ("report", "profile file", "topology"). Opens without blocking (a FIFO never
+/// in messages, which read "WHAT 'PATH': why" ("report", "profile file", "--from"). Opens without blocking (a FIFO never
 /// blocks) and checks the opened file itself, so what was checked is what is read. Throws
 /// UsageError, one line naming the file and a hint for the fix, when the path does not
 /// exist, is a symbolic link loop, is a directory, is not a regular file (device, FIFO,

@@ -35,7 +35,7 @@ struct Fd {
 
 std::string read_input_file(const std::string& path, std::string_view what, std::uint64_t max_bytes) {
     const auto fail = [&](const std::string& why, const std::string& hint) {
-        return UsageError(fmt::format("cannot read {} '{}': {}", what, path, why), hint);
+        return UsageError(fmt::format("{} '{}': {}", what, path, why), hint);
     };
     if (path.empty()) throw UsageError(fmt::format("the {} file name is empty", what), "name a file");
     Fd f;

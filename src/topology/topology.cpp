@@ -950,7 +950,7 @@ Topology discover_topology(const Machine& machine, const std::vector<CudaPeerFac
 }
 
 Topology load_topology_xml(const std::string& path) {
-    const std::string xml = read_input_file(path, "topology (--from)", k_max_topology_bytes);
+    const std::string xml = read_input_file(path, "--from", k_max_topology_bytes);
     check_xml_text(path, xml);
     HwlocPtr t = load_hwloc_xml_text(xml);
     if (!t)
@@ -979,7 +979,7 @@ void export_topology(const Topology& topology, const std::string& path) {
     HwlocPtr loaded;
     hwloc_topology_t t = nullptr;
     if (topology.recorded) {
-        loaded = load_hwloc_xml_text(read_input_file(topology.source, "topology (--from)", k_max_topology_bytes));
+        loaded = load_hwloc_xml_text(read_input_file(topology.source, "--from", k_max_topology_bytes));
         t = loaded.get();
     } else {
         t = live_hwloc();
