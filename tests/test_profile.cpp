@@ -264,7 +264,7 @@ TEST_CASE("bad profiles: one usage error naming the file and the problem") {
     CHECK(contains(usage_error([&] { (void)load_profile("qick", registry); }), "unknown profile 'qick'"));
     CHECK(contains(usage_error([&] { (void)load_profile("qick", registry); }), "did you mean quick"));
     CHECK(contains(usage_error([&] { (void)load_profile((d.dir / "absent.json").string(), registry); }), "does not exist"));
-    CHECK(contains(usage_error([&] { (void)load_profile(d.dir.string(), registry); }), "not a regular file"));
+    CHECK(contains(usage_error([&] { (void)load_profile(d.dir.string(), registry); }), "is a directory"));
 }
 
 TEST_CASE("cycles in extends are named") {

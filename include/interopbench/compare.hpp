@@ -107,7 +107,11 @@ struct MetricComparison {
     Better better = Better::higher;
     double base_median = 0, new_median = 0;
     std::size_t base_n = 0, new_n = 0;
-    double ratio = 0, ci_lo = 0, ci_hi = 0; ///< new/base; 0 when not computed
+    double ratio = 0, ci_lo = 0, ci_hi = 0; ///< new/base; 0 when not computed (see has_ratio)
+    /// The ratio and its interval were computed: the base median is positive and the new one
+    /// is not negative. A ratio of 0 is a drop to zero (a regression where higher is better).
+    /// Ratios beyond a double's range are clamped to its largest value, with a note.
+    bool has_ratio = false;
     double threshold = 0;                   ///< effective relative threshold
     Verdict verdict = Verdict::inconclusive;
     std::string note; ///< why inconclusive, or where the figure comes from

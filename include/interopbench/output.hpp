@@ -1,6 +1,7 @@
 #pragma once
 /// Human and machine renderings of results: table, csv, markdown, json.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "interopbench/runner.hpp"
@@ -12,6 +13,24 @@ enum class OutputFormat { table, json, csv, markdown };
 /// Parses "table|json|csv|markdown"; throws UsageError otherwise.
 OutputFormat parse_format(const std::string& text);
 
+/// True when human output must be plain ASCII: the locale's character set (LC_ALL, LC_CTYPE,
+/// LANG; read once, without changing the process's locale) is not UTF-8, as under LANG=C.
+/// The one place that decides; every human renderer asks it through glyph and display_text.
+bool ascii_output();
+
+/// Symbols of the human renderings: "±", "—", "×", "µ", "→" or, under ascii_output(),
+/// "+/-", "-", "x", "u", "->".
+enum class Glyph { plus_minus, dash, times, micro, arrow };
+const char* glyph(Glyph g);
+
+/// Text for a terminal or a markdown page, from anything (report fields, file names, error
+/// messages): control characters (C0 with CR, LF and TAB, DEL, C1) and bytes that are not
+/// UTF-8 are shown escaped ("\x1b", "\n"), so a crafted report cannot move the cursor,
+/// forge lines or change colours; under ascii_output() the symbols of Glyph are spelt in
+/// ASCII and other non-ASCII characters escaped ("\u00e9"). Backslashes are kept, so the
+/// function is idempotent. JSON and CSV outputs do not use it: they stay exact.
+std::string display_text(std::string_view text);
+
 /// A value in its unit for people: "55.41 GB/s" (GB = 1e9), "12.3 us", "4.00 KiB".
 std::string format_value(double value, const std::string& unit);
 
@@ -20,7 +39,8 @@ std::string format_value(double value, const std::string& unit);
 std::string render_results(const std::vector<Result>& results, OutputFormat format);
 
 /// Simple aligned text table; first row is the header. Right-aligns cells that start with
-/// a digit. `markdown` renders a GitHub table instead.
+/// a digit. `markdown` renders a GitHub table instead ('|' in cells escaped). Every cell goes
+/// through display_text.
 std::string render_table(const std::vector<std::vector<std::string>>& rows, bool markdown = false);
 
 /// Scenario catalogue for `list`.

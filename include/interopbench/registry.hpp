@@ -9,6 +9,10 @@
 
 namespace interopbench {
 
+/// Throws UsageError unless `text` is a comma list of GPU ordinals or PCI bus ids
+/// ("0000:1b:00.0", "1b:00.0"): the syntax of --devices, checked whatever devices exist.
+void check_device_list_syntax(std::string_view text);
+
 class Registry {
 public:
     /// Adds a scenario; throws std::logic_error on a duplicate id.

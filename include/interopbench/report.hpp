@@ -45,18 +45,30 @@ struct RunRecord {
 /// Assembles the report document.
 nlohmann::json build_report(const RunRecord& run, const Machine& machine);
 
-/// Writes `doc` to `path` atomically: a temporary file in the same directory, flushed and
-/// fsync'd, then renamed over the target. Throws UsageError when the directory is missing
-/// or not writable.
+/// Writes `content` to `path`. Symbolic links are followed (the link stays, its target is
+/// written). A regular file, or a new one, is replaced atomically: a temporary with a short
+/// name (".interopbench-<hash>-<pid>-XXXXXX") in the target's directory, guarded by
+/// cleanup::Guard so that Ctrl-C never leaves it, fsync'd, given the replaced file's mode
+/// and owner (a new file: 0666 less the umask), then renamed over the target. Temporaries
+/// of earlier writes to the same path whose process is gone (kill -9) are removed first.
+/// A target that is not a regular file (/dev/null, a terminal, a FIFO with a reader) is
+/// written in place, never replaced. Throws UsageError for what check_output_path refuses,
+/// and WriteError (path and OS error) when the system fails the write.
 void write_file_atomic(const std::string& path, const std::string& content);
 
-/// Throws UsageError when `path` cannot be written later (directory missing, not a
-/// directory, not writable). Used before any measuring.
+/// Throws UsageError when `path` cannot be written later: empty, a directory, a socket, a
+/// loop of symbolic links, a missing, non-directory or unwritable directory, a read-only
+/// file (refused, never replaced), a file name longer than the file system allows. Used
+/// before any measuring.
 void check_output_path(const std::string& path);
 
-/// Loads and checks a report: exists, non-empty, valid JSON, our schema name, a major
-/// version we read, results an array of objects with key/scenario/status. Throws
-/// UsageError naming the file and the problem.
+/// The message of a JSON library exception without its "[json.exception.x.N]" prefix.
+std::string json_error_text(const nlohmann::json::exception& e);
+
+/// Loads and checks a report, read by read_input_file: non-empty, valid JSON, our schema
+/// name, a schema version "1.N" (a string; N decimal without leading zeros), results an array
+/// of objects with key/scenario/status whose fields have the types the reader needs. Throws
+/// UsageError naming the file, the field and the problem.
 nlohmann::json load_report(const std::string& path);
 
 /// Removes what identifies a machine or a person, for reports shared outside a company:

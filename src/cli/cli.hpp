@@ -3,6 +3,7 @@
 /// subcommand's callback stores its exit code in Outcome; only main returns it.
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -40,7 +41,16 @@ World* current_world();
 void set_argv(int argc, char** argv);
 const std::vector<std::string>& invocation_argv();
 
-/// True when stderr is a terminal (progress goes there only then).
+/// True when stderr is a terminal.
 bool stderr_is_tty();
+
+/// True when progress lines (CR and ANSI erase codes) may go to stderr: it is a terminal,
+/// TERM is set and not "dumb", and NO_COLOR is not set.
+bool progress_allowed();
+
+/// Writes `text` to stderr with write(2): never throws, never fails the command (a closed
+/// or full stderr loses the text, nothing else). For every message of main and the
+/// subcommands.
+void print_stderr(std::string_view text) noexcept;
 
 } // namespace interopbench::cli

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -10,6 +13,7 @@
 #include "gpu/cuda_util.hpp"
 #include "gpu/nccl_loader.hpp"
 #include "interopbench/params.hpp"
+#include "interopbench/registry.hpp"
 #include "topology/nvml.hpp"
 
 namespace interopbench::cli {
@@ -25,6 +29,24 @@ const std::vector<std::string>& invocation_argv() { return g_argv; }
 World* current_world() { return g_world; }
 
 bool stderr_is_tty() { return isatty(STDERR_FILENO) == 1; }
+
+void print_stderr(std::string_view text) noexcept {
+    while (!text.empty()) {
+        const ssize_t n = ::write(STDERR_FILENO, text.data(), text.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return; // closed or full: the message is lost, nothing else
+        text.remove_prefix(static_cast<std::size_t>(n));
+    }
+}
+
+bool progress_allowed() {
+    // Progress redraws its line with CR and ANSI erase codes: only for a terminal that
+    // understands them, and never when the user asked for no colour or escape codes.
+    if (!stderr_is_tty()) return false;
+    const char* term = std::getenv("TERM");
+    if (!term || !*term || std::string_view(term) == "dumb") return false;
+    return std::getenv("NO_COLOR") == nullptr;
+}
 
 Machine probe_machine(const std::string& devices) {
     Machine m;
@@ -53,9 +75,7 @@ Machine probe_machine(const std::string& devices) {
         }
     } else if (!devices.empty()) {
         // Validate the syntax even without a GPU; the GPU scenarios are skipped anyway.
-        for (const auto& item : split_list(devices))
-            if (std::all_of(item.begin(), item.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-                (void)parse_uint(item, "device");
+        check_device_list_syntax(devices);
     }
     return m;
 }

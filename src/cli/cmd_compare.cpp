@@ -1,13 +1,13 @@
 // `interopbench compare BASE.json NEW.json`: the CI gate. Exit 0 without regression, 1 with
 // one, 2 for bad input (or different hardware without --cross-machine), 3 for inconclusive
 // results when --fail-on-inconclusive is given.
-#include <algorithm>
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "cli/cli.hpp"
 #include "interopbench/compare.hpp"
+#include "interopbench/file_io.hpp"
 #include "interopbench/output.hpp"
 #include "interopbench/report.hpp"
 
@@ -48,19 +48,19 @@ void add_compare(CLI::App& app, Outcome& out) {
         options.cross_machine = args->cross_machine;
         options.base_label = args->base;
         options.new_label = args->fresh;
-        if (!args->out_file.empty()) check_output_path(args->out_file);
+        if (!args->out_file.empty()) {
+            check_output_path(args->out_file);
+            // The same file by device and inode, whatever the spelling (links, ./, hard links).
+            for (const std::string* input : {&args->base, &args->fresh})
+                if (same_file(args->out_file, *input))
+                    throw UsageError(fmt::format("--out '{}' is the input report '{}': it would be overwritten",
+                                                 args->out_file, *input),
+                                     "write the comparison to another file");
+        }
         const auto base = load_report(args->base);
         const auto fresh = load_report(args->fresh);
-        const auto diffs = compare_fingerprints(base, fresh);
-        const bool hardware = std::any_of(diffs.begin(), diffs.end(), [](const FingerprintDiff& d) { return d.hardware; });
-        if (hardware && !options.cross_machine) {
-            // Show every difference before refusing; the refusal itself is the usage error.
-            std::vector<std::vector<std::string>> rows{{"fact", "kind", "base", "new"}};
-            for (const auto& d : diffs)
-                rows.push_back({d.field, d.hardware ? "hardware" : "software", d.base.empty() ? "-" : d.base,
-                                d.fresh.empty() ? "-" : d.fresh});
-            fmt::print(stderr, "machine differences:\n{}", render_table(rows));
-        }
+        // Reports of different hardware are refused by compare_reports, in one line naming
+        // the differences; --cross-machine lists them all in the output.
         const auto outcome = compare_reports(base, fresh, options);
         const std::string text = render_comparison(outcome, format);
         if (args->out_file.empty()) {

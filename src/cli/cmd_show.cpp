@@ -6,6 +6,17 @@
 #include "interopbench/report.hpp"
 
 namespace interopbench::cli {
+namespace {
+
+// A field of the report for the header lines, whatever its JSON type (the loader checks
+// results only: a crafted header must not end the command with a library message).
+std::string text_of(const nlohmann::json& obj, const char* key, const char* fallback) {
+    if (!obj.is_object() || !obj.contains(key) || obj[key].is_null()) return fallback;
+    const auto& v = obj[key];
+    return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+} // namespace
 
 void add_show(CLI::App& app, Outcome& out) {
     struct Options {
@@ -28,19 +39,23 @@ void add_show(CLI::App& app, Outcome& out) {
         }
         const auto results = report_results(doc);
         if (format == OutputFormat::table || format == OutputFormat::markdown) {
-            const auto& inv = doc.value("invocation", nlohmann::json::object());
-            const auto& host = doc.value("host", nlohmann::json::object());
-            fmt::print("interopbench {} report, {} to {} ({}), profile {}\n", doc["schema"].value("version", "?"),
-                       inv.value("started", "?"), inv.value("finished", "?"), inv.value("status", "?"),
-                       inv.value("profile", std::string("-")).empty() ? "-" : inv.value("profile", "-"));
-            fmt::print("host {} ({}, {} CPUs)\n", host.value("hostname", "?"), host.value("cpu", "?"),
-                       host.value("logical_cpus", 0));
+            const auto inv = doc.value("invocation", nlohmann::json::object());
+            const auto host = doc.value("host", nlohmann::json::object());
+            // Report text reaches the terminal through display_text only (one line each).
+            const auto line = [](const std::string& text) { fmt::print("{}\n", display_text(text)); };
+            line(fmt::format("interopbench {} report, {} to {} ({}), profile {}", text_of(doc["schema"], "version", "?"),
+                             text_of(inv, "started", "?"), text_of(inv, "finished", "?"), text_of(inv, "status", "?"),
+                             text_of(inv, "profile", "-").empty() ? "-" : text_of(inv, "profile", "-")));
+            line(fmt::format("host {} ({}, {} CPUs)", text_of(host, "hostname", "?"), text_of(host, "cpu", "?"),
+                             text_of(host, "logical_cpus", "0")));
             for (const auto& d : doc.value("devices", nlohmann::json::array()))
-                fmt::print("GPU {}: {} {} ({} SMs, {})\n", d.value("ordinal", 0), d.value("name", "?"),
-                           d.value("pci_bus_id", "?"), d.value("sm_count", 0),
-                           format_value(d.value("memory_bytes", 0.0), "B"));
+                line(fmt::format("GPU {}: {} {} ({} SMs, {})", text_of(d, "ordinal", "0"), text_of(d, "name", "?"),
+                                 text_of(d, "pci_bus_id", "?"), text_of(d, "sm_count", "0"),
+                                 d.is_object() && d.contains("memory_bytes") && d["memory_bytes"].is_number()
+                                     ? format_value(d["memory_bytes"].get<double>(), "B")
+                                     : std::string("?")));
             for (const auto& w : doc.value("warnings", nlohmann::json::array()))
-                if (w.is_string()) fmt::print("warning: {}\n", w.get<std::string>());
+                if (w.is_string()) line("warning: " + w.get<std::string>());
         }
         fmt::print("{}", render_results(results, format));
         out.code = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -129,7 +130,13 @@ double median_inplace(std::vector<double>& v) {
     const double upper = v[mid];
     if (v.size() % 2 == 1) return upper;
     const double lower = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
-    return (lower + upper) / 2;
+    return lower / 2 + upper / 2; // (lower + upper) / 2 overflows for samples near 1.8e308
+}
+
+// a / b where it fits a double; the largest double where it would overflow.
+double bounded_ratio(double a, double b) {
+    const double r = a / b;
+    return std::isinf(r) ? std::copysign(std::numeric_limits<double>::max(), r) : r;
 }
 
 std::vector<double> finite(std::vector<double> v) {
@@ -155,7 +162,7 @@ RatioEstimate bootstrap_median_ratio(std::vector<double> base, std::vector<doubl
     if (base.empty() || fresh.empty()) return est;
     const double base_median = median_inplace(base);
     if (base_median == 0) return est;
-    est.ratio = median_inplace(fresh) / base_median;
+    est.ratio = bounded_ratio(median_inplace(fresh), base_median);
     SplitMix64 rng{seed};
     std::vector<double> ratios, b(base.size()), f(fresh.size());
     ratios.reserve(static_cast<std::size_t>(std::max(resamples, 1)));
@@ -163,7 +170,7 @@ RatioEstimate bootstrap_median_ratio(std::vector<double> base, std::vector<doubl
         for (auto& x : b) x = base[rng.below(base.size())];
         for (auto& x : f) x = fresh[rng.below(fresh.size())];
         const double bm = median_inplace(b);
-        if (bm != 0) ratios.push_back(median_inplace(f) / bm);
+        if (bm != 0) ratios.push_back(bounded_ratio(median_inplace(f), bm));
     }
     if (ratios.empty()) {
         est.lo = est.hi = est.ratio;
@@ -250,7 +257,11 @@ std::vector<FingerprintDiff> compare_fingerprints(const nlohmann::json& base, co
 
 namespace {
 
-std::string pct(double ratio) { return fmt::format("{:+.1f}%", (ratio - 1) * 100); }
+std::string pct(double ratio) {
+    // Beyond +999900% the change reads better as a factor (and (ratio - 1) * 100 may overflow).
+    if (ratio >= 1e4) return fmt::format("{}{:.3g}", glyph(Glyph::times), ratio);
+    return fmt::format("{:+.1f}%", (ratio - 1) * 100);
+}
 
 // Verdict of a ratio interval [lo, hi] against a relative threshold t.
 Verdict decide(Better better, double lo, double hi, double t) {
@@ -286,25 +297,36 @@ MetricComparison compare_metric(const MetricResult& base, const MetricResult& fr
         m.ratio = est.ratio;
         m.ci_lo = est.lo;
         m.ci_hi = est.hi;
+        m.has_ratio = true;
     } else if (base.stats.median_ci_lo > 0 && base.stats.median_ci_hi > 0) {
         // No samples kept: the widest ratio the two medians' intervals allow.
-        m.ratio = fresh.stats.median / base.stats.median;
-        m.ci_lo = fresh.stats.median_ci_lo / base.stats.median_ci_hi;
-        m.ci_hi = fresh.stats.median_ci_hi / base.stats.median_ci_lo;
+        m.ratio = bounded_ratio(fresh.stats.median, base.stats.median);
+        m.ci_lo = bounded_ratio(fresh.stats.median_ci_lo, base.stats.median_ci_hi);
+        m.ci_hi = bounded_ratio(fresh.stats.median_ci_hi, base.stats.median_ci_lo);
         m.note = "interval from the reports' median intervals (no samples kept)";
+        m.has_ratio = true;
     }
-    if (!(m.base_median > 0) || !(m.ratio > 0)) {
+    const auto no_ratio = [&](const char* why) {
         m.verdict = Verdict::inconclusive;
-        m.note = "base median is not positive: no ratio";
+        m.note = why;
         m.ratio = m.ci_lo = m.ci_hi = 0;
+        m.has_ratio = false;
         return m;
-    }
+    };
+    if (!(m.base_median > 0)) return no_ratio("base median is not positive: no ratio");
+    if (!m.has_ratio) return no_ratio("the reports keep neither samples nor median intervals: no ratio");
+    if (!(m.new_median >= 0) || !(m.ratio >= 0) || !(m.ci_lo >= 0) || !(m.ci_hi >= 0))
+        return no_ratio("new median is negative: no ratio");
+    // A drop to zero is a ratio of 0: decided like any other (a regression where higher is better).
+    constexpr double k_max = std::numeric_limits<double>::max();
+    if (m.ratio == k_max || m.ci_hi == k_max)
+        m.note = "the ratio exceeds the range of a double: shown as a bound";
     m.threshold = threshold_for(opt, scenario, m.name);
     if (const auto fl = opt.floors.find(m.unit); fl != opt.floors.end())
         m.threshold = std::max(m.threshold, fl->second / m.base_median);
     m.verdict = decide(m.better, m.ci_lo, m.ci_hi, m.threshold);
     if (m.verdict == Verdict::inconclusive)
-        m.note = fmt::format("too noisy: the interval straddles the ±{:.1f}% threshold", m.threshold * 100);
+        m.note = fmt::format("too noisy: the interval straddles the \u00b1{:.1f}% threshold", m.threshold * 100);
     return m;
 }
 
@@ -316,7 +338,7 @@ void add_efficiency(ResultComparison& rc, const Result& base, const Result& fres
     if (!be.is_number() || !fe.is_number() || be.get<double>() <= 0) return;
     const auto bw = std::find_if(rc.metrics.begin(), rc.metrics.end(),
                                  [](const MetricComparison& m) { return m.name == "bandwidth"; });
-    if (bw == rc.metrics.end() || !(bw->ratio > 0)) return;
+    if (bw == rc.metrics.end() || !bw->has_ratio || !(bw->ratio > 0)) return;
     MetricComparison e = *bw;
     e.name = "efficiency";
     e.unit = "ratio";
@@ -418,7 +440,7 @@ void summarise(CompareOutcome& out) {
     std::map<std::string, std::pair<double, std::size_t>> logs;
     for (const auto& r : out.results) {
         ++out.counts[static_cast<std::size_t>(r.verdict)];
-        if (r.metrics.empty() || !(r.metrics.front().ratio > 0)) continue;
+        if (r.metrics.empty() || !r.metrics.front().has_ratio || !(r.metrics.front().ratio > 0)) continue;
         const auto& m = r.metrics.front();
         const std::string family = r.family.empty() ? r.scenario : r.family;
         if (!logs.count(family)) out.families.push_back({family});
@@ -468,11 +490,19 @@ CompareOutcome compare_reports(const nlohmann::json& base, const nlohmann::json&
     out.fingerprint = compare_fingerprints(base, fresh);
     const auto hw = std::find_if(out.fingerprint.begin(), out.fingerprint.end(),
                                  [](const FingerprintDiff& d) { return d.hardware; });
-    if (hw != out.fingerprint.end() && !opt.cross_machine)
-        throw UsageError(fmt::format("the reports come from different hardware ({}: '{}' vs '{}'); refusing to gate",
-                                     hw->field, hw->base, hw->fresh),
+    if (hw != out.fingerprint.end() && !opt.cross_machine) {
+        // One line: the first differences, and how many more.
+        std::vector<std::string> shown;
+        std::size_t count = 0;
+        for (const auto& d : out.fingerprint) {
+            if (!d.hardware) continue;
+            if (++count <= 3) shown.push_back(fmt::format("{}: '{}' vs '{}'", d.field, d.base, d.fresh));
+        }
+        throw UsageError(fmt::format("the reports come from different hardware ({}{}); refusing to gate", fmt::join(shown, "; "),
+                                     count > shown.size() ? fmt::format("; {} more", count - shown.size()) : std::string{}),
                          "compare reports from the same machine, or pass --cross-machine to compare anyway "
                          "(efficiency against each machine's path bandwidth is compared too)");
+    }
     const auto base_results = unique_results(base, opt.base_label);
     const auto new_results = unique_results(fresh, opt.new_label);
 
@@ -530,7 +560,7 @@ std::vector<std::string> flagged_keys(const CompareOutcome& outcome) {
     std::vector<std::string> keys;
     for (const auto& r : outcome.results) {
         const auto* d = r.deciding();
-        const bool noisy = r.verdict == Verdict::inconclusive && d && d->ratio > 0;
+        const bool noisy = r.verdict == Verdict::inconclusive && d && d->has_ratio;
         if (r.verdict == Verdict::regression || noisy) keys.push_back(r.key);
     }
     return keys;
@@ -595,7 +625,7 @@ nlohmann::json metric_json(const MetricComparison& m) {
                         {"threshold", m.threshold},
                         {"gated", m.gated},
                         {"note", m.note}};
-    if (m.ratio > 0) {
+    if (m.has_ratio) {
         j["ratio"] = m.ratio;
         j["ci"] = {m.ci_lo, m.ci_hi};
     } else {
@@ -631,7 +661,7 @@ const MetricComparison* shown_metric(const ResultComparison& r) {
     const auto* m = r.deciding();
     for (const auto& g : r.metrics)
         if (!m && g.gated) m = &g;
-    return m && m->ratio > 0 ? m : nullptr;
+    return m && m->has_ratio ? m : nullptr;
 }
 
 std::vector<std::string> result_row(const ResultComparison& r) {
@@ -641,7 +671,7 @@ std::vector<std::string> result_row(const ResultComparison& r) {
             r.key,
             m->name,
             value_cell(m->base_median, m->unit),
-            value_cell(m->new_median, m->unit),
+            format_value(m->new_median, m->unit), // has a ratio: 0 is a measured zero
             pct(m->ratio),
             fmt::format("[{}, {}]", pct(m->ci_lo), pct(m->ci_hi)),
             r.reason};
@@ -650,8 +680,9 @@ std::vector<std::string> result_row(const ResultComparison& r) {
 std::string render_text(const CompareOutcome& o, bool md) {
     std::string out;
     auto heading = [&](const std::string& title) { out += md ? "\n### " + title + "\n\n" : "\n" + title + "\n"; };
-    out += md ? fmt::format("## interopbench compare: {} vs {}\n", o.base_label, o.new_label)
-              : fmt::format("interopbench compare: {} (base) vs {} (new)\n", o.base_label, o.new_label);
+    out += md ? fmt::format("## interopbench compare: {} vs {}\n", display_text(o.base_label), display_text(o.new_label))
+              : fmt::format("interopbench compare: {} (base) vs {} (new)\n", display_text(o.base_label),
+                            display_text(o.new_label));
     if (!o.fingerprint.empty()) {
         heading(o.cross_machine ? "Machine differences (compared across machines)" : "Machine differences");
         std::vector<std::vector<std::string>> rows{{"fact", "kind", "base", "new"}};
@@ -662,7 +693,7 @@ std::string render_text(const CompareOutcome& o, bool md) {
     }
     if (!o.warnings.empty()) {
         heading("Warnings");
-        for (const auto& w : o.warnings) out += (md ? "- " : "warning: ") + w + "\n";
+        for (const auto& w : o.warnings) out += (md ? "- " : "warning: ") + display_text(w) + "\n";
     }
     heading("Summary");
     std::vector<std::vector<std::string>> counts{{"verdict", "results"}};
@@ -673,7 +704,8 @@ std::string render_text(const CompareOutcome& o, bool md) {
         out += "\n";
         std::vector<std::vector<std::string>> fam{{"family", "compared", "geomean new/base (>1 better)"}};
         for (const auto& f : o.families)
-            fam.push_back({f.family, std::to_string(f.compared), fmt::format("{:.3f}", f.geomean)});
+            fam.push_back({f.family, std::to_string(f.compared),
+                           f.geomean < 1e6 ? fmt::format("{:.3f}", f.geomean) : fmt::format("{:.3g}", f.geomean)});
         out += render_table(fam, md);
     }
     const std::vector<std::string> header{"verdict", "result", "metric", "base", "new", "change", "95% interval", "why"};
@@ -726,7 +758,7 @@ std::string render_junit(const CompareOutcome& o) {
             std::string body;
             for (const auto& m : r.metrics)
                 body += fmt::format("{}: {} -> {} ({}), {}\n", m.name, value_cell(m.base_median, m.unit),
-                                    value_cell(m.new_median, m.unit), m.ratio > 0 ? pct(m.ratio) : "-", to_string(m.verdict));
+                                    value_cell(m.new_median, m.unit), m.has_ratio ? pct(m.ratio) : "-", to_string(m.verdict));
             const auto* m = shown_metric(r);
             const std::string message = m ? fmt::format("{} {} [{}, {}]: {}", m->name, pct(m->ratio), pct(m->ci_lo),
                                                         pct(m->ci_hi), r.reason)

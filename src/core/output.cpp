@@ -1,5 +1,8 @@
 #include "interopbench/output.hpp"
 
+#include <langinfo.h>
+#include <locale.h>
+
 #include <cctype>
 #include <cmath>
 #include <map>
@@ -11,6 +14,87 @@
 
 namespace interopbench {
 
+bool ascii_output() {
+    static const bool ascii = [] {
+        // The locale the environment asks for, without making it the process's locale.
+        locale_t loc = ::newlocale(LC_CTYPE_MASK, "", static_cast<locale_t>(nullptr));
+        if (!loc) return true; // an unknown locale name: C, which is ASCII
+        const std::string codeset = ::nl_langinfo_l(CODESET, loc);
+        ::freelocale(loc);
+        return codeset != "UTF-8";
+    }();
+    return ascii;
+}
+
+namespace {
+struct GlyphText {
+    const char* utf8;
+    const char* ascii;
+};
+constexpr GlyphText k_glyphs[] = {
+    {"\u00b1", "+/-"}, {"\u2014", "-"}, {"\u00d7", "x"}, {"\u00b5", "u"}, {"\u2192", "->"},
+};
+} // namespace
+
+const char* glyph(Glyph g) {
+    const auto& t = k_glyphs[static_cast<int>(g)];
+    return ascii_output() ? t.ascii : t.utf8;
+}
+
+std::string display_text(std::string_view text) {
+    const bool ascii = ascii_output();
+    std::string out;
+    out.reserve(text.size());
+    const auto byte = [&](unsigned char c) { out += fmt::format("\\x{:02x}", c); };
+    for (std::size_t i = 0; i < text.size();) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c < 0x80) {
+            switch (c) {
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\t': out += "\\t"; break;
+            default:
+                if (c < 0x20 || c == 0x7f) byte(c);
+                else out += static_cast<char>(c);
+            }
+            ++i;
+            continue;
+        }
+        // A UTF-8 sequence: its length from the lead byte, continuation bytes checked,
+        // overlong forms and surrogates refused.
+        const std::size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+        std::uint32_t cp = len == 2 ? c & 0x1fu : len == 3 ? c & 0x0fu : c & 0x07u;
+        bool ok = len > 0 && i + len <= text.size();
+        for (std::size_t k = 1; ok && k < len; ++k) {
+            const auto cc = static_cast<unsigned char>(text[i + k]);
+            ok = (cc & 0xc0) == 0x80;
+            cp = (cp << 6) | (cc & 0x3fu);
+        }
+        ok = ok && !(len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) && !(len == 4 && (cp < 0x10000 || cp > 0x10ffff));
+        if (!ok) {
+            byte(c);
+            ++i;
+            continue;
+        }
+        const std::string_view seq = text.substr(i, len);
+        i += len;
+        if (cp >= 0x80 && cp <= 0x9f) { // C1 controls (CSI is one)
+            out += fmt::format("\\u{:04x}", cp);
+            continue;
+        }
+        if (!ascii) {
+            out += seq;
+            continue;
+        }
+        const GlyphText* g = nullptr;
+        for (const auto& t : k_glyphs)
+            if (seq == t.utf8) g = &t;
+        if (g) out += g->ascii;
+        else out += fmt::format("\\u{:04x}", cp);
+    }
+    return out;
+}
+
 OutputFormat parse_format(const std::string& text) {
     if (text == "table") return OutputFormat::table;
     if (text == "json") return OutputFormat::json;
@@ -20,8 +104,11 @@ OutputFormat parse_format(const std::string& text) {
 }
 
 std::string format_value(double v, const std::string& unit) {
-    if (std::isnan(v)) return "-";
+    if (!std::isfinite(v)) return "-";
     const double a = std::fabs(v);
+    // Beyond any real figure (a damaged or crafted report): exponent notation, never hundreds
+    // of digits.
+    if (a >= 1e18) return fmt::format("{:.3g} {}", v, unit);
     if (unit == "B/s") {
         if (a >= 1e9) return fmt::format("{:.2f} GB/s", v / 1e9);
         if (a >= 1e6) return fmt::format("{:.2f} MB/s", v / 1e6);
@@ -41,13 +128,51 @@ std::string format_value(double v, const std::string& unit) {
     return fmt::format("{:.4g}", v);
 }
 
+namespace {
+std::string render_safe_table(const std::vector<std::vector<std::string>>& rows, bool markdown);
+} // namespace
+
 std::string render_table(const std::vector<std::vector<std::string>>& rows, bool markdown) {
     if (rows.empty()) return {};
+    // Report text reaches the terminal only through display_text: one place for every table.
+    std::vector<std::vector<std::string>> safe;
+    safe.reserve(rows.size());
+    for (const auto& r : rows) {
+        std::vector<std::string> cells;
+        cells.reserve(r.size());
+        for (const auto& c : r) {
+            std::string t = display_text(c);
+            if (markdown) {
+                std::string e;
+                for (char ch : t) e += ch == '|' ? std::string("\\|") : std::string(1, ch);
+                t = std::move(e);
+            }
+            cells.push_back(std::move(t));
+        }
+        safe.push_back(std::move(cells));
+    }
+    return render_safe_table(safe, markdown);
+}
+
+namespace {
+// Display width of UTF-8 text: one column per character (continuation bytes do not count).
+std::size_t columns(const std::string& s) {
+    std::size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xc0) != 0x80;
+    return n;
+}
+std::string pad(const std::string& s, std::size_t width, bool right) {
+    const std::size_t w = columns(s);
+    if (w >= width) return s;
+    return right ? std::string(width - w, ' ') + s : s + std::string(width - w, ' ');
+}
+
+std::string render_safe_table(const std::vector<std::vector<std::string>>& rows, bool markdown) {
     std::size_t cols = 0;
     for (const auto& r : rows) cols = std::max(cols, r.size());
     std::vector<std::size_t> width(cols, 0);
     for (const auto& r : rows)
-        for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+        for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], columns(r[c]));
     auto numeric = [](const std::string& s) {
         return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || (s[0] == '-' && s.size() > 1));
     };
@@ -57,8 +182,8 @@ std::string render_table(const std::vector<std::vector<std::string>>& rows, bool
         for (std::size_t c = 0; c < cols; ++c) {
             const std::string cell = c < rows[i].size() ? rows[i][c] : "";
             if (markdown) line += " " + cell + " |";
-            else if (i > 0 && numeric(cell)) line += fmt::format("{:>{}}", cell, width[c]) + (c + 1 < cols ? "  " : "");
-            else line += fmt::format("{:<{}}", cell, c + 1 < cols ? width[c] : 0) + (c + 1 < cols ? "  " : "");
+            else if (i > 0 && numeric(cell)) line += pad(cell, width[c], true) + (c + 1 < cols ? "  " : "");
+            else line += pad(cell, c + 1 < cols ? width[c] : 0, false) + (c + 1 < cols ? "  " : "");
         }
         while (!markdown && !line.empty() && line.back() == ' ') line.pop_back();
         out += line + "\n";
@@ -77,8 +202,6 @@ std::string render_table(const std::vector<std::vector<std::string>>& rows, bool
     return out;
 }
 
-namespace {
-
 std::string param_cell(const std::string& name, const std::string& value) {
     if (name == "size" || name == "footprint" || name == "chunk" || name.find("bytes") != std::string::npos ||
         name.ends_with("_size")) {
@@ -93,7 +216,7 @@ std::string param_cell(const std::string& name, const std::string& value) {
 std::string metric_cell(const MetricResult& m) {
     if (m.stats.n == 0) return "-";
     std::string s = format_value(m.stats.median, m.info.unit);
-    if (m.stats.n > 1) s += fmt::format(" ±{:.1f}%", m.stats.rel_ci_halfwidth() * 100);
+    if (m.stats.n > 1) s += fmt::format(" {}{:.1f}%", glyph(Glyph::plus_minus), m.stats.rel_ci_halfwidth() * 100);
     return s;
 }
 
@@ -135,12 +258,12 @@ std::string render_results(const std::vector<Result>& results, OutputFormat form
     }
     for (const auto& id : order) {
         const auto& rs = by[id];
-        out += md ? fmt::format("\n### {}\n\n", id) : fmt::format("\n== {} ==\n", id);
+        out += md ? fmt::format("\n### {}\n\n", display_text(id)) : fmt::format("\n== {} ==\n", display_text(id));
         // All skipped for one reason: one line, not a table of identical rows.
         bool same_skip = true;
         for (const auto* r : rs) same_skip = same_skip && r->status == Status::skipped && r->reason == rs[0]->reason;
         if (same_skip) {
-            out += fmt::format("{} configuration(s) skipped: {}\n", rs.size(), rs[0]->reason);
+            out += fmt::format("{} configuration(s) skipped: {}\n", rs.size(), display_text(rs[0]->reason));
             continue;
         }
         std::vector<std::vector<std::string>> rows;
@@ -203,18 +326,21 @@ std::string render_scenarios(const std::vector<const ScenarioInfo*>& scenarios, 
     for (const auto* s : scenarios) rows.push_back({s->id, s->family, s->needs_gpu ? "yes" : "no", s->summary});
     out += render_table(rows, md);
     for (const auto* s : scenarios) {
-        out += md ? fmt::format("\n### {}\n\n{}\n\n", s->id, s->summary) : fmt::format("\n{} — {}\n", s->id, s->summary);
+        out += md ? fmt::format("\n### {}\n\n{}\n\n", display_text(s->id), display_text(s->summary))
+                : fmt::format("\n{} {} {}\n", display_text(s->id), glyph(Glyph::dash), display_text(s->summary));
         for (const auto& a : s->axes) {
             std::string vals = a.kind == AxisKind::device        ? "every selected GPU"
                                : a.kind == AxisKind::device_pair ? "every ordered pair of selected GPUs"
                                                                  : fmt::format("{}", fmt::join(a.defaults, ","));
             std::string choices = a.choices.empty() ? "" : fmt::format(" (of {})", fmt::join(a.choices, ","));
-            out += fmt::format("{}  axis {:<12} default {}{} — {}\n", md ? "-" : " ", a.name, vals, choices, a.help);
+            out += fmt::format("{}  axis {:<12} default {}{} {} {}\n", md ? "-" : " ", display_text(a.name), display_text(vals),
+                               display_text(choices), glyph(Glyph::dash), display_text(a.help));
         }
         for (const auto& m : s->metrics)
-            out += fmt::format("{}  metric {:<14} [{}, {} is better] — {}\n", md ? "-" : " ", m.name, m.unit,
-                               m.better == Better::higher ? "higher" : "lower", m.help);
-        if (!s->counting.empty()) out += fmt::format("{}  counting: {}\n", md ? "-" : " ", s->counting);
+            out += fmt::format("{}  metric {:<14} [{}, {} is better] {} {}\n", md ? "-" : " ", display_text(m.name),
+                               display_text(m.unit), m.better == Better::higher ? "higher" : "lower", glyph(Glyph::dash),
+                               display_text(m.help));
+        if (!s->counting.empty()) out += fmt::format("{}  counting: {}\n", md ? "-" : " ", display_text(s->counting));
     }
     return out;
 }

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "interopbench/errors.hpp"
+#include "interopbench/file_io.hpp"
+#include "interopbench/report.hpp"
 #include "interopbench/params.hpp"
 
 namespace interopbench {
@@ -60,7 +62,7 @@ nlohmann::json parse_text(const std::string& text, const std::string& origin) {
         throw UsageError(fmt::format("{} is not valid JSON (at byte {})", origin, e.byte),
                          "fix the syntax; a profile is a JSON object, see profiles/quick.json");
     } catch (const nlohmann::json::exception& e) { // e.g. a number beyond a double's range
-        throw UsageError(fmt::format("{} is not valid JSON: {}", origin, e.what()),
+        throw UsageError(fmt::format("{} is not valid JSON: {}", origin, json_error_text(e)),
                          "fix the syntax; a profile is a JSON object, see profiles/quick.json");
     }
 }
@@ -74,22 +76,19 @@ Source read_source(const std::string& name, const fs::path& dir) {
     fs::path path = name;
     if (path.is_relative() && !dir.empty()) path = dir / path;
     std::error_code ec;
-    if (!fs::is_regular_file(path, ec)) {
-        const bool looks_like_file = name.find('/') != std::string::npos || fs::path(name).has_extension();
-        if (looks_like_file || fs::exists(path, ec))
-            throw UsageError(fmt::format("profile file '{}' {}", path.string(),
-                                         fs::exists(path, ec) ? "is not a regular file" : "does not exist"),
-                             known_profiles_hint(name));
+    const bool looks_like_file = name.find('/') != std::string::npos || fs::path(name).has_extension();
+    // Nothing at all at that path (not even a dangling link): a mistyped built-in name, or a
+    // missing file. Everything else is read, and explained, by the one file reader.
+    if (fs::symlink_status(path, ec).type() == fs::file_type::not_found) {
+        if (looks_like_file)
+            throw UsageError(fmt::format("profile file '{}' does not exist", path.string()), known_profiles_hint(name));
         throw UsageError(fmt::format("unknown profile '{}'", name), known_profiles_hint(name));
     }
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
+    const std::string text = read_input_file(path.string(), "profile file", k_max_profile_bytes);
     const std::string origin = fmt::format("profile file '{}'", path.string());
-    if (!in) throw UsageError(fmt::format("cannot read {}", origin), "check the file's permissions");
     const auto canonical = fs::weakly_canonical(path, ec);
     return {ec ? path.string() : canonical.string(), origin, path.stem().string(), path.parent_path(),
-            parse_text(ss.str(), origin)};
+            parse_text(text, origin)};
 }
 
 void check_keys(const nlohmann::json& obj, std::initializer_list<const char*> known, const std::string& where) {

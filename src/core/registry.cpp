@@ -31,7 +31,48 @@ void Machine::set_library(RuntimeLibrary lib) {
     libraries.push_back(std::move(lib));
 }
 
+namespace {
+
+bool all_of_class(std::string_view s, int (*pred)(int)) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [&](char c) { return pred(static_cast<unsigned char>(c)) != 0; });
+}
+
+// "dddd:bb:dd.f" (domain of 4 to 8 hex digits) or "bb:dd.f": bus 2 hex digits, device up to
+// 0x1f, function 0 to 7.
+bool is_pci_bus_id(std::string_view s) {
+    const auto dot = s.rfind('.');
+    const auto c2 = s.rfind(':');
+    if (dot == std::string_view::npos || c2 == std::string_view::npos || dot < c2) return false;
+    const auto c1 = c2 == 0 ? std::string_view::npos : s.rfind(':', c2 - 1);
+    const std::string_view domain = c1 == std::string_view::npos ? std::string_view{} : s.substr(0, c1);
+    const std::string_view bus = s.substr(c1 == std::string_view::npos ? 0 : c1 + 1, c2 - (c1 == std::string_view::npos ? 0 : c1 + 1));
+    const std::string_view dev = s.substr(c2 + 1, dot - c2 - 1), func = s.substr(dot + 1);
+    if (c1 != std::string_view::npos && (domain.size() < 1 || domain.size() > 8 || !all_of_class(domain, ::isxdigit)))
+        return false;
+    if (bus.size() != 2 || !all_of_class(bus, ::isxdigit)) return false;
+    if (dev.size() != 2 || !all_of_class(dev, ::isxdigit) || std::stoul(std::string(dev), nullptr, 16) > 0x1f) return false;
+    return func.size() == 1 && func[0] >= '0' && func[0] <= '7';
+}
+
+} // namespace
+
+void check_device_list_syntax(std::string_view text) {
+    const std::string hint = "give GPU ordinals (0,1) or PCI bus ids (0000:1b:00.0 or 1b:00.0), comma separated";
+    const auto items = split_list(text);
+    if (items.empty()) throw UsageError(fmt::format("device list '{}' names no GPU", text), hint);
+    for (const auto& item : items) {
+        if (all_of_class(item, ::isdigit)) {
+            const std::uint64_t ordinal = parse_uint(item, "device");
+            if (ordinal > 65535) throw UsageError(fmt::format("GPU ordinal {} is out of range", item), hint);
+            continue;
+        }
+        if (!is_pci_bus_id(item))
+            throw UsageError(fmt::format("'{}' in --devices is neither a GPU ordinal nor a PCI bus id", item), hint);
+    }
+}
+
 std::vector<int> parse_device_list(std::string_view text, const std::vector<DeviceInfo>& devices) {
+    check_device_list_syntax(text); // the same syntax everywhere, with or without a GPU
     const std::string hint = devices.empty() ? std::string("this machine has no usable GPU")
                                              : fmt::format("use ordinals 0 to {} or PCI bus ids such as {}",
                                                            devices.size() - 1, devices[0].pci_bus_id);

@@ -1,6 +1,8 @@
 #include "interopbench/report.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -15,13 +17,16 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
+#include "interopbench/cleanup.hpp"
 #include "interopbench/errors.hpp"
+#include "interopbench/file_io.hpp"
 
 extern char** environ;
 
@@ -162,81 +167,309 @@ nlohmann::json build_report(const RunRecord& run, const Machine& machine) {
     return doc;
 }
 
-void check_output_path(const std::string& path) {
-    namespace fs = std::filesystem;
-    const std::string hint = "choose a file in an existing, writable directory";
-    if (path.empty()) throw UsageError("output path is empty", hint);
-    std::error_code ec;
-    if (fs::is_directory(path, ec))
-        throw UsageError(fmt::format("output path '{}' is a directory", path), "name a file, e.g. " + path + "/report.json");
-    fs::path dir = fs::path(path).parent_path();
-    if (dir.empty()) dir = ".";
-    if (!fs::exists(dir, ec))
-        throw UsageError(fmt::format("cannot write '{}': directory '{}' does not exist", path, dir.string()),
-                         fmt::format("create it first (mkdir -p {}) or {}", dir.string(), hint));
-    if (!fs::is_directory(dir, ec))
-        throw UsageError(fmt::format("cannot write '{}': '{}' is not a directory", path, dir.string()), hint);
-    // access(W_OK) says yes to root everywhere; creating a file is the test that counts.
-    std::string probe = (dir / ".interopbench-probe-XXXXXX").string();
-    const int fd = mkstemp(probe.data());
-    if (fd < 0)
-        throw UsageError(fmt::format("cannot write '{}': directory '{}' is not writable ({})", path, dir.string(),
-                                     std::strerror(errno)),
-                         hint);
-    ::close(fd);
-    ::unlink(probe.c_str());
+// ---- writing ------------------------------------------------------------------------------
+//
+// The target of a write is what the path names after symbolic links: a link is kept and
+// its target written. A regular file (or a new one) is replaced atomically: a temporary in
+// the same directory, written, fsync'd, given the old file's mode (or the umask's), renamed
+// over the target. A read-only file is refused, never replaced. Something that is not a
+// regular file (/dev/null, a terminal, a FIFO with a reader) is written in place: a rename
+// would replace the device node or FIFO itself.
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* k_temp_prefix = ".interopbench-"; // + hash of the target's name + "-" + pid + "-XXXXXX"
+
+std::string write_hint() { return "choose a file in an existing, writable directory"; }
+
+WriteError write_error(const std::string& path, int err, std::string_view doing = {}) {
+    return WriteError(fmt::format("cannot write '{}'{}{}: {}", path, doing.empty() ? "" : " (", doing.empty() ? "" : std::string(doing) + ")",
+                                  std::strerror(err)));
 }
 
-void write_file_atomic(const std::string& path, const std::string& content) {
-    check_output_path(path);
-    std::string tmpl = path + ".tmp.XXXXXX";
-    const int fd = mkstemp(tmpl.data());
-    if (fd < 0)
-        throw UsageError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)), "check the directory's permissions");
+// The path a write lands on: symbolic links followed, also when the last one dangles (a new
+// file is created where it points). Throws UsageError for a loop.
+std::string resolve_target(const std::string& path) {
+    std::string current = path;
+    for (int hops = 0; hops < 40; ++hops) {
+        struct stat lst {};
+        if (::lstat(current.c_str(), &lst) != 0 || !S_ISLNK(lst.st_mode)) return current;
+        struct stat st {};
+        if (::stat(current.c_str(), &st) == 0) {
+            // An existing target: the kernel resolves it (magic links of /proc included).
+            if (!S_ISREG(st.st_mode)) return current;
+            char buf[PATH_MAX];
+            if (::realpath(current.c_str(), buf)) return buf;
+            return current;
+        }
+        if (errno == ELOOP) break;
+        std::string link(PATH_MAX, '\0');
+        const ssize_t n = ::readlink(current.c_str(), link.data(), link.size());
+        if (n <= 0) return current;
+        link.resize(static_cast<std::size_t>(n));
+        current = fs::path(link).is_absolute() ? link : (fs::path(current).parent_path() / link).string();
+    }
+    throw UsageError(fmt::format("cannot write '{}': a loop of symbolic links", path), "point the link at a file (see ls -l)");
+}
+
+std::string dir_of(const std::string& path) {
+    std::string dir = fs::path(path).parent_path().string();
+    return dir.empty() ? "." : dir;
+}
+
+std::string temp_stem(const std::string& target) {
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    for (unsigned char c : fs::path(target).filename().string()) {
+        h ^= c;
+        h *= 0x100000001b3ULL;
+    }
+    return fmt::format("{}{:016x}-", k_temp_prefix, h);
+}
+
+// Temporaries of earlier writes to `target` whose process is gone (kill -9, power loss).
+void remove_stale_temporaries(const std::string& target) {
+    const std::string stem = temp_stem(target);
+    std::error_code ec;
+    for (fs::directory_iterator it(dir_of(target), ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (name.rfind(stem, 0) != 0) continue;
+        const std::string rest = name.substr(stem.size()); // PID-XXXXXX
+        const auto dash = rest.find('-');
+        if (dash == std::string::npos || dash == 0 || rest.size() - dash - 1 != 6) continue;
+        const std::string pid_text = rest.substr(0, dash);
+        if (!std::all_of(pid_text.begin(), pid_text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) ||
+            pid_text.size() > 9)
+            continue;
+        const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+        if (pid == ::getpid() || (::kill(pid, 0) == 0 || errno == EPERM)) continue; // alive: its own business
+        struct stat st {};
+        if (::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::unlink(it->path().c_str());
+    }
+}
+
+mode_t default_file_mode() {
+    // The umask, without changing it (umask() cannot be read without setting it).
+    mode_t mask = 022;
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+        if (line.rfind("Umask:", 0) == 0) mask = static_cast<mode_t>(std::strtoul(line.c_str() + 6, nullptr, 8));
+    return 0666 & ~mask;
+}
+
+void write_all(int fd, const std::string& content, const std::string& path) {
     std::size_t done = 0;
     while (done < content.size()) {
         const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
         if (n < 0) {
             if (errno == EINTR) continue;
-            const int err = errno;
-            ::close(fd);
-            ::unlink(tmpl.c_str());
-            throw UsageError(fmt::format("cannot write '{}': {}", path, std::strerror(err)), "free disk space or choose another place");
+            throw write_error(path, errno);
         }
         done += static_cast<std::size_t>(n);
     }
+}
+
+struct Fd {
+    int fd = -1;
+    ~Fd() { close_quietly(); }
+    void close_quietly() {
+        if (fd >= 0) ::close(fd);
+        fd = -1;
+    }
+};
+
+// Writes into something that is not a regular file, as it is.
+void write_in_place(const std::string& path, const struct stat& st, const std::string& content) {
+    if (S_ISSOCK(st.st_mode))
+        throw UsageError(fmt::format("cannot write '{}': it is a socket", path), write_hint());
+    Fd f;
+    // Non-blocking open: a FIFO without a reader fails at once instead of waiting forever.
+    f.fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (f.fd < 0) {
+        if (errno == ENXIO) throw WriteError(fmt::format("cannot write '{}': no process reads this FIFO", path));
+        throw write_error(path, errno);
+    }
+    const int flags = ::fcntl(f.fd, F_GETFL);
+    if (flags >= 0) (void)::fcntl(f.fd, F_SETFL, flags & ~O_NONBLOCK);
+    write_all(f.fd, content, path);
+    const int fd = f.fd;
+    f.fd = -1;
+    if (::close(fd) != 0 && errno != EINTR) throw write_error(path, errno);
+}
+
+} // namespace
+
+void check_output_path(const std::string& path) {
+    const std::string hint = write_hint();
+    if (path.empty()) throw UsageError("output path is empty", hint);
+    const std::string target = resolve_target(path);
+    struct stat st {};
+    const bool exists = ::stat(target.c_str(), &st) == 0;
+    if (!exists && errno == ENAMETOOLONG) {
+        const long name_max = ::pathconf(dir_of(target).c_str(), _PC_NAME_MAX);
+        throw UsageError(fmt::format("cannot write '{}': the file name is longer than {} bytes", path,
+                                     name_max > 0 ? name_max : NAME_MAX),
+                         "choose a shorter name");
+    }
+    if (exists && S_ISDIR(st.st_mode))
+        throw UsageError(fmt::format("output path '{}' is a directory", path), "name a file, e.g. " + path + "/report.json");
+    if (exists && S_ISSOCK(st.st_mode)) throw UsageError(fmt::format("cannot write '{}': it is a socket", path), hint);
+    if (exists && !S_ISREG(st.st_mode)) {
+        // Devices and FIFOs are written in place.
+        if (::access(target.c_str(), W_OK) != 0)
+            throw UsageError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)), hint);
+        return;
+    }
+    if (!exists && errno != ENOENT)
+        throw UsageError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)), hint);
+    const std::string dir = dir_of(target);
+    struct stat dst {};
+    if (::stat(dir.c_str(), &dst) != 0)
+        throw UsageError(fmt::format("cannot write '{}': directory '{}' does not exist", path, dir),
+                         fmt::format("create it first (mkdir -p {}) or {}", dir, hint));
+    if (!S_ISDIR(dst.st_mode))
+        throw UsageError(fmt::format("cannot write '{}': '{}' is not a directory", path, dir), hint);
+    // access(W_OK) says yes to root everywhere (also where the file system refuses new files,
+    // as sysfs does): creating a file is the test that counts.
+    std::string probe = dir + "/.interopbench-probe-XXXXXX";
+    const int probe_fd = ::mkstemp(probe.data());
+    if (probe_fd < 0)
+        throw UsageError(fmt::format("cannot write '{}': directory '{}' is not writable ({})", path, dir,
+                                     std::strerror(errno)),
+                         hint);
+    ::close(probe_fd);
+    ::unlink(probe.c_str());
+    if (exists && (::access(target.c_str(), W_OK) != 0 || (st.st_mode & 0222) == 0))
+        throw UsageError(fmt::format("cannot write '{}': the file is read-only", path),
+                         "make it writable (chmod u+w) or choose another file; interopbench never replaces a read-only file");
+}
+
+void write_file_atomic(const std::string& path, const std::string& content) {
+    check_output_path(path);
+    const std::string target = resolve_target(path);
+    struct stat old {};
+    const bool exists = ::stat(target.c_str(), &old) == 0;
+    if (exists && !S_ISREG(old.st_mode)) {
+        write_in_place(target, old, content);
+        return;
+    }
+    remove_stale_temporaries(target);
+    const std::string dir = dir_of(target);
+    std::string tmpl = (fs::path(dir) / (temp_stem(target) + std::to_string(::getpid()) + "-XXXXXX")).string();
+    Fd f;
+    f.fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
+    if (f.fd < 0) throw write_error(path, errno, "creating a temporary file in " + dir);
+    cleanup::Guard guard(tmpl); // removed on every way out but the rename, Ctrl-C included
+    write_all(f.fd, content, path);
+    // Same mode as the file it replaces (and owner, where allowed); a new file gets the umask's.
+    if (exists) {
+        (void)::fchown(f.fd, old.st_uid, old.st_gid);
+        if (::fchmod(f.fd, old.st_mode & 07777) != 0) throw write_error(path, errno, "setting the mode");
+    } else if (::fchmod(f.fd, default_file_mode()) != 0) {
+        throw write_error(path, errno, "setting the mode");
+    }
     // The new file must be complete on disk before it replaces the old one.
-    if (::fsync(fd) != 0 || ::close(fd) != 0) {
-        const int err = errno;
-        ::unlink(tmpl.c_str());
-        throw UsageError(fmt::format("cannot write '{}': {}", path, std::strerror(err)));
-    }
-    ::chmod(tmpl.c_str(), 0644);
-    if (std::rename(tmpl.c_str(), path.c_str()) != 0) {
-        const int err = errno;
-        ::unlink(tmpl.c_str());
-        throw UsageError(fmt::format("cannot write '{}': {}", path, std::strerror(err)));
-    }
-    std::string dir = std::filesystem::path(path).parent_path().string();
-    if (dir.empty()) dir = ".";
-    if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY); dfd >= 0) {
+    if (::fsync(f.fd) != 0) throw write_error(path, errno);
+    const int fd = f.fd;
+    f.fd = -1;
+    if (::close(fd) != 0 && errno != EINTR) throw write_error(path, errno);
+    if (std::rename(tmpl.c_str(), target.c_str()) != 0) throw write_error(path, errno);
+    guard.release();
+    if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
         ::fsync(dfd);
         ::close(dfd);
     }
 }
 
+// ---- reading ------------------------------------------------------------------------------
+
+std::string json_error_text(const nlohmann::json::exception& e) {
+    // "[json.exception.type_error.302] type must be string, but is number" -> the part after "] ".
+    const std::string what = e.what();
+    const auto close = what.find("] ");
+    return what.rfind("[json.exception.", 0) == 0 && close != std::string::npos ? what.substr(close + 2) : what;
+}
+
+namespace {
+
+const char* json_type(const nlohmann::json& v) { return v.type_name(); }
+
+// The first field of result `r` that from_json(Result) could not read, as "metrics[0].stats.n
+// must be ...", or empty.
+std::string result_problem(const nlohmann::json& r) {
+    const auto want = [](const nlohmann::json& obj, const char* key, bool ok, const char* kind, const std::string& at) {
+        return ok ? std::string{} : fmt::format("'{}{}' must be {} (it is {})", at, key, kind, json_type(obj[key]));
+    };
+    for (const char* k : {"family", "reason", "stop_reason", "counting"})
+        if (r.contains(k))
+            if (auto p = want(r, k, r[k].is_string(), "a string", ""); !p.empty()) return p;
+    if (r.contains("warmup_samples"))
+        if (auto p = want(r, "warmup_samples", r["warmup_samples"].is_number_integer(), "an integer", ""); !p.empty()) return p;
+    if (r.contains("wall_time_s"))
+        if (auto p = want(r, "wall_time_s", r["wall_time_s"].is_number(), "a number", ""); !p.empty()) return p;
+    const std::string status = r["status"].get<std::string>();
+    if (status != "ok" && status != "skipped" && status != "failed" && status != "interrupted")
+        return fmt::format("'status' is '{}', not ok, skipped, failed or interrupted", status);
+    if (!r.contains("metrics")) return {};
+    for (std::size_t i = 0; i < r["metrics"].size(); ++i) {
+        const auto& m = r["metrics"][i];
+        const std::string at = fmt::format("metrics[{}].", i);
+        if (!m.is_object()) return fmt::format("'metrics[{}]' must be an object (it is {})", i, json_type(m));
+        if (!m.contains("name")) return fmt::format("'{}name' is missing", at);
+        if (auto p = want(m, "name", m["name"].is_string(), "a string", at); !p.empty()) return p;
+        for (const char* k : {"unit", "better"})
+            if (m.contains(k))
+                if (auto p = want(m, k, m[k].is_string(), "a string", at); !p.empty()) return p;
+        if (!m.contains("stats") || !m["stats"].is_object()) continue;
+        const auto& s = m["stats"];
+        const std::string sat = at + "stats.";
+        if (s.contains("n"))
+            if (auto p = want(s, "n", s["n"].is_number_unsigned() || (s["n"].is_number_integer() && s["n"].get<std::int64_t>() >= 0),
+                              "a count (an integer of 0 or more)", sat);
+                !p.empty())
+                return p;
+        for (const char* k : {"min", "max", "mean", "median", "stddev", "cv", "p05", "p95"})
+            if (s.contains(k))
+                if (auto p = want(s, k, s[k].is_number(), "a number", sat); !p.empty()) return p;
+        if (s.contains("median_ci") && s["median_ci"].is_array() && s["median_ci"].size() == 2)
+            for (std::size_t k = 0; k < 2; ++k)
+                if (!s["median_ci"][k].is_number())
+                    return fmt::format("'{}median_ci[{}]' must be a number (it is {})", sat, k, json_type(s["median_ci"][k]));
+    }
+    return {};
+}
+
+// Only "1.N" (N decimal, no leading zero) is a version of this major; "M.N" with M > 1 is newer.
+struct SchemaVersion {
+    bool valid = false;
+    std::uint64_t major = 0;
+};
+SchemaVersion parse_schema_version(const std::string& v) {
+    auto number = [](std::string_view s, std::uint64_t& out) {
+        if (s.empty() || s.size() > 9 || (s.size() > 1 && s[0] == '0')) return false;
+        out = 0;
+        for (char c : s) {
+            if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+            out = out * 10 + static_cast<std::uint64_t>(c - '0');
+        }
+        return true;
+    };
+    const auto dot = v.find('.');
+    SchemaVersion out;
+    std::uint64_t minor = 0;
+    if (dot == std::string::npos || !number(std::string_view(v).substr(0, dot), out.major) ||
+        !number(std::string_view(v).substr(dot + 1), minor))
+        return {};
+    out.valid = true;
+    return out;
+}
+
+} // namespace
+
 nlohmann::json load_report(const std::string& path) {
     const std::string hint = "give a report written by 'interopbench run --out FILE'";
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        std::error_code ec;
-        if (!std::filesystem::exists(path, ec))
-            throw UsageError(fmt::format("cannot read report '{}': no such file", path), hint);
-        throw UsageError(fmt::format("cannot read report '{}': {}", path, std::strerror(errno)), "check the file's permissions");
-    }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string text = ss.str();
+    const std::string text = read_input_file(path, "report", k_max_report_bytes);
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
         throw UsageError(fmt::format("report '{}' is empty", path), hint);
     nlohmann::json doc;
@@ -246,7 +479,7 @@ nlohmann::json load_report(const std::string& path) {
         throw UsageError(fmt::format("report '{}' is not valid JSON (truncated or damaged?) at byte {}", path, e.byte),
                          hint);
     } catch (const nlohmann::json::exception& e) { // e.g. a number beyond a double's range
-        throw UsageError(fmt::format("report '{}' is not valid JSON: {}", path, e.what()), hint);
+        throw UsageError(fmt::format("report '{}' is not valid JSON: {}", path, json_error_text(e)), hint);
     }
     if (!doc.is_object() || !doc.contains("schema") || !doc["schema"].is_object() ||
         !doc["schema"].contains("name") || !doc["schema"]["name"].is_string())
@@ -254,31 +487,39 @@ nlohmann::json load_report(const std::string& path) {
     const std::string name = doc["schema"]["name"].get<std::string>();
     if (name != k_schema_name)
         throw UsageError(fmt::format("'{}' is a '{}' document, not an interopbench report", path, name), hint);
-    const std::string version = doc["schema"].value("version", std::string{});
-    int major = -1;
-    try {
-        major = std::stoi(version);
-    } catch (const std::exception&) {
-    }
-    if (major < 0)
-        throw UsageError(fmt::format("report '{}' has an unreadable schema version '{}'", path, version), hint);
-    if (major > k_schema_major)
+    const auto& vj = doc["schema"].contains("version") ? doc["schema"]["version"] : nlohmann::json();
+    if (!vj.is_string())
+        throw UsageError(fmt::format("report '{}': schema version must be a string such as \"{}.{}\" (it is {} {})", path,
+                                     k_schema_major, k_schema_minor, vj.type_name(), vj.dump()),
+                         hint);
+    const std::string version = vj.get<std::string>();
+    const SchemaVersion sv = parse_schema_version(version);
+    if (!sv.valid || sv.major < 1)
+        throw UsageError(fmt::format("report '{}' has schema version '{}', not a version this interopbench reads ({}.N)",
+                                     path, version, k_schema_major),
+                         hint);
+    if (sv.major > static_cast<std::uint64_t>(k_schema_major))
         throw UsageError(fmt::format("report '{}' has schema version {}, newer than this interopbench reads ({}.x)",
                                      path, version, k_schema_major),
                          "upgrade interopbench to read it");
     if (!doc.contains("results") || !doc["results"].is_array())
         throw UsageError(fmt::format("report '{}' has no results array", path), hint);
+    const std::string damaged = "the report was edited or damaged: write it again with 'interopbench run --out FILE'";
     std::size_t i = 0;
     for (const auto& r : doc["results"]) {
         const bool good = r.is_object() && r.contains("key") && r["key"].is_string() && r.contains("scenario") &&
                           r["scenario"].is_string() && r.contains("status") && r["status"].is_string() &&
                           (!r.contains("metrics") || r["metrics"].is_array());
         if (!good)
-            throw UsageError(fmt::format("report '{}': result {} lacks key, scenario or status", path, i), hint);
+            throw UsageError(fmt::format("report '{}': results[{}] lacks key, scenario or status", path, i), hint);
+        if (const std::string p = result_problem(r); !p.empty())
+            throw UsageError(fmt::format("report '{}': results[{}]: {}", path, i, p), damaged);
         try {
             (void)r.get<Result>();
-        } catch (const std::exception& e) {
-            throw UsageError(fmt::format("report '{}': result {} is malformed: {}", path, i, e.what()), hint);
+        } catch (const nlohmann::json::exception& e) {
+            throw UsageError(fmt::format("report '{}': results[{}] is malformed: {}", path, i, json_error_text(e)), damaged);
+        } catch (const UsageError& e) {
+            throw UsageError(fmt::format("report '{}': results[{}]: {}", path, i, e.what()), damaged);
         }
         ++i;
     }

@@ -32,6 +32,13 @@ void RunSettings::apply_json(const nlohmann::json& j, const std::string& origin)
             if (!v.is_number() || (integer && !v.is_number_integer()))
                 throw UsageError(fmt::format("{}: setting '{}' must be {}", origin, k, integer ? "an integer" : "a number"),
                                  fmt::format("write e.g. \"{}\": {}", k, integer ? "10" : "0.01"));
+            // Integers must fit an int (get<int> would wrap them); numbers must be finite.
+            const bool fits = !integer || (v.is_number_unsigned() ? v.get<std::uint64_t>() <= 2147483647u
+                                                                   : v.get<std::int64_t>() >= -2147483648LL &&
+                                                                         v.get<std::int64_t>() <= 2147483647LL);
+            if (!fits || !std::isfinite(v.get<double>()))
+                throw UsageError(fmt::format("{}: setting '{}' is out of range ({})", origin, k, v.dump()),
+                                 fmt::format("write e.g. \"{}\": {}", k, integer ? "10" : "0.01"));
         };
         if (k == "warmup") { want_number(true); warmup = v.get<int>(); }
         else if (k == "min_samples") { want_number(true); min_samples = v.get<int>(); }
@@ -50,6 +57,11 @@ void RunSettings::apply_json(const nlohmann::json& j, const std::string& origin)
 }
 
 void RunSettings::validate() const {
+    // Every setting is written into the report and must satisfy its schema: finite numbers.
+    for (const auto& [name, value] : {std::pair{"noise target", noise}, std::pair{"time budget (--max-time)", max_time_s},
+                                      std::pair{"sample time (--sample-time)", sample_time_s}})
+        if (!std::isfinite(value))
+            throw UsageError(fmt::format("{} {} is not a finite number", name, value), "give a finite number such as 0.5");
     if (warmup < 0) throw UsageError(fmt::format("warm-up count {} is negative", warmup), "use 0 or more");
     if (min_samples < 1) throw UsageError(fmt::format("minimum samples {} must be at least 1", min_samples));
     if (max_samples < min_samples)

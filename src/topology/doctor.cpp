@@ -738,10 +738,12 @@ nlohmann::json checks_json(const std::vector<CheckResult>& results) {
 
 std::string render_checks(const std::vector<CheckResult>& results, bool markdown) {
     std::string out;
+    const auto t = [](const std::string& s) { return display_text(s); }; // machine facts reach the terminal escaped
     if (markdown) {
         out += "| status | check | subject | evidence | fix |\n|---|---|---|---|---|\n";
         for (const CheckResult& r : results)
-            out += fmt::format("| {} | {} | {} | {} | {} |\n", to_string(r.status), r.id, r.subject, r.evidence, r.fix);
+            out += fmt::format("| {} | {} | {} | {} | {} |\n", to_string(r.status), t(r.id), t(r.subject), t(r.evidence),
+                               t(r.fix));
     } else {
         std::size_t id_w = 5, subject_w = 7;
         for (const CheckResult& r : results) {
@@ -749,9 +751,10 @@ std::string render_checks(const std::vector<CheckResult>& results, bool markdown
             subject_w = std::max(subject_w, r.subject.size());
         }
         for (const CheckResult& r : results) {
-            out += fmt::format("{}  {:<{}}  {:<{}}  {}\n", to_string(r.status), r.id, id_w, r.subject, subject_w, r.evidence);
+            out += fmt::format("{}  {:<{}}  {:<{}}  {}\n", to_string(r.status), t(r.id), id_w, t(r.subject), subject_w,
+                               t(r.evidence));
             if (!r.fix.empty() && r.status != CheckStatus::pass)
-                out += fmt::format("{:<{}}fix: {}\n", "", id_w + subject_w + 10, r.fix);
+                out += fmt::format("{:<{}}fix: {}\n", "", id_w + subject_w + 10, t(r.fix));
         }
     }
     auto n = counts(results);

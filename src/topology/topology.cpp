@@ -21,10 +21,12 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "interopbench/errors.hpp"
+#include "interopbench/file_io.hpp"
 #include "interopbench/output.hpp"
 #include "interopbench/report.hpp"
 #include "topology/nvml.hpp"
@@ -80,9 +82,13 @@ hwloc_topology_t live_hwloc() {
     return topo.get();
 }
 
-HwlocPtr load_hwloc_xml(const std::string& path) {
+// From the text read by read_input_file: hwloc never opens the file itself.
+HwlocPtr load_hwloc_xml_text(const std::string& xml) {
     HwlocPtr p = new_hwloc();
-    if (!p || hwloc_topology_set_xml(p.get(), path.c_str()) != 0 || hwloc_topology_load(p.get()) != 0)
+    // hwloc takes the length with the terminating NUL, as its exporter gives it.
+    if (!p || xml.size() >= static_cast<std::size_t>(INT32_MAX) ||
+        hwloc_topology_set_xmlbuffer(p.get(), xml.c_str(), static_cast<int>(xml.size() + 1)) != 0 ||
+        hwloc_topology_load(p.get()) != 0)
         return nullptr;
     return p;
 }
@@ -172,46 +178,52 @@ std::string bridge_label(hwloc_obj_t o) {
                                                   b.upstream.pci.dev, b.upstream.pci.func));
 }
 
-// hwloc's own common-ancestor helper compares depths, which I/O objects do not have.
-hwloc_obj_t common_ancestor(hwloc_obj_t a, hwloc_obj_t b) {
-    std::set<hwloc_obj_t> up;
-    for (hwloc_obj_t p = a; p; p = p->parent)
-        up.insert(p);
-    for (hwloc_obj_t p = b; p; p = p->parent)
-        if (up.count(p))
-            return p;
-    return nullptr;
-}
+// One GPU's place in the tree, computed once: its ancestors from itself up to the root, how
+// many of them (below each) are bridges, and its non-I/O ancestor. Pairs are then classified
+// in O(depth) each: the common ancestor by depth, no per-pair walks over sets.
+struct TreePlace {
+    std::vector<hwloc_obj_t> chain; ///< chain[0] is the object itself, chain.back() the root
+    std::vector<int> bridges;       ///< bridges[k]: bridges among chain[1..k-1] (strictly between)
+    hwloc_obj_t non_io = nullptr;
+};
 
-int bridges_between(hwloc_obj_t o, hwloc_obj_t top) {
-    int n = 0;
-    for (hwloc_obj_t p = o->parent; p && p != top; p = p->parent)
-        n += p->type == HWLOC_OBJ_BRIDGE;
-    return n;
+TreePlace place_of(hwloc_topology_t t, hwloc_obj_t o) {
+    TreePlace p;
+    for (hwloc_obj_t q = o; q; q = q->parent)
+        p.chain.push_back(q);
+    p.bridges.assign(p.chain.size(), 0);
+    for (std::size_t k = 2; k < p.chain.size(); ++k)
+        p.bridges[k] = p.bridges[k - 1] + (p.chain[k - 1]->type == HWLOC_OBJ_BRIDGE);
+    p.non_io = hwloc_get_non_io_ancestor_obj(t, o);
+    return p;
 }
 
 // A PCIe switch shows in hwloc as an upstream-port bridge with one downstream-port bridge per
 // port: two GPUs on one switch have the upstream port as common ancestor and one bridge each
 // below it (PIX); more bridges on either side mean several switches (PXB).
-PathClass classify_pcie(hwloc_topology_t t, hwloc_obj_t a, hwloc_obj_t b) {
-    if (a == b)
+PathClass classify_pcie(const TreePlace& a, const TreePlace& b) {
+    if (a.chain.front() == b.chain.front())
         return PathClass::self;
-    hwloc_obj_t c = common_ancestor(a, b);
-    if (!c)
+    // Walk both chains from the root down while they agree: the last shared object is the
+    // nearest common ancestor. Index from the root: depth d is chain[size - 1 - d].
+    const std::size_t na = a.chain.size(), nb = b.chain.size();
+    std::size_t d = 0;
+    while (d < na && d < nb && a.chain[na - 1 - d] == b.chain[nb - 1 - d])
+        ++d;
+    if (d == 0)
         return PathClass::unknown;
+    const std::size_t ka = na - d, kb = nb - d; // index of the common ancestor in each chain
+    hwloc_obj_t c = a.chain[ka];
     if (c->type == HWLOC_OBJ_PCI_DEVICE)
         return PathClass::pix;
     if (c->type == HWLOC_OBJ_BRIDGE) {
         if (is_host_bridge(c))
             return PathClass::phb;
-        return bridges_between(a, c) <= 1 && bridges_between(b, c) <= 1 ? PathClass::pix
-                                                                          : PathClass::pxb;
+        return a.bridges[ka] <= 1 && b.bridges[kb] <= 1 ? PathClass::pix : PathClass::pxb;
     }
-    hwloc_obj_t na = hwloc_get_non_io_ancestor_obj(t, a);
-    hwloc_obj_t nb = hwloc_get_non_io_ancestor_obj(t, b);
-    if (!na || !nb || !na->nodeset || !nb->nodeset)
+    if (!a.non_io || !b.non_io || !a.non_io->nodeset || !b.non_io->nodeset)
         return PathClass::unknown;
-    return hwloc_bitmap_intersects(na->nodeset, nb->nodeset) ? PathClass::node : PathClass::sys;
+    return hwloc_bitmap_intersects(a.non_io->nodeset, b.non_io->nodeset) ? PathClass::node : PathClass::sys;
 }
 
 std::string read_text(const std::string& path) {
@@ -285,7 +297,7 @@ std::vector<GpuTopo> nvidia_gpus(hwloc_topology_t t) {
     return gpus;
 }
 
-// Host summary, GPU locality and PCIe class of every pair.
+// Host summary, GPU locality and PCIe class of every pair (up to k_max_pair_gpus GPUs).
 void build_base(Topology& topo, hwloc_topology_t t) {
     std::vector<hwloc_obj_t> objs(topo.gpus.size(), nullptr);
     if (t) {
@@ -302,10 +314,16 @@ void build_base(Topology& topo, hwloc_topology_t t) {
         }
         for (hwloc_obj_t o = nullptr; (o = hwloc_get_next_osdev(t, o));)
             topo.has_infiniband |= o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS;
-        for (hwloc_obj_t o = nullptr; (o = hwloc_get_next_pcidev(t, o));)
+        // One pass over the PCI devices (hwloc's lookup by bus id is a linear search each).
+        std::map<std::string, hwloc_obj_t> by_bus;
+        for (hwloc_obj_t o = nullptr; (o = hwloc_get_next_pcidev(t, o));) {
             topo.nvidia_pci_gpus += is_nvidia_gpu(o);
+            by_bus.emplace(pci_bus_id_of(o), o);
+        }
         for (std::size_t i = 0; i < topo.gpus.size(); ++i) {
-            objs[i] = find_pci(t, topo.gpus[i].pci_bus_id);
+            const auto id = normalize_pci_bus_id(topo.gpus[i].pci_bus_id);
+            const auto it = id ? by_bus.find(*id) : by_bus.end();
+            objs[i] = it != by_bus.end() ? it->second : nullptr;
             if (objs[i])
                 fill_from_hwloc(t, objs[i], topo.gpus[i]);
             else
@@ -313,17 +331,41 @@ void build_base(Topology& topo, hwloc_topology_t t) {
                                                  topo.gpus[i].label(i), topo.gpus[i].pci_bus_id));
         }
     }
-    for (std::size_t a = 0; a < topo.gpus.size(); ++a)
-        for (std::size_t b = 0; b < topo.gpus.size(); ++b) {
+    const std::size_t n = topo.gpus.size();
+    if (n > k_max_pair_gpus) {
+        topo.notes.push_back(fmt::format("{} GPUs: GPU pairs are classified for at most {} GPUs ({} would be {} ordered "
+                                         "pairs); GPUs and their host paths are listed, pairs are not",
+                                         n, k_max_pair_gpus, n, n * (n - 1)));
+        return;
+    }
+    std::vector<TreePlace> places(n);
+    for (std::size_t i = 0; i < n; ++i)
+        if (objs[i])
+            places[i] = place_of(t, objs[i]);
+    topo.pairs.reserve(n * (n > 0 ? n - 1 : 0));
+    for (std::size_t a = 0; a < n; ++a)
+        for (std::size_t b = 0; b < n; ++b) {
             if (a == b)
                 continue;
             PairTopo p;
             p.from = a;
             p.to = b;
             if (objs[a] && objs[b])
-                p.pcie_class = classify_pcie(t, objs[a], objs[b]);
+                p.pcie_class = classify_pcie(places[a], places[b]);
             topo.pairs.push_back(p);
         }
+}
+
+// GPU index by the device part of its bus id ("0000:1b:00"), built once per lookup batch.
+std::map<std::string, std::size_t> gpu_index(const Topology& topo) {
+    std::map<std::string, std::size_t> out;
+    for (std::size_t i = 0; i < topo.gpus.size(); ++i)
+        out[device_part(topo.gpus[i].pci_bus_id)] = i;
+    return out;
+}
+
+PairTopo* pair_of(Topology& topo, std::size_t from, std::size_t to) {
+    return const_cast<PairTopo*>(std::as_const(topo).pair(from, to));
 }
 
 std::uint64_t hwloc_link_mbps(std::uint64_t bw) {
@@ -345,6 +387,7 @@ void apply_nvlink_matrix(Topology& topo, hwloc_topology_t t) {
     if (!t || hwloc_distances_get_by_name(t, "NVLinkBandwidth", &nr, &d, 0) != 0 || nr == 0)
         return;
     const unsigned n = d->nbobjs;
+    const auto index = gpu_index(topo);
     std::vector<int> gpu_of(n, -1);
     std::vector<bool> cpu_side(n, false);
     for (unsigned k = 0; k < n; ++k) {
@@ -352,9 +395,9 @@ void apply_nvlink_matrix(Topology& topo, hwloc_topology_t t) {
         hwloc_obj_t pci = o;
         while (pci && pci->type == HWLOC_OBJ_OS_DEVICE)
             pci = pci->parent;
-        for (std::size_t i = 0; pci && pci->type == HWLOC_OBJ_PCI_DEVICE && i < topo.gpus.size(); ++i)
-            if (device_part(topo.gpus[i].pci_bus_id) == device_part(pci_bus_id_of(pci)))
-                gpu_of[k] = static_cast<int>(i);
+        if (pci && pci->type == HWLOC_OBJ_PCI_DEVICE)
+            if (const auto it = index.find(device_part(pci_bus_id_of(pci))); it != index.end())
+                gpu_of[k] = static_cast<int>(it->second);
         cpu_side[k] = gpu_of[k] < 0 && o->cpuset != nullptr;
     }
     const std::size_t g = topo.gpus.size();
@@ -409,7 +452,8 @@ void apply_nvlink_matrix(Topology& topo, hwloc_topology_t t) {
 void apply_nvlink_links(Topology& topo) {
     const std::size_t g = topo.gpus.size();
     std::vector<int> switch_links(g, 0);
-    std::vector<std::vector<int>> direct(g, std::vector<int>(g, 0));
+    std::map<std::pair<std::size_t, std::size_t>, int> direct; // sparse: a GPU has a few dozen links at most
+    const auto index = gpu_index(topo);
     for (std::size_t i = 0; i < g; ++i) {
         GpuTopo& gpu = topo.gpus[i];
         if (!gpu.nvlink_known)
@@ -419,11 +463,11 @@ void apply_nvlink_links(Topology& topo) {
             if (!l.active)
                 continue;
             int peer_gpu = -1;
-            for (std::size_t j = 0; j < g && !l.peer_bus_id.empty(); ++j)
-                if (j != i && device_part(topo.gpus[j].pci_bus_id) == device_part(l.peer_bus_id))
-                    peer_gpu = static_cast<int>(j);
+            if (!l.peer_bus_id.empty())
+                if (const auto it = index.find(device_part(l.peer_bus_id)); it != index.end() && it->second != i)
+                    peer_gpu = static_cast<int>(it->second);
             if (peer_gpu >= 0)
-                ++direct[i][peer_gpu];
+                ++direct[{i, static_cast<std::size_t>(peer_gpu)}];
             else if (l.peer == LinkPeer::nvswitch)
                 ++switch_links[i];
             else if (l.peer == LinkPeer::cpu)
@@ -439,7 +483,8 @@ void apply_nvlink_links(Topology& topo) {
         if (!a.nvlink_known || !b.nvlink_known)
             continue;
         const int via_switch = std::min(switch_links[p.from], switch_links[p.to]);
-        p.nvlinks = direct[p.from][p.to] + via_switch;
+        const auto d = direct.find({p.from, p.to});
+        p.nvlinks = (d == direct.end() ? 0 : d->second) + via_switch;
         p.via_nvswitch = via_switch > 0;
         const double rate = a.nvlink_rate > 0 && b.nvlink_rate > 0 ? std::min(a.nvlink_rate, b.nvlink_rate)
                                                                    : std::max(a.nvlink_rate, b.nvlink_rate);
@@ -452,11 +497,10 @@ void apply_cuda_peers(Topology& topo, const std::vector<CudaPeerFacts>& peers) {
         const int a = topo.index_of_cuda(f.from), b = topo.index_of_cuda(f.to);
         if (a < 0 || b < 0 || a == b)
             continue;
-        for (PairTopo& p : topo.pairs)
-            if (p.from == static_cast<std::size_t>(a) && p.to == static_cast<std::size_t>(b)) {
-                p.has_cuda = true;
-                p.cuda = f;
-            }
+        if (PairTopo* p = pair_of(topo, static_cast<std::size_t>(a), static_cast<std::size_t>(b))) {
+            p->has_cuda = true;
+            p->cuda = f;
+        }
     }
 }
 
@@ -506,27 +550,26 @@ nlohmann::json sidecar_json(const Topology& topo) {
             {"gpus", gpus}, {"peers", peers}};
 }
 
-int find_gpu(const Topology& topo, const std::string& bus_id) {
+int find_gpu(const std::map<std::string, std::size_t>& index, const std::string& bus_id) {
     auto id = normalize_pci_bus_id(bus_id);
-    for (std::size_t i = 0; id && i < topo.gpus.size(); ++i)
-        if (device_part(topo.gpus[i].pci_bus_id) == device_part(*id))
-            return static_cast<int>(i);
-    return -1;
+    const auto it = id ? index.find(device_part(*id)) : index.end();
+    return it == index.end() ? -1 : static_cast<int>(it->second);
 }
 
 void apply_sidecar(Topology& topo, const std::string& path) {
     const std::string hint = "remove it, or write it again with `interopbench topo --export-xml`";
-    std::ifstream f(path);
-    std::stringstream ss;
-    ss << f.rdbuf();
+    const std::string text = read_input_file(path, "NVLink sidecar", k_max_sidecar_bytes);
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(ss.str());
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+        throw UsageError(fmt::format("{}: not valid JSON (at byte {})", path, e.byte), hint);
     } catch (const nlohmann::json::exception& e) {
-        throw UsageError(fmt::format("{}: not valid JSON ({})", path, e.what()), hint);
+        throw UsageError(fmt::format("{}: not valid JSON ({})", path, json_error_text(e)), hint);
     }
     if (!j.is_object() || j.value("schema", "") != k_sidecar_schema)
         throw UsageError(fmt::format("{}: not an NVLink sidecar (schema is not \"{}\")", path, k_sidecar_schema), hint);
+    const auto index = gpu_index(topo);
     try {
         if (j.at("version").get<int>() > k_sidecar_version)
             throw UsageError(fmt::format("{}: sidecar version {} is newer than this tool reads ({})", path,
@@ -535,7 +578,7 @@ void apply_sidecar(Topology& topo, const std::string& path) {
         std::vector<CudaPeerFacts> peers;
         for (const auto& gj : j.at("gpus")) {
             const std::string bus = gj.at("pci_bus_id").get<std::string>();
-            const int i = find_gpu(topo, bus);
+            const int i = find_gpu(index, bus);
             if (i < 0) {
                 topo.notes.push_back(fmt::format("sidecar GPU {} is not in the XML; ignored", bus));
                 continue;
@@ -568,22 +611,21 @@ void apply_sidecar(Topology& topo, const std::string& path) {
             }
         }
         for (const auto& pj : j.value("peers", nlohmann::json::array())) {
-            const int a = find_gpu(topo, pj.at("from").get<std::string>());
-            const int b = find_gpu(topo, pj.at("to").get<std::string>());
+            const int a = find_gpu(index, pj.at("from").get<std::string>());
+            const int b = find_gpu(index, pj.at("to").get<std::string>());
             if (a < 0 || b < 0 || a == b)
                 continue;
-            for (PairTopo& p : topo.pairs)
-                if (p.from == static_cast<std::size_t>(a) && p.to == static_cast<std::size_t>(b)) {
-                    p.has_cuda = true;
-                    p.cuda.from = topo.gpus[a].cuda_ordinal;
-                    p.cuda.to = topo.gpus[b].cuda_ordinal;
-                    p.cuda.can_access_peer = pj.at("can_access_peer").get<bool>();
-                    p.cuda.performance_rank = pj.value("performance_rank", -1);
-                    p.cuda.native_atomics = pj.value("native_atomics", false);
-                }
+            if (PairTopo* p = pair_of(topo, static_cast<std::size_t>(a), static_cast<std::size_t>(b))) {
+                p->has_cuda = true;
+                p->cuda.from = topo.gpus[a].cuda_ordinal;
+                p->cuda.to = topo.gpus[b].cuda_ordinal;
+                p->cuda.can_access_peer = pj.at("can_access_peer").get<bool>();
+                p->cuda.performance_rank = pj.value("performance_rank", -1);
+                p->cuda.native_atomics = pj.value("native_atomics", false);
+            }
         }
     } catch (const nlohmann::json::exception& e) {
-        throw UsageError(fmt::format("{}: malformed NVLink sidecar ({})", path, e.what()), hint);
+        throw UsageError(fmt::format("{}: malformed NVLink sidecar: {}", path, json_error_text(e)), hint);
     }
     apply_nvlink_links(topo);
     topo.notes.push_back(fmt::format("NVLink, PCIe generation/width and CUDA peer facts from {}", path));
@@ -682,20 +724,10 @@ std::string xml_damage(const std::string& xml) {
 }
 
 // Checks what hwloc would only answer with a bare failure, so the user learns what is wrong.
-void check_xml_file(const std::string& path) {
+void check_xml_text(const std::string& path, const std::string& all) {
     const std::string hint = "give an hwloc XML export: `lstopo --of xml FILE` or "
                              "`interopbench topo --export-xml FILE` on the machine to analyse";
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec))
-        throw UsageError(fmt::format("--from {}: no such file", path), hint);
-    if (std::filesystem::is_directory(path, ec))
-        throw UsageError(fmt::format("--from {}: is a directory", path), hint);
-    std::ifstream f(path, std::ios::binary);
-    if (!f)
-        throw UsageError(fmt::format("--from {}: cannot be read", path), hint);
-    std::string head(64 * 1024, '\0');
-    f.read(head.data(), static_cast<std::streamsize>(head.size()));
-    head.resize(static_cast<std::size_t>(f.gcount()));
+    const std::string head = all.substr(0, 64 * 1024);
     std::size_t pos = head.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
     while (pos < head.size() && std::isspace(static_cast<unsigned char>(head[pos])))
         ++pos;
@@ -718,9 +750,6 @@ void check_xml_file(const std::string& path) {
                              "interopbench built with a newer hwloc");
         }
     }
-    f.clear();
-    f.seekg(0);
-    const std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     if (const std::string why = xml_damage(all); !why.empty())
         throw UsageError(fmt::format("--from {}: damaged XML: {}", path, why), hint);
 }
@@ -850,6 +879,13 @@ double PairTopo::bandwidth(const std::vector<GpuTopo>& gpus) const {
 }
 
 const PairTopo* Topology::pair(std::size_t from, std::size_t to) const {
+    // Pairs are built in (from, to) order, from != to: the index is computed, and checked.
+    const std::size_t n = gpus.size();
+    if (from < n && to < n && from != to && pairs.size() == n * (n - 1)) {
+        const PairTopo& p = pairs[from * (n - 1) + (to < from ? to : to - 1)];
+        if (p.from == from && p.to == to)
+            return &p;
+    }
     for (const PairTopo& p : pairs)
         if (p.from == from && p.to == to)
             return &p;
@@ -914,8 +950,9 @@ Topology discover_topology(const Machine& machine, const std::vector<CudaPeerFac
 }
 
 Topology load_topology_xml(const std::string& path) {
-    check_xml_file(path);
-    HwlocPtr t = load_hwloc_xml(path);
+    const std::string xml = read_input_file(path, "--from", k_max_topology_bytes);
+    check_xml_text(path, xml);
+    HwlocPtr t = load_hwloc_xml_text(xml);
     if (!t)
         throw UsageError(fmt::format("--from {}: hwloc {} could not read this topology (damaged or unsupported XML)",
                                      path, HWLOC_VERSION),
@@ -927,7 +964,10 @@ Topology load_topology_xml(const std::string& path) {
     topo.gpus = nvidia_gpus(t.get());
     build_base(topo, t.get());
     apply_nvlink_matrix(topo, t.get());
-    if (std::filesystem::exists(sidecar_path(path)))
+    // Anything at the sidecar's path (a dangling link, a directory, a FIFO too) is read by
+    // the one reader, which explains what is wrong with it.
+    std::error_code ec;
+    if (std::filesystem::symlink_status(sidecar_path(path), ec).type() != std::filesystem::file_type::not_found)
         apply_sidecar(topo, sidecar_path(path));
     return topo;
 }
@@ -939,7 +979,7 @@ void export_topology(const Topology& topology, const std::string& path) {
     HwlocPtr loaded;
     hwloc_topology_t t = nullptr;
     if (topology.recorded) {
-        loaded = load_hwloc_xml(topology.source);
+        loaded = load_hwloc_xml_text(read_input_file(topology.source, "--from", k_max_topology_bytes));
         t = loaded.get();
     } else {
         t = live_hwloc();
@@ -1028,7 +1068,7 @@ nlohmann::json topology_json(const Topology& topo) {
 }
 
 std::string render_topology(const Topology& topo, bool markdown) {
-    std::string out = fmt::format("Topology of {} (hwloc {})\n", topo.source, topo.hwloc_version);
+    std::string out = fmt::format("Topology of {} (hwloc {})\n", display_text(topo.source), topo.hwloc_version);
     out += fmt::format("Host: {} package(s), {} cores, {} hardware threads\n", topo.packages, topo.cores, topo.pus);
     for (const NumaNode& n : topo.numa)
         out += fmt::format("NUMA node {}: CPUs {}, {}\n", n.os_index, format_cpu_list(n.cpus),
@@ -1038,9 +1078,11 @@ std::string render_topology(const Topology& topo, bool markdown) {
     if (topo.gpus.empty()) {
         out += "No NVIDIA GPU found.\n";
     } else {
+        // Beyond k_max_pair_gpus there are no pairs: the matrix keeps its affinity columns.
+        const bool with_pairs = topo.gpus.size() <= k_max_pair_gpus;
         std::vector<std::vector<std::string>> matrix;
         std::vector<std::string> header{""};
-        for (std::size_t i = 0; i < topo.gpus.size(); ++i)
+        for (std::size_t i = 0; with_pairs && i < topo.gpus.size(); ++i)
             header.push_back(topo.gpus[i].label(i));
         for (const char* h : {"CPU Affinity", "NUMA Affinity", "PCIe", "NVLink", "Bus id"})
             header.emplace_back(h);
@@ -1048,8 +1090,10 @@ std::string render_topology(const Topology& topo, bool markdown) {
         for (std::size_t a = 0; a < topo.gpus.size(); ++a) {
             const GpuTopo& g = topo.gpus[a];
             std::vector<std::string> row{g.label(a)};
-            for (std::size_t b = 0; b < topo.gpus.size(); ++b)
-                row.push_back(a == b ? "X" : topo.pair(a, b)->label());
+            for (std::size_t b = 0; with_pairs && b < topo.gpus.size(); ++b) {
+                const PairTopo* p = a == b ? nullptr : topo.pair(a, b);
+                row.push_back(a == b ? "X" : p ? p->label() : "?");
+            }
             row.push_back(g.cpus.empty() ? "?" : format_cpu_list(g.cpus));
             row.push_back(g.numa_nodes.empty() ? "?" : format_cpu_list(g.numa_nodes));
             row.push_back(g.pcie.label());
@@ -1085,7 +1129,7 @@ std::string render_topology(const Topology& topo, bool markdown) {
     if (!topo.notes.empty()) {
         out += "\nNotes:\n";
         for (const std::string& n : topo.notes)
-            out += fmt::format("{}{}\n", markdown ? "- " : "  ", n);
+            out += fmt::format("{}{}\n", markdown ? "- " : "  ", display_text(n));
     }
     return out;
 }

@@ -132,6 +132,11 @@ struct PairTopo {
     double bandwidth(const std::vector<GpuTopo>& gpus) const;
 };
 
+/// Most GPUs whose pairs are classified: every ordered pair is listed (n x (n - 1) of them),
+/// so a recorded rack of thousands of GPUs would need gigabytes. Beyond it the GPUs and their
+/// host paths are listed and `pairs` stays empty, with a note saying so.
+inline constexpr std::size_t k_max_pair_gpus = 512;
+
 /// The topology of one machine.
 struct Topology {
     std::string source;        ///< "this machine" or the XML file analysed
@@ -141,12 +146,13 @@ struct Topology {
     unsigned nvidia_pci_gpus = 0; ///< NVIDIA GPUs on the PCI bus, whether CUDA sees them or not
     std::vector<NumaNode> numa;
     std::vector<GpuTopo> gpus;
-    std::vector<PairTopo> pairs; ///< every ordered pair (from != to)
+    std::vector<PairTopo> pairs; ///< every ordered pair (from != to) in (from, to) order; empty
+                                 ///< beyond k_max_pair_gpus GPUs
     bool has_nvswitch = false;   ///< some GPU links to an NVSwitch
     bool has_infiniband = false; ///< hwloc sees an InfiniBand/RoCE (OpenFabrics) device
     std::vector<std::string> notes; ///< what could not be discovered, and why
 
-    /// The pair (from, to) by GPU index, or nullptr.
+    /// The pair (from, to) by GPU index, or nullptr (also beyond k_max_pair_gpus GPUs).
     const PairTopo* pair(std::size_t from, std::size_t to) const;
     /// The index of the GPU with this CUDA ordinal, or -1.
     int index_of_cuda(int ordinal) const;

@@ -96,6 +96,44 @@ inline void report(const std::uint8_t* data, std::size_t size) {
     require(again["results"].size() == results.size(), "anonymizing keeps every result");
 }
 
+/// Report JSON as a baseline, as `run --baseline FILE` and `compare BASE NEW` read it: through
+/// the one file reader (a temporary file), then judged against a fixed, valid new report.
+inline void baseline(const std::uint8_t* data, std::size_t size) {
+    static const nlohmann::json fresh = nlohmann::json::parse(R"({
+      "schema": {"name": "interopbench.report", "version": "1.1"},
+      "results": [{"key": "host_memcpy/size=4096", "scenario": "host_memcpy", "status": "ok",
+                   "params": {"size": "4096"}, "param_order": ["size"],
+                   "metrics": [{"name": "bandwidth", "unit": "B/s", "better": "higher",
+                                "stats": {"n": 3, "median": 1e10, "median_ci": [9e9, 1.1e10]},
+                                "samples": [9e9, 1e10, 1.1e10]}]}]})");
+    nlohmann::json base;
+    try {
+        base = load_report(write_scratch("baseline.json", text_of(data, size)));
+        check_unique_keys(base, "baseline.json");
+    } catch (const UsageError&) {
+        return;
+    }
+    CompareOptions options;
+    options.resamples = 64;
+    try {
+        const auto outcome = compare_reports(base, fresh, options);
+        for (const auto& r : outcome.results)
+            for (const auto& m : r.metrics) {
+                require(!m.has_ratio || (std::isfinite(m.ratio) && std::isfinite(m.ci_lo) && std::isfinite(m.ci_hi)),
+                        "ratios are finite");
+                require(!m.has_ratio || m.ratio >= 0, "ratios are not negative");
+            }
+        (void)compare_exit_code(outcome, true);
+        for (auto format : {CompareFormat::table, CompareFormat::markdown, CompareFormat::json, CompareFormat::junit}) {
+            const std::string text = render_comparison(outcome, format);
+            if (format == CompareFormat::table)
+                require(text.find('\x1b') == std::string::npos, "no escape character reaches the terminal");
+        }
+    } catch (const UsageError&) {
+        // different hardware: refused
+    }
+}
+
 /// A registry with the ids of the built-in profiles' scenarios, all host-only fakes.
 inline const Registry& fake_registry() {
     static const Registry registry = [] {
