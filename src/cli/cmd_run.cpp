@@ -27,6 +27,8 @@ struct RunOptions {
     std::vector<std::string> axes;
     bool quiet = false, require_gpu = false, no_numa_bind = false, no_topology = false;
     bool anonymize = false;
+    std::string storage_dir;
+    bool keep_files = false;
     std::optional<int> warmup, min_samples, max_samples;
     std::optional<std::string> noise;
     std::optional<double> max_time, sample_time;
@@ -146,6 +148,8 @@ RunPlan build_plan(const RunOptions& o, const Registry& registry) {
     if (o.max_time) s.max_time_s = *o.max_time;
     if (o.sample_time) s.sample_time_s = *o.sample_time;
     if (o.no_numa_bind) s.bind_numa = false;
+    s.storage_dir = o.storage_dir;
+    s.keep_files = o.keep_files;
     s.validate();
     record_profile(plan);
     return plan;
@@ -166,6 +170,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
         fmt::print(stderr, "note: {}; host-only scenarios still run\n", machine.cuda_note);
     if (!o.no_topology) rec.topology = discover_topology_json(machine);
     const nlohmann::json baseline = load_baseline(o.baseline, rec, machine);
+    before_run(rec.plan.settings, configs);
 
     g_interrupted = false;
     std::signal(SIGINT, on_signal);
@@ -213,6 +218,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
         rec.warnings.push_back(fmt::format("run stopped after a fatal device error: {}", runner.fatal()));
     if (!machine.cuda_available) rec.warnings.push_back(machine.cuda_note);
     if (rec.topology.is_object()) annotate_results(rec.topology, results);
+    after_run(results);
     rec.results = std::move(results);
     if (machine.world) {
         // Under MPI, rank 0 gathers every rank's results and merges them into one report.
@@ -275,6 +281,9 @@ void add_run(CLI::App& app, Outcome& out) {
     cmd->add_option("--sample-time", o->sample_time, "target duration of one sample, seconds");
     cmd->add_flag("--no-numa-bind", o->no_numa_bind, "do not bind threads and host buffers near each GPU");
     cmd->add_flag("--no-topology", o->no_topology, "do not discover and embed the topology");
+    cmd->add_option("--storage-dir", o->storage_dir,
+                    "directory for the storage scenarios' files (default: a scratch directory under TMPDIR)");
+    cmd->add_flag("--keep-files", o->keep_files, "keep the storage scenarios' files for the next run");
     cmd->add_flag("--anonymize", o->anonymize, "leave out host name, UUIDs, serial numbers and home directories");
     cmd->add_option("--baseline", o->baseline.file,
                     "compare this run with a baseline report, as 'interopbench compare' does; exit 1 on a regression");
