@@ -303,7 +303,7 @@ TEST_CASE("storage: sizes off the direct-I/O alignment skip the O_DIRECT paths w
     Site::instance().reset();
 }
 
-TEST_CASE("storage: qd belongs to io_uring, ring and threads to their paths; the GPU paths skip without a GPU") {
+TEST_CASE("storage: qd belongs to io_uring, ring and threads to their paths, and the GPU paths skip without a GPU") {
     Scratch scratch;
     Site::instance().reset();
     Site::instance().configure(scratch.dir.string(), false, 0);
