@@ -24,6 +24,8 @@ struct RunSettings {
     double max_time_s = 3.0;   ///< per configuration, warm-up included ("time_budget")
     double sample_time_s = 0.01; ///< target duration of one sample
     bool bind_numa = true;
+    std::string storage_dir; ///< --storage-dir (empty: a scratch directory under TMPDIR)
+    bool keep_files = false; ///< --keep-files
 
     /// Resolved settings for the report.
     nlohmann::json to_json() const;

@@ -139,6 +139,8 @@ struct CaseContext {
     /// choose their repetition count to reach about this long.
     double sample_time_s = 0.01;
     bool bind_numa = true; ///< place host memory and threads near the GPU
+    std::string storage_dir; ///< where storage scenarios create their files; empty: the default
+    bool keep_files = false; ///< keep the storage scenarios' files for the next run
 };
 
 /// Values of one sample, one per metric in ScenarioInfo::metrics order. A metric that a

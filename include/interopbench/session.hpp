@@ -22,7 +22,8 @@ namespace interopbench {
 
 /// Machine-specific steps, each optional.
 struct SessionHooks {
-    /// Adds path facts to finished results from the topology document (rank 0 of a run).
+    /// Adds facts to finished results: path facts from the topology document (null when
+    /// none was discovered), and whatever needs the whole run's results.
     std::function<void(const nlohmann::json& topology, std::vector<Result>& results)> annotate;
     /// Called before each configuration: index (from 0), count, the configuration.
     std::function<void(std::size_t index, std::size_t count, const Config& config)> progress;

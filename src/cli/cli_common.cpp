@@ -11,6 +11,7 @@
 
 #include "cli/cli.hpp"
 #include "gpu/cuda_util.hpp"
+#include "gpu/cufile_loader.hpp"
 #include "gpu/nccl_loader.hpp"
 #include "interopbench/params.hpp"
 #include "interopbench/registry.hpp"
@@ -52,6 +53,7 @@ Machine probe_machine(const std::string& devices) {
     Machine m;
     gpu::probe_cuda(m);
     gpu::probe_nccl(m);
+    gpu::probe_cufile(m);
     // NVML is loaded at run time too: its version, or why it is missing, goes in the list.
     const bool nvml_ok = nvml::available();
     m.driver_release = nvml::driver_release();

@@ -7,6 +7,7 @@
 #include "cli/cli.hpp"
 #include "gpu/gpu_facts.hpp"
 #include "interopbench/compare.hpp"
+#include "interopbench/file_io.hpp"
 #include "interopbench/output.hpp"
 #include "interopbench/profile.hpp"
 #include "interopbench/report.hpp"
@@ -22,6 +23,8 @@ struct RunOptions {
     std::vector<std::string> axes;
     bool quiet = false, require_gpu = false, no_numa_bind = false, no_topology = false, progress = false;
     bool anonymize = false;
+    std::string storage_dir;
+    bool keep_files = false;
     std::optional<int> warmup, min_samples, max_samples;
     std::optional<std::string> noise;
     std::optional<double> max_time, sample_time;
@@ -38,7 +41,8 @@ struct RunOptions {
 /// Checks the options, reads the baseline (null without --baseline) and refuses different
 /// hardware, all before anything is measured. Every rank calls it, so that a refusal under
 /// mpirun ends every rank alike.
-nlohmann::json load_baseline(const RunOptions::Baseline& b, const RunRecord& rec, const Machine& machine) {
+nlohmann::json load_baseline(const RunOptions::Baseline& b, const std::string& out, const RunRecord& rec,
+                             const Machine& machine) {
     if (b.file.empty()) {
         if (b.confirm != 0 || !b.thresholds.empty())
             throw UsageError("--confirm and --threshold compare with a baseline", "add --baseline FILE");
@@ -50,6 +54,9 @@ nlohmann::json load_baseline(const RunOptions::Baseline& b, const RunRecord& rec
     if (machine.world)
         throw UsageError("--baseline does not work under mpirun",
                          "save the report with --out and compare it afterwards with 'interopbench compare'");
+    if (!out.empty() && same_file(out, b.file))
+        throw UsageError(fmt::format("--out '{}' is the baseline '{}': the run would overwrite it", out, b.file),
+                         "write the new report to another file");
     nlohmann::json baseline = load_report(b.file);
     check_unique_keys(baseline, b.file);
     for (const auto& d : compare_fingerprints(baseline, build_report(rec, machine)))
@@ -87,6 +94,8 @@ RunPlan build_plan(const RunOptions& o, const Registry& registry) {
     if (o.max_time) s.max_time_s = *o.max_time;
     if (o.sample_time) s.sample_time_s = *o.sample_time;
     if (o.no_numa_bind) s.bind_numa = false;
+    s.storage_dir = o.storage_dir;
+    s.keep_files = o.keep_files;
     s.validate();
     record_profile(plan);
     return plan;
@@ -120,15 +129,19 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     SessionOptions options;
     options.out = o.out;
     options.anonymize = o.anonymize;
-    options.baseline = load_baseline(o.baseline, rec, machine);
+    options.baseline = load_baseline(o.baseline, o.out, rec, machine);
     for (const auto& t : o.baseline.thresholds) add_threshold(options.compare, t);
     options.compare.base_label = o.baseline.file;
     options.compare.new_label = o.out.empty() ? "this run" : o.out;
     options.confirm = o.baseline.confirm;
+    before_run(rec.plan.settings, configs); // family checks of bad input, before measuring
     SessionHooks hooks;
-    hooks.annotate = annotate_results;
+    hooks.annotate = [](const nlohmann::json& topology, std::vector<Result>& results) {
+        if (topology.is_object()) annotate_results(topology, results);
+        after_run(results);
+    };
     // A live line on a terminal; with --progress one plain line per configuration (logs).
-    const bool live = !quiet && !o.progress && stderr_is_tty();
+    const bool live = !quiet && !o.progress && progress_allowed();
     if (live)
         hooks.progress = [](std::size_t i, std::size_t n, const Config& c) {
             fmt::print(stderr, "\r\033[K[{}/{}] {}", i + 1, n, c.key());
@@ -203,6 +216,9 @@ void add_run(CLI::App& app, Outcome& out) {
     cmd->add_option("--sample-time", o->sample_time, "target duration of one sample, seconds");
     cmd->add_flag("--no-numa-bind", o->no_numa_bind, "do not bind threads and host buffers near each GPU");
     cmd->add_flag("--no-topology", o->no_topology, "do not discover and embed the topology");
+    cmd->add_option("--storage-dir", o->storage_dir,
+                    "directory for the storage scenarios' files (default: a scratch directory under TMPDIR)");
+    cmd->add_flag("--keep-files", o->keep_files, "keep the storage scenarios' files for the next run");
     cmd->add_flag("--anonymize", o->anonymize, "leave out host name, UUIDs, serial numbers and home directories");
     cmd->add_option("--baseline", o->baseline.file,
                     "compare this run with a baseline report, as 'interopbench compare' does; exit 1 on a regression");

@@ -119,7 +119,7 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
     if (!out.fatal.empty()) rec.warnings.push_back(fmt::format("run stopped after a fatal device error: {}", out.fatal));
     if (!machine.cuda_available) rec.warnings.push_back(machine.cuda_note);
     for (const auto& w : out.checkpoint_warnings) rec.warnings.push_back(w);
-    if (hooks.annotate && rec.topology.is_object()) hooks.annotate(rec.topology, rec.results);
+    if (hooks.annotate) hooks.annotate(rec.topology, rec.results);
     if (machine.world) gather_ranks(rec, machine);
 
     if (out.root) {

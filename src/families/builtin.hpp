@@ -2,6 +2,7 @@
 /// The built-in scenario families, handed by the command line (and the tests) to the core's
 /// session: the core itself knows no family.
 #include "interopbench/registry.hpp"
+#include "interopbench/runner.hpp"
 
 namespace interopbench {
 
@@ -16,5 +17,16 @@ void register_peer(Registry& r);             // families/peer
 void register_nccl(Registry& r);             // families/nccl
 void register_layout(Registry& r);           // families/layout
 void register_handoff(Registry& r);          // families/handoff
+void register_storage_read(Registry& r);     // families/storage
+void register_storage_gpu(Registry& r);      // families/storage
+
+/// Family hooks around a run, called by the command line (families that need none do nothing):
+/// before measuring, checks that only a family can make (the storage directory: a
+/// UsageError for bad input, before anything is measured); after measuring, annotations
+/// that need the whole run's results (storage efficiency against the run's roofline).
+void storage_preflight(const RunSettings& settings, const std::vector<Config>& configs);
+void annotate_storage_results(std::vector<Result>& results);
+void before_run(const RunSettings& settings, const std::vector<Config>& configs);
+void after_run(std::vector<Result>& results);
 
 } // namespace interopbench

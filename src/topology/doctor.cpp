@@ -213,6 +213,15 @@ DoctorFacts host_doctor_facts(const Machine& machine, const Topology& topology) 
     rlimit lim{};
     if (getrlimit(RLIMIT_MEMLOCK, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
         f.memlock = static_cast<std::uint64_t>(lim.rlim_cur);
+    {
+        const std::string dir = default_storage_dir();
+        StorageDirFacts s = storage_dir_facts(dir, true);
+        if (!s.exists) s = storage_dir_facts(dir.substr(0, dir.rfind('/')), true); // TMPDIR itself
+        f.storage_dir = s;
+    }
+    f.cufile = cufile_host_facts();
+    f.block_devices = topology.block_devices;
+    for (std::size_t i = 0; i < topology.gpus.size(); ++i) f.gpu_labels.push_back(topology.gpus[i].label(i));
     for (char** e = environ; e && *e; ++e) {
         const std::string kv = *e;
         const std::size_t eq = kv.find('=');
@@ -694,13 +703,79 @@ std::vector<CheckResult> check_iommu(const DoctorFacts& f) {
     return out;
 }
 
+std::vector<CheckResult> check_storage(const DoctorFacts& f) {
+    std::vector<CheckResult> out;
+    if (f.cufile) {
+        const CufileHostFacts& c = *f.cufile;
+        if (c.nvidia_fs)
+            out.push_back(result("cufile", "nvidia-fs", CheckStatus::pass,
+                                 fmt::format("nvidia-fs {} loaded: cuFile can move data directly (GDS)", c.nvidia_fs_version), ""));
+        else
+            out.push_back(result("cufile", "nvidia-fs", c.use_pci_p2pdma.value_or(false) ? CheckStatus::pass : CheckStatus::warn,
+                                 c.use_pci_p2pdma.value_or(false)
+                                     ? "no nvidia-fs; use_pci_p2pdma is set in " + c.config_path + " (P2PDMA)"
+                                     : "no /proc/driver/nvidia-fs: cuFile can only run in compatibility mode (POSIX through host memory)",
+                                 c.use_pci_p2pdma.value_or(false) ? "" : "install the nvidia-fs module (GPUDirect Storage) or enable PCIe P2PDMA for direct transfers"));
+        if (!c.config_found)
+            out.push_back(result("cufile", "cufile.json", CheckStatus::skip, c.config_path + " not found: cuFile's defaults apply", ""));
+        else if (!c.config_error.empty())
+            out.push_back(result("cufile", "cufile.json", CheckStatus::warn, c.config_path + ": " + c.config_error,
+                                 "fix the file or point CUFILE_ENV_PATH_JSON at a valid one"));
+        else if (c.force_compat_mode.value_or(false))
+            out.push_back(result("cufile", "cufile.json", CheckStatus::warn, c.config_path + " sets force_compat_mode: GDS is never used",
+                                 "set properties.force_compat_mode to false"));
+        else
+            out.push_back(result("cufile", "cufile.json", CheckStatus::pass,
+                                 fmt::format("{}{}: allow_compat_mode {}", c.config_path, c.config_from_env ? " (CUFILE_ENV_PATH_JSON)" : "",
+                                             c.allow_compat_mode ? (*c.allow_compat_mode ? "true" : "false") : "unset"),
+                                 ""));
+    }
+    if (f.storage_dir && f.storage_dir->exists) {
+        const StorageDirFacts& s = *f.storage_dir;
+        const std::string subject = "storage " + s.dir;
+        if (s.memory_backed)
+            out.push_back(result("storage_dir", subject, CheckStatus::warn,
+                                 fmt::format("{} is {}: memory, not a drive; cold reads cannot be measured", s.dir, s.fs_type),
+                                 "run storage scenarios with --storage-dir on a disk file system"));
+        else if (s.odirect && !*s.odirect)
+            out.push_back(result("storage_dir", subject, CheckStatus::warn, fmt::format("{} ({}): {}", s.dir, s.fs_type, s.odirect_note),
+                                 "use --storage-dir on a file system with O_DIRECT (ext4, xfs) for the direct-I/O paths"));
+        else
+            out.push_back(result("storage_dir", subject, CheckStatus::pass,
+                                 fmt::format("{} on {}{}; O_DIRECT {}", s.fs_type, s.device.empty() ? "no block device" : s.device,
+                                             s.dio_offset_align ? fmt::format(" (direct-I/O alignment {} B)", s.dio_offset_align) : "",
+                                             s.odirect ? (*s.odirect ? "works" : "fails") : "not probed"),
+                                 ""));
+        if (!s.device.empty() && s.queue.read_ahead_kb >= 0) {
+            if (s.queue.read_ahead_kb < 128)
+                out.push_back(result("read_ahead", s.device, CheckStatus::warn,
+                                     fmt::format("read_ahead_kb {} on {}: buffered sequential reads issue small I/Os", s.queue.read_ahead_kb, s.device),
+                                     fmt::format("echo 4096 > /sys/block/{}/queue/read_ahead_kb", s.device)));
+            else
+                out.push_back(result("read_ahead", s.device, CheckStatus::pass, fmt::format("read_ahead_kb {}", s.queue.read_ahead_kb), ""));
+        }
+    }
+    for (const BlockDeviceTopo& d : f.block_devices)
+        for (std::size_t i = 0; i < d.gpu_paths.size() && i < f.gpu_labels.size(); ++i) {
+            const std::string subject = d.name + ">" + f.gpu_labels[i];
+            if (d.gpu_paths[i] == "SYS")
+                out.push_back(result("storage_path", subject, CheckStatus::warn,
+                                     fmt::format("{} and {} are on different NUMA nodes (SYS): reads cross the inter-socket link", d.name, f.gpu_labels[i]),
+                                     "keep the GPU's data on a drive under the same socket (or bind the job to that socket)"));
+            else
+                out.push_back(result("storage_path", subject, d.gpu_paths[i] == "?" ? CheckStatus::skip : CheckStatus::pass,
+                                     fmt::format("path class {}", d.gpu_paths[i]), ""));
+        }
+    return out;
+}
+
 std::vector<CheckResult> run_checks(const DoctorFacts& f) {
     using Check = std::vector<CheckResult> (*)(const DoctorFacts&);
     static constexpr Check k_checks[] = {
         check_gpu_present, check_driver,      check_nvml,        check_pcie_link,    check_peer_access,
         check_nvlink,      check_cpu_affinity, check_memlock,    check_mempool,      check_persistence,
         check_clocks,      check_ecc,         check_compute_mode, check_other_processes, check_nccl_env,
-        check_cuda_env,    check_iommu,
+        check_cuda_env,    check_iommu,       check_storage,
     };
     std::vector<CheckResult> out;
     for (Check c : k_checks) {

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "interopbench/scenario.hpp"
+#include "topology/storage_devices.hpp"
 #include "topology/topology.hpp"
 
 namespace interopbench {
@@ -107,6 +108,12 @@ struct DoctorFacts {
     std::vector<unsigned> process_cpus;   ///< CPUs this process may run on
     std::optional<std::uint64_t> memlock; ///< RLIMIT_MEMLOCK soft limit; nothing = unlimited
     std::map<std::string, std::string> env; ///< CUDA_* and NCCL_* variables that are set
+
+    // Storage (the storage family): nothing where not gathered.
+    std::optional<StorageDirFacts> storage_dir; ///< the default storage directory
+    std::optional<CufileHostFacts> cufile;
+    std::vector<BlockDeviceTopo> block_devices;
+    std::vector<std::string> gpu_labels; ///< by GPU index, for block_devices' gpu_paths
 };
 
 
@@ -153,6 +160,11 @@ std::vector<CheckResult> check_nccl_env(const DoctorFacts& f);
 std::vector<CheckResult> check_cuda_env(const DoctorFacts& f);
 /// Per GPU: IOMMU translating DMA (not passthrough): WARN.
 std::vector<CheckResult> check_iommu(const DoctorFacts& f);
+
+/// cuFile: nvidia-fs missing (WARN: compatibility mode only), force_compat_mode set (WARN),
+/// cufile.json unreadable (WARN); the storage directory: no O_DIRECT or memory-backed (WARN),
+/// read-ahead under 128 KiB (WARN); per block device and GPU: a SYS path (WARN, with the fix).
+std::vector<CheckResult> check_storage(const DoctorFacts& f);
 
 /// Every check above, in that order.
 std::vector<CheckResult> run_checks(const DoctorFacts& f);

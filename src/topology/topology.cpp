@@ -30,6 +30,7 @@
 #include "interopbench/output.hpp"
 #include "interopbench/report.hpp"
 #include "topology/nvml.hpp"
+#include "topology/storage_devices.hpp"
 
 namespace interopbench {
 namespace {
@@ -946,6 +947,7 @@ Topology discover_topology(const Machine& machine, const std::vector<CudaPeerFac
     }
     apply_nvlink_links(topo);
     apply_cuda_peers(topo, peers);
+    topo.block_devices = discover_block_devices(topo);
     return topo;
 }
 
@@ -1064,6 +1066,7 @@ nlohmann::json topology_json(const Topology& topo) {
             {"has_nvswitch", topo.has_nvswitch},
             {"has_infiniband", topo.has_infiniband},
             {"legend", legend},
+            {"block_devices", block_devices_json(topo.block_devices)},
             {"notes", topo.notes}};
 }
 
@@ -1126,6 +1129,7 @@ std::string render_topology(const Topology& topo, bool markdown) {
         }
         out += render_table(paths, markdown);
     }
+    out += render_block_devices(topo.block_devices, topo, markdown);
     if (!topo.notes.empty()) {
         out += "\nNotes:\n";
         for (const std::string& n : topo.notes)

@@ -137,6 +137,28 @@ struct PairTopo {
 /// host paths are listed and `pairs` stays empty, with a note saying so.
 inline constexpr std::size_t k_max_pair_gpus = 512;
 
+/// Queue settings of a block device (/sys/block/NAME/queue); -1 or empty where unreadable.
+struct BlockQueue {
+    int logical_block_size = -1;
+    int max_sectors_kb = -1;
+    int read_ahead_kb = -1;
+    int rotational = -1;
+    std::string scheduler; ///< the selected one ("mq-deadline"), from "[mq-deadline] none"
+};
+
+/// A whole-disk block device (no partitions, loop, ram or zram devices).
+struct BlockDeviceTopo {
+    std::string name;       ///< "nvme0n1", "vda"
+    std::string kind;       ///< "nvme", "virtio", "scsi", "other"
+    std::string pci_bus_id; ///< the PCI function it sits behind; empty when none is found
+    std::string sysfs_path; ///< resolved /sys/devices/... path of the device
+    int numa_node = -1;
+    std::uint64_t size = 0; ///< bytes
+    BlockQueue queue;
+    /// Path class to each GPU of the topology, by GPU index ("PHB", "SYS", "?").
+    std::vector<std::string> gpu_paths;
+};
+
 /// The topology of one machine.
 struct Topology {
     std::string source;        ///< "this machine" or the XML file analysed
@@ -151,6 +173,8 @@ struct Topology {
     bool has_nvswitch = false;   ///< some GPU links to an NVSwitch
     bool has_infiniband = false; ///< hwloc sees an InfiniBand/RoCE (OpenFabrics) device
     std::vector<std::string> notes; ///< what could not be discovered, and why
+    /// Block devices and their path class to each GPU (live discovery only; storage_devices.hpp).
+    std::vector<BlockDeviceTopo> block_devices;
 
     /// The pair (from, to) by GPU index, or nullptr (also beyond k_max_pair_gpus GPUs).
     const PairTopo* pair(std::size_t from, std::size_t to) const;

@@ -3,10 +3,10 @@
 # machine, and writes logs and reports under OUT. Builds nothing.
 #   tests/gpu/smoke.sh BUILD_DIR OUT_DIR [section...]
 # Sections: facts timing tests copy bidir alloc peer peer-sm nccl nccl-check mpi layout sanitize default
-# profiles slowed compare (default: all but sanitize).
+# profiles slowed compare storage (default: all but sanitize).
 set -uo pipefail
 build=$(cd "$1" && pwd); out=$2; shift 2
-sections=${*:-facts timing tests copy bidir alloc peer nccl nccl-check mpi layout default profiles slowed compare}
+sections=${*:-facts timing tests copy bidir alloc peer nccl nccl-check mpi layout storage default profiles slowed compare}
 ib="$build/interopbench"
 mkdir -p "$out/logs" "$out/reports"
 log() { echo "== $*" | tee -a "$out/summary.txt"; }
@@ -99,6 +99,33 @@ if has sanitize; then
   # NCCL probes kernels internally; memory errors are what this run looks for.
   run memcheck 400 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 99 "$ib" run --profile quick "${small[@]}" --out "$R/memcheck.json"
   run racecheck 300 compute-sanitizer --tool racecheck --error-exitcode 99 "$ib" run -s 'layout_*' -a variant=gpu "${small[@]}" --out "$R/racecheck.json"
+fi
+if has storage; then
+  log "storage: dd references and the storage family on one 4 GiB file (scratch dir under /tmp, removed after)"
+  sd=$(mktemp -d /tmp/ib-smoke-storage.XXXXXX)
+  f="$sd/ib-storage-v1-4294967296.dat" # the tool's own name: it creates the file and reuses it
+  # One untimed-by-us run creates the 4 GiB pattern file and keeps it for the dd references.
+  run storage-create 120 "$ib" run -s storage_read -a path=odirect -a cache=cold --size 4G --warmup 0 --min-samples 1 --max-samples 1 --storage-dir "$sd" --keep-files --no-topology --out "$R/storage-create.json"
+  run storage-dd-direct 60 dd if="$f" of=/dev/null bs=16M iflag=direct
+  run storage-dd-cold 60 bash -c "sync; echo 3 > /proc/sys/vm/drop_caches; dd if='$f' of=/dev/null bs=16M"
+  run storage-dd-warm 60 dd if="$f" of=/dev/null bs=16M
+  run storage-df 10 df -T "$sd"
+  cat >"$out/storage-profile.json" <<'JSON'
+{"name": "storage-figures", "description": "issue 14's figures: storage_read roofline, GPU paths cold and warm, cuFile, writes, pinned H2D",
+ "settings": {"warmup": 1, "min_samples": 3, "max_samples": 4, "noise": 0.01, "max_time_s": 20, "sample_time_s": 0.01},
+ "scenarios": [
+  {"pattern": "h2d_copy", "axes": {"size": ["256M"], "host_mem": ["pinned"], "engine": ["ce"], "device": ["0"]}},
+  {"pattern": "storage_read", "axes": {"size": ["4G"], "path": ["odirect", "buffered", "io_uring"], "cache": ["cold"]}},
+  {"pattern": "storage_read", "axes": {"size": ["4G"], "path": ["buffered"], "cache": ["warm"]}},
+  {"pattern": "storage_to_gpu", "axes": {"size": ["4G"], "path": ["pipelined", "pageable"], "cache": ["cold", "warm"], "device": ["0"]}},
+  {"pattern": "storage_to_gpu", "axes": {"size": ["4G"], "path": ["odirect_pipelined", "cufile", "cufile_registered"], "cache": ["cold"], "device": ["0"]}},
+  {"pattern": "gpu_to_storage", "axes": {"size": ["1G"], "path": ["pinned", "pipelined", "cufile"], "device": ["0"]}}
+ ]}
+JSON
+  run storage-figures 200 "$ib" run --profile "$out/storage-profile.json" --storage-dir "$sd" --keep-files --out "$R/storage.json"
+  run storage-figures-md 10 "$ib" show --format markdown "$R/storage.json"
+  run storage-left 10 ls -la "$sd"
+  rm -rf "$sd"
 fi
 if has default; then
   log "the default job"

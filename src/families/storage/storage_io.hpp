@@ -1,0 +1,224 @@
+#pragma once
+/// The storage family's host side: the storage site (directory, checks, the tool's files),
+/// pattern files, page-cache control and proof (fadvise, drop_caches, mincore), the byte
+/// accounting (/proc/self/io, the block device's sector counters), CPU time, and the file ->
+/// host-memory readers (pread, O_DIRECT, io_uring, mmap). No CUDA here: tests use it all
+/// without a GPU.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "interopbench/cleanup.hpp"
+#include "interopbench/runner.hpp"
+#include "topology/storage_devices.hpp"
+
+namespace interopbench::storage {
+
+/// Names of the files this tool creates in a storage directory. Pattern files are named by
+/// size and kept with --keep-files; temporaries and write targets carry the creating pid so
+/// that a later run can remove those of processes that are gone (kill -9).
+std::string pattern_file_name(std::uint64_t size);           ///< "ib-storage-v1-1073741824.dat"
+std::string temp_file_name(int pid, const std::string& what); ///< ".ib-storage-<pid>-<what>.tmp"
+/// Removes temporaries of dead processes in `dir`; returns how many were removed.
+int remove_stale_files(const std::string& dir);
+
+/// Page-cache residency of a file from mincore: pages resident / pages.
+struct Residency {
+    std::uint64_t resident = 0, pages = 0;
+    double fraction() const { return pages ? static_cast<double>(resident) / static_cast<double>(pages) : 0; }
+};
+/// Residency of the first `size` bytes of `fd` (size 0: nothing resident, 0 pages).
+Residency residency(int fd, std::uint64_t size);
+
+/// How the pages were dropped.
+struct DropOutcome {
+    Residency after;
+    std::string method; ///< "fadvise" or "fadvise+drop_caches"
+};
+/// Flushes `fd`, drops its pages (POSIX_FADV_DONTNEED), and where pages remain and this
+/// process may, drops the clean page cache (drop_caches = 1). Reports residency after.
+DropOutcome drop_pages(int fd, std::uint64_t size, bool allow_drop_caches);
+
+/// The process's I/O counters from /proc/self/io (all threads, io_uring workers included).
+struct IoCounters {
+    std::uint64_t read_bytes = 0, write_bytes = 0, rchar = 0, wchar = 0;
+    bool valid = false;
+};
+IoCounters read_io_counters();
+/// Sectors (512 B) read and written by block device `disk` (/sys/block/DISK/stat), whole
+/// device, every process; nothing when unreadable.
+struct DiskCounters {
+    std::uint64_t sectors_read = 0, sectors_written = 0;
+};
+std::optional<DiskCounters> read_disk_counters(const std::string& disk);
+/// User + system CPU time of this process (every thread), seconds.
+double process_cpu_seconds();
+
+/// The counters around one sample, as deltas.
+class Accounting {
+public:
+    explicit Accounting(std::string disk) : m_disk(std::move(disk)) {}
+    void start();
+    void stop();
+    double device_read_bytes() const;   ///< /proc/self/io read_bytes delta; NaN when unreadable
+    double device_write_bytes() const;  ///< write_bytes delta
+    double disk_read_bytes() const;     ///< block device sectors read * 512; NaN when unreadable
+    double disk_write_bytes() const;
+    double cpu_seconds() const { return m_cpu1 - m_cpu0; }
+
+private:
+    std::string m_disk;
+    IoCounters m_io0, m_io1;
+    std::optional<DiskCounters> m_d0, m_d1;
+    double m_cpu0 = 0, m_cpu1 = 0;
+};
+
+/// A file of the tool holding the pattern of `seed` (gpu::pattern_word, word = byte offset / 8).
+class PatternFile {
+public:
+    /// Creates (or reuses a complete one of the same name) `size` bytes in `dir`: written to a
+    /// temporary, fsync'd, then renamed. The final name is guarded unless `keep`. Throws
+    /// ConfigError on I/O errors (disk full: partial file removed, the message says so).
+    PatternFile(const std::string& dir, std::uint64_t size, bool keep);
+    const std::string& path() const { return m_path; }
+    std::uint64_t size() const { return m_size; }
+    bool reused() const { return m_reused; }
+    static constexpr std::uint64_t k_seed = 0x5354; ///< "ST"
+
+private:
+    std::string m_path;
+    std::uint64_t m_size = 0;
+    bool m_reused = false;
+    cleanup::Guard m_guard;
+};
+
+/// Writes the pattern for bytes [offset, offset + bytes) of a file into `dst` (host).
+void fill_file_pattern(void* dst, std::uint64_t offset, std::uint64_t bytes);
+/// Counts 8-byte words of `src` (holding file bytes from `offset`) that differ from the pattern.
+std::uint64_t count_file_pattern_mismatches(const void* src, std::uint64_t offset, std::uint64_t bytes);
+
+/// The cache state of one configuration, put in place and proven before every sample.
+/// Cold: the file's pages are dropped (fadvise; drop_caches where permitted) and mincore must
+/// show none resident; warm: an untimed buffered pass, and mincore must show all resident.
+/// Throws ConfigError when the state cannot be reached (the sample would not be what it says).
+class CacheState {
+public:
+    CacheState(std::string path, std::uint64_t size, bool cold) : m_path(std::move(path)), m_size(size), m_cold(cold) {}
+    /// Returns the residency checked before the sample.
+    Residency prepare_sample();
+    bool cold() const { return m_cold; }
+    const std::string& method() const { return m_method; }
+
+private:
+    void warm_pass();
+    std::string m_path;
+    std::uint64_t m_size;
+    bool m_cold;
+    std::string m_method;
+};
+
+/// The storage site of a run: the directory, its facts, the files shared by configurations
+/// (one pattern file per size), probe results. One per process.
+class Site {
+public:
+    /// The site of this process; configured by configure() (the run's pre-flight), else lazily
+    /// with the default directory.
+    static Site& instance();
+    /// Validates and adopts `dir` (empty: the default scratch directory, created if missing).
+    /// Throws UsageError (one line, with the fix) for a missing, non-directory, unwritable or
+    /// full directory. Removes stale temporaries of dead processes.
+    void configure(const std::string& dir, bool keep_files, std::uint64_t bytes_needed);
+    bool configured() const { return m_configured; }
+    const std::string& dir();
+    bool keep_files() const { return m_keep; }
+    const StorageDirFacts& facts();
+    /// Why cold cannot be reached in this directory, or nothing (probed once with a small file).
+    std::optional<std::string> cold_unreachable();
+    /// Why O_DIRECT cannot be used here, or nothing.
+    std::optional<std::string> odirect_unsupported();
+    /// The direct-I/O alignment (offset and size), at least 512.
+    std::uint64_t dio_alignment();
+    /// The pattern file of `size` bytes, created on first use, shared for the run.
+    std::shared_ptr<PatternFile> pattern_file(std::uint64_t size);
+    /// Forgets files and probes (tests); removes files not kept.
+    void reset();
+
+private:
+    void ensure_configured();
+    std::mutex m_mutex;
+    bool m_configured = false, m_keep = false;
+    std::string m_dir;
+    std::optional<StorageDirFacts> m_facts;
+    std::optional<std::optional<std::string>> m_cold;
+    cleanup::Guard m_dir_guard;
+    std::map<std::uint64_t, std::shared_ptr<PatternFile>> m_files;
+};
+
+/// The pre-flight of a run: when a storage configuration is selected, validates the storage
+/// directory and its free space for the selected sizes (UsageError, before measuring).
+void preflight(const RunSettings& settings, const std::vector<Config>& configs);
+
+/// Host readers: the whole file (or [offset, offset+bytes)) into `dst`, in `chunk` I/Os, on
+/// `threads` threads each with a contiguous range. Return the bytes read; throw ConfigError
+/// on an error or a short file (removed or truncated while measuring).
+enum class ReadPath { buffered, odirect, io_uring, mmap, mmap_populate };
+ReadPath parse_read_path(const std::string& s);
+struct ReadSpec {
+    ReadPath path = ReadPath::buffered;
+    std::uint64_t size = 0, chunk = 0;
+    unsigned threads = 1;
+    unsigned queue_depth = 1; ///< io_uring only
+};
+std::uint64_t read_file(const std::string& file, void* dst, const ReadSpec& spec);
+/// Whether this build has io_uring (liburing found at configure time), and why not.
+bool io_uring_built(std::string* why);
+
+/// pread loop over [offset, offset + bytes) of `fd`; throws ConfigError on error or EOF.
+void pread_all(int fd, void* dst, std::uint64_t bytes, std::uint64_t offset, const std::string& path);
+/// pwrite loop; throws ConfigError (disk full named) on error.
+void pwrite_all(int fd, const void* src, std::uint64_t bytes, std::uint64_t offset, const std::string& path);
+
+/// Details of the path: file system, block device and queue, alignment, cache method.
+nlohmann::json path_details(const StorageDirFacts& f);
+
+/// An aligned host allocation (for O_DIRECT), freed on destruction; pages touched.
+class AlignedBuffer {
+public:
+    AlignedBuffer() = default;
+    AlignedBuffer(std::uint64_t bytes, std::uint64_t align);
+    ~AlignedBuffer();
+    AlignedBuffer(const AlignedBuffer&) = delete;
+    AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+    void* get() const { return m_ptr; }
+
+private:
+    void* m_ptr = nullptr;
+};
+
+/// An fd closed on destruction.
+class Fd {
+public:
+    Fd() = default;
+    explicit Fd(int fd) : m_fd(fd) {}
+    ~Fd();
+    Fd(Fd&& o) noexcept : m_fd(o.m_fd) { o.m_fd = -1; }
+    Fd& operator=(Fd&& o) noexcept;
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    int get() const { return m_fd; }
+
+private:
+    int m_fd = -1;
+};
+/// Opens `path` with `flags`; throws ConfigError naming the file and errno.
+Fd open_file(const std::string& path, int flags, int mode = 0600);
+
+} // namespace interopbench::storage

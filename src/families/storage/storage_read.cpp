@@ -1,0 +1,135 @@
+// storage_read: file -> host memory, the storage roofline the GPU paths are measured against.
+//
+// What: reading a whole file of `size` bytes into host memory by pread into malloc'd memory
+// (buffered), O_DIRECT preads into aligned memory (odirect), O_DIRECT reads through io_uring
+// with `qd` reads in flight into a registered buffer (io_uring), or memcpy from a mapping
+// (mmap with MADV_SEQUENTIAL; mmap_populate maps with MAP_POPULATE, faulting everything in
+// up front), on `threads` threads each reading a contiguous range in `chunk`-byte I/Os.
+// How: host steady_clock around the read (mapping included for mmap). Before each sample the
+// cache state is put in place and proven: cold = pages dropped and mincore shows none cached;
+// warm = mincore shows all cached. Each sample records the bytes the process read from the
+// block layer (/proc/self/io read_bytes) and the block device's sector counters next to the
+// file bytes, and the process's CPU time. The destination is checked against the file's
+// pattern after sampling. Runs without a GPU.
+// Caveats: the block device's counters include other processes' I/O; O_DIRECT paths have no
+// warm state (they bypass the page cache) and need sizes and chunks aligned to the
+// direct-I/O alignment.
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "families/builtin.hpp"
+#include "families/storage/storage_common.hpp"
+#include "topology/topology.hpp"
+
+namespace interopbench {
+namespace {
+
+using namespace storage;
+
+class StorageReadCase final : public Case {
+public:
+    StorageReadCase(std::shared_ptr<PatternFile> file, ReadSpec spec, bool cold)
+        : m_file(std::move(file)), m_spec(spec), m_cache(m_file->path(), spec.size, cold),
+          m_dst(spec.size + 8, Site::instance().dio_alignment()), m_acct(Site::instance().facts().device) {}
+
+    Sample measure() override {
+        const Residency before = m_cache.prepare_sample();
+        m_acct.start();
+        const auto t0 = std::chrono::steady_clock::now();
+        read_file(m_file->path(), m_dst.get(), m_spec);
+        const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        m_acct.stop();
+        Sample s{static_cast<double>(m_spec.size) / t, t};
+        push_accounting(s, m_acct, m_spec.size, m_acct.cpu_seconds(), before, true);
+        return s;
+    }
+
+    void check() override {
+        if (const auto bad = count_file_pattern_mismatches(m_dst.get(), 0, m_spec.size))
+            throw CheckFailed(fmt::format("{} of {} words read differ from the file's pattern", bad, (m_spec.size + 7) / 8));
+    }
+
+    nlohmann::json details() const override {
+        nlohmann::json j = path_details(Site::instance().facts());
+        j["path"] = fmt::format("file ({}) -> host memory", j["file_system"].get<std::string>());
+        j["file"] = m_file->path();
+        j["file_reused"] = m_file->reused();
+        j["bytes_per_op"] = m_spec.size;
+        j["ops_per_sample"] = 1;
+        j["threads_used"] = m_spec.threads;
+        j["chunk"] = std::min(m_spec.chunk, m_spec.size);
+        j["cache_method"] = m_cache.method();
+        j["timer"] = "host steady_clock";
+        j["verification"] = "destination compared with the file's pattern after sampling";
+        return j;
+    }
+
+private:
+    std::shared_ptr<PatternFile> m_file;
+    ReadSpec m_spec;
+    CacheState m_cache;
+    AlignedBuffer m_dst;
+    Accounting m_acct;
+};
+
+class StorageRead final : public Scenario {
+public:
+    StorageRead() {
+        m_info.id = "storage_read";
+        m_info.family = "storage";
+        m_info.summary = "file -> host memory by pread, O_DIRECT, io_uring or mmap, cold or warm (runs without a GPU)";
+        m_info.needs_gpu = false;
+        m_info.counting = "file bytes read once per sample; device and cache bytes counted beside them";
+        m_info.axes = {size_axis(),
+                       {"path",
+                        "buffered: pread into malloc'd memory; odirect: O_DIRECT pread into aligned memory; io_uring: "
+                        "O_DIRECT reads, qd in flight, registered buffer; mmap: memcpy from a mapping with "
+                        "MADV_SEQUENTIAL; mmap_populate: the same, mapped with MAP_POPULATE",
+                        AxisKind::choice,
+                        {"buffered", "odirect", "io_uring", "mmap", "mmap_populate"},
+                        {"buffered", "odirect", "io_uring", "mmap", "mmap_populate"}},
+                       cache_axis(),
+                       chunk_axis(),
+                       threads_axis("reader threads, each with a contiguous range of the file"),
+                       {"qd", "io_uring reads in flight per thread; 0 = the path's default (32 for io_uring, "
+                              "other paths take only 0)",
+                        AxisKind::integer, {"0"}, {}, 0, 4096}};
+        m_info.metrics = {{"bandwidth", "B/s", Better::higher, "file bytes over the time to read them"},
+                          {"time", "s", Better::lower, "time to read the whole file"}};
+        for (auto& m : accounting_metrics(true)) m_info.metrics.push_back(m);
+    }
+    const ScenarioInfo& info() const override { return m_info; }
+    std::optional<std::string> unsupported(const Machine& m, const Params& p) const override {
+        const ReadPath path = parse_read_path(p.get("path"));
+        if (path == ReadPath::io_uring) {
+            std::string why;
+            if (!io_uring_built(&why)) return why;
+        } else if (p.get_uint("qd") != 0) {
+            return std::string("qd applies to path=io_uring only");
+        }
+        if (p.get_uint("threads") > 4 * std::max(1u, m.host_cores))
+            return fmt::format("{} threads is more than 4 per hardware thread ({})", p.get_uint("threads"), m.host_cores);
+        return storage_unsupported(p, path == ReadPath::odirect || path == ReadPath::io_uring, true);
+    }
+    std::unique_ptr<Case> prepare(const CaseContext&, const Params& p) const override {
+        reset_placement();
+        ReadSpec spec;
+        spec.path = parse_read_path(p.get("path"));
+        spec.size = p.get_uint("size");
+        spec.chunk = p.get_uint("chunk");
+        spec.threads = static_cast<unsigned>(p.get_uint("threads"));
+        spec.queue_depth = p.get_uint("qd") ? static_cast<unsigned>(p.get_uint("qd")) : 32u;
+        auto file = Site::instance().pattern_file(spec.size);
+        return std::make_unique<StorageReadCase>(std::move(file), spec, p.get("cache") == "cold");
+    }
+
+private:
+    ScenarioInfo m_info;
+};
+
+} // namespace
+
+void register_storage_read(Registry& r) { r.add(std::make_unique<StorageRead>()); }
+
+} // namespace interopbench
