@@ -96,8 +96,13 @@ public:
         d.type = 1; // CU_FILE_HANDLE_TYPE_OPAQUE_FD
         d.handle.fd = fd;
         const gpu::cufile::Error e = api->handle_register(&m_h, &d);
+        // cuFile refuses files it cannot serve here (its file checks: file system, block
+        // device, open flags) even in compatibility mode: that is this machine's answer, so
+        // the configuration is skipped with cuFile's own error, not failed.
         if (e.err != 0)
-            throw ConfigError(fmt::format("cuFileHandleRegister on {} failed: {}", path, gpu::cufile_error_name(e.err)));
+            throw Unsupported(fmt::format("cuFile does not take {} on this machine: cuFileHandleRegister returned {} "
+                                          "(its log, cufile.log in the working directory, says why)",
+                                          path, gpu::cufile_error_name(e.err)));
     }
     ~CufileHandle() {
         if (m_h) m_api->handle_deregister(m_h);

@@ -78,9 +78,10 @@ for m in r["metrics"]:
     m["stats"] = stats(m["samples"])
 write("noisy.json", doc)
 
-# The same results, said to come from a machine with one H200 and another NCCL.
+# The same results, said to come from a machine with one GPU of a model no real machine has
+# (so that it is other hardware wherever the tests run) and another NCCL.
 doc = copy.deepcopy(base)
-doc["devices"] = [{"ordinal": 0, "name": "NVIDIA H200", "pcie": {"gen_current": 5, "width_current": 16,
+doc["devices"] = [{"ordinal": 0, "name": "Test GPU 0 (a fixture, no real machine)", "pcie": {"gen_current": 5, "width_current": 16,
                                                                   "gen_max": 5, "width_max": 16}}]
 doc["software"]["nccl"] = "2.28.3"
 write("other_machine.json", doc)
