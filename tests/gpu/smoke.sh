@@ -9,15 +9,20 @@ build=$(cd "$1" && pwd); out=$2; shift 2
 sections=${*:-facts timing tests copy bidir alloc peer nccl nccl-check mpi layout storage default profiles slowed compare}
 ib="$build/interopbench"
 mkdir -p "$out/logs" "$out/reports"
-log() { echo "== $*" | tee -a "$out/summary.txt"; }
-# run NAME TIMEOUT CMD...: output to logs/NAME.txt, exit code and wall time to the summary
+section=""
+failures=()
+log() { section=$1; echo "== $*" | tee -a "$out/summary.txt"; }
+# run NAME TIMEOUT CMD...: output to logs/NAME.txt, exit code and wall time to the summary.
+# A run whose exit code is not $expect (default 0) is a failure of its section.
 run() {
   local name=$1 limit=$2; shift 2
+  local want=${expect:-0}
   local t0=$EPOCHREALTIME
   timeout --signal=INT --kill-after=10 "$limit" "$@" >"$out/logs/$name.txt" 2>&1
   local rc=$?
   local t1=$EPOCHREALTIME
   printf '%-28s rc=%-3s %6ss  %s\n' "$name" "$rc" "$(python3 -c "print(f'{$t1 - $t0:.2f}')")" "$*" | tee -a "$out/summary.txt"
+  [ "$rc" = "$want" ] || failures+=("$section/$name (exit $rc, expected $want)")
 }
 has() { [[ " $sections " == *" $1 "* ]]; }
 R="$out/reports"
@@ -145,6 +150,11 @@ if has compare; then
   log "compare"
   run compare-ci 30 "$ib" compare "$R/ci-1.json" "$R/ci-2.json"
   run compare-ci-md 30 "$ib" compare --format markdown "$R/ci-1.json" "$R/ci-2.json"
-  run compare-slow 30 "$ib" compare "$R/ci-1.json" "$R/ci-slow.json"
+  expect=1 run compare-slow 30 "$ib" compare "$R/ci-1.json" "$R/ci-slow.json"
 fi
 tar -C "$out" -czf "$out/bundle.tar.gz" logs reports
+if ((${#failures[@]})); then
+  printf 'FAILED: %s\n' "${failures[@]}" | tee -a "$out/summary.txt"
+  exit 1
+fi
+echo "all sections passed: $sections" | tee -a "$out/summary.txt"
