@@ -150,12 +150,11 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
             // stands only when every re-measurement regresses too.
             CompareOutcome outcome = compare_reports(options.baseline, out.report, options.compare);
             const auto flagged = flagged_keys(outcome);
-            if (options.confirm > 0 && !flagged.empty()) {
+            if (options.confirm > 0 && !flagged.empty() && !out.interrupted) {
                 if (hooks.confirming) hooks.confirming(flagged.size(), options.confirm);
                 std::map<std::string, const Config*> by_key;
                 for (const auto& c : configs) by_key[c.key()] = &c;
                 std::map<std::string, std::vector<nlohmann::json>> reruns;
-                SignalScope again(options.handle_signals);
                 for (int round = 0; round < options.confirm && runner.fatal().empty() && !g_interrupted; ++round)
                     for (const auto& key : flagged)
                         if (const auto it = by_key.find(key); it != by_key.end())
