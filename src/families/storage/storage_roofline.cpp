@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "families/builtin.hpp"
-#include "families/storage/storage_io.hpp"
+#include "gpu/storage_io.hpp"
 
 namespace interopbench {
 namespace {
