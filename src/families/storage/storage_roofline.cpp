@@ -60,8 +60,9 @@ void annotate_storage_results(std::vector<Result>& results) {
     }
 }
 
-void storage_preflight(const RunSettings& settings, const std::vector<Config>& configs) {
-    storage::preflight(settings, configs);
+void storage_preflight(const RunSettings& settings, const std::vector<Config>& configs,
+                       std::optional<std::uint64_t> other_bytes) {
+    storage::preflight(settings, configs, other_bytes);
 }
 
 } // namespace interopbench
