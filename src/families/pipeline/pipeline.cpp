@@ -150,11 +150,6 @@ public:
         m_items.pop_front();
         return v;
     }
-    void clear() {
-        std::lock_guard<std::mutex> l(m_mutex);
-        m_items.clear();
-    }
-
 private:
     std::mutex m_mutex;
     std::condition_variable m_cv;
@@ -429,7 +424,7 @@ private:
     void run_overlapped() {
         Channel free_slots, ready;
         const unsigned S = slots(m_v);
-        std::vector<bool> pending(S, false);
+        std::vector<char> pending(S, 0); // not vector<bool>: the reader reads one slot while this thread sets another
         for (unsigned s = 0; s < S; ++s) free_slots.push(s);
         double read_s = 0, convert_s = 0;
         std::exception_ptr reader_error;
@@ -455,7 +450,7 @@ private:
                 if (got < 0) break;
                 const unsigned s = static_cast<unsigned>(b % S);
                 gpu_batch(b, s, false);
-                pending[s] = true; // m_copied[s] is recorded: the reader may wait on it
+                pending[s] = 1; // m_copied[s] is recorded: the reader may wait on it
                 free_slots.push(s);
             }
         } catch (...) {
