@@ -132,7 +132,7 @@ if has pipeline; then
   pd=$(mktemp -d /tmp/ib-smoke-pipeline.XXXXXX)
   cat >"$out/pipeline-profile.json" <<'JSON'
 {"name": "pipeline-figures", "description": "issue 15's figures: every variant cold and warm on a 1 GB dataset, the standalone stages (storage_read one thread, pinned H2D, the conversion kernel alone), and naive/+pool/tuned at small batches",
- "settings": {"warmup": 1, "min_samples": 3, "max_samples": 5, "noise": 0.02, "max_time_s": 5, "sample_time_s": 0.02},
+ "settings": {"warmup": 1, "min_samples": 3, "max_samples": 4, "noise": 0.02, "max_time_s": 5, "sample_time_s": 0.02},
  "scenarios": [
   {"pattern": "storage_read", "axes": {"size": ["1G"], "path": ["buffered"], "threads": ["1"], "chunk": ["16M"], "cache": ["cold", "warm"]}},
   {"pattern": "h2d_copy", "axes": {"size": ["1M", "64M"], "host_mem": ["pinned"], "engine": ["ce"], "device": ["0"]}},
