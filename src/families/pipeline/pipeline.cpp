@@ -772,7 +772,7 @@ void annotate_pipeline_results(std::vector<Result>& results) {
                                        gbps(tp), stage, fmt::format("{:.0f}%", 100 * share), median_of(r, "time"),
                                        median_of(r, "overlap"));
         const double alloc = median_of(r, "alloc_share");
-        if (alloc >= 0.2) text += fmt::format(", allocation alone {:.0f}%", 100 * alloc);
+        if (alloc >= 0.2 && stage != "alloc") text += fmt::format(", allocation alone {:.0f}%", 100 * alloc);
         if (naive && best_fix)
             text += fmt::format("; best single fix {} gives {:.2f}x over naive", best_fix->params.get("variant"),
                                 median_of(*best_fix, "throughput") / median_of(*naive, "throughput"));

@@ -6,6 +6,7 @@
 // table printing the diagnosis.
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -346,4 +347,25 @@ TEST_CASE("pipeline: after the run, speedup over naive, efficiency against the s
     for (auto& r : results) r.status = Status::ok;
     const std::string table = render_results(results, OutputFormat::table);
     CHECK(table.find(t) != std::string::npos);
+}
+
+TEST_CASE("pipeline: the command line refuses a batch larger than the dataset and zero batches with exit 2") {
+    Scratch s;
+    auto run = [&](const std::string& args) {
+        const std::string err = (s.dir / "err.txt").string();
+        const std::string cmd = std::string(INTEROPBENCH_BINARY) + " run -s pipeline --no-topology --storage-dir '" +
+                                s.dir.string() + "' " + args + " >/dev/null 2>'" + err + "'";
+        const int rc = std::system(cmd.c_str());
+        std::ifstream in(err);
+        std::string text((std::istreambuf_iterator<char>(in)), {});
+        return std::make_pair(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, text);
+    };
+    auto [rc1, e1] = run("-a dataset=1M -a batch=2M");
+    CHECK(rc1 == 2);
+    CHECK(e1.find("batch 2MiB is larger than the dataset 1MiB") != std::string::npos);
+    auto [rc2, e2] = run("-a dataset=1M -a batch=16");
+    CHECK(rc2 == 2);
+    CHECK(e2.find("zero batches") != std::string::npos);
+    auto [rc3, e3] = run("-a variant=fast");
+    CHECK(rc3 == 2);
 }
