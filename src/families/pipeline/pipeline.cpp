@@ -768,8 +768,11 @@ void annotate_pipeline_results(std::vector<Result>& results) {
                 stage = k_stage_names[i];
             }
         }
-        std::string text = fmt::format("{} {}: {} at {} of the {:.3g} s pass is the largest stage (overlap {:.2f})", variant,
-                                       gbps(tp), stage, fmt::format("{:.0f}%", 100 * share), median_of(r, "time"),
+        const std::string own = naive && variant != "naive"
+                                    ? fmt::format(" ({:.2f}x naive)", tp / median_of(*naive, "throughput"))
+                                    : std::string();
+        std::string text = fmt::format("{} {}{}: {} at {} of the {:.3g} s pass is the largest stage (overlap {:.2f})",
+                                       variant, gbps(tp), own, stage, fmt::format("{:.0f}%", 100 * share), median_of(r, "time"),
                                        median_of(r, "overlap"));
         const double alloc = median_of(r, "alloc_share");
         if (alloc >= 0.2 && stage != "alloc") text += fmt::format(", allocation alone {:.0f}%", 100 * alloc);

@@ -346,7 +346,9 @@ TEST_CASE("pipeline: after the run, speedup over naive, efficiency against the s
     // The table prints each configuration's diagnosis under it.
     for (auto& r : results) r.status = Status::ok;
     const std::string table = render_results(results, OutputFormat::table);
+    CAPTURE(table);
     CHECK(table.find(t) != std::string::npos);
+    CHECK(render_results(results, OutputFormat::markdown).find(t) != std::string::npos);
 }
 
 TEST_CASE("pipeline: the command line refuses a batch larger than the dataset and zero batches with exit 2") {
