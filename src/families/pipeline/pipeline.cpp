@@ -358,15 +358,38 @@ private:
     /// free. `serial` synchronises after each stage (the serial variants).
     void gpu_batch(std::uint64_t b, unsigned s, bool serial) {
         const std::uint64_t n = rows_of(b);
-        const std::size_t cols = columns().size();
         cudaStream_t ks = m_copy_stream->get(), cs = serial ? ks : m_compute_stream->get();
         const std::size_t mat_bytes = n * matrix_row_bytes();
         auto t = Clock::now();
+        // Each allocation is needed by the stream that uses it first: the copy's destination
+        // on the copy stream, the rest on the compute stream.
         void* d_in = m_v.gpu_convert ? dev_alloc(m_layout.bytes, ks) : nullptr;
         void* d_mat = dev_alloc(mat_bytes, m_v.gpu_convert ? cs : ks);
         void* d_copy = m_v.zero_copy ? nullptr : dev_alloc(mat_bytes, cs);
         m_host[s_alloc] += since(t);
+        try {
+            enqueue_batch(b, s, serial, d_in, d_mat, d_copy);
+        } catch (...) {
+            // A failed batch must not keep its device memory: wait for what was enqueued, free.
+            cudaDeviceSynchronize();
+            for (void* p : {d_in, d_mat, d_copy})
+                if (p) static_cast<void>(m_v.pool ? cudaFreeAsync(p, cs) : cudaFree(p));
+            cudaDeviceSynchronize();
+            throw;
+        }
+        t = Clock::now();
+        dev_free(d_in, cs);
+        dev_free(d_mat, cs);
+        dev_free(d_copy, cs);
+        m_host[s_alloc] += since(t);
+    }
 
+    /// Copy, convert, hand over and consume batch b (its device buffers allocated).
+    void enqueue_batch(std::uint64_t b, unsigned s, bool serial, void* d_in, void* d_mat, void* d_copy) {
+        const std::uint64_t n = rows_of(b);
+        const std::size_t cols = columns().size();
+        cudaStream_t ks = m_copy_stream->get(), cs = serial ? ks : m_compute_stream->get();
+        const std::size_t mat_bytes = n * matrix_row_bytes();
         IB_CUDA_CHECK(cudaEventRecord(ev(b, 0).get(), ks));
         if (m_v.gpu_convert)
             IB_CUDA_CHECK(cudaMemcpyAsync(d_in, m_staging[s].get(), m_layout.bytes, cudaMemcpyHostToDevice, ks));
@@ -398,7 +421,7 @@ private:
             if (serial) IB_CUDA_CHECK(cudaStreamSynchronize(cs));
             handed = d_copy;
         }
-        t = Clock::now();
+        const auto t = Clock::now();
         TensorDesc desc;
         desc.data = handed;
         desc.device = {DLDeviceType::cuda, m_device};
@@ -420,12 +443,6 @@ private:
         IB_CUDA_CHECK(launched);
         IB_CUDA_CHECK(cudaEventRecord(ev(b, 7).get(), cs));
         if (serial) IB_CUDA_CHECK(cudaStreamSynchronize(cs));
-
-        t = Clock::now();
-        dev_free(d_in, cs);
-        dev_free(d_mat, cs);
-        dev_free(d_copy, cs);
-        m_host[s_alloc] += since(t);
     }
 
     void run_serial() {
