@@ -3,6 +3,7 @@
 #include <langinfo.h>
 #include <locale.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <map>
@@ -284,6 +285,16 @@ std::string render_results(const std::vector<Result>& results, OutputFormat form
             rows.push_back(std::move(row));
         }
         out += render_table(rows, md);
+        // A scenario may explain a result in one sentence (details "diagnosis"): printed under
+        // the table, one line per configuration.
+        for (const auto* r : rs) {
+            const auto it = r->details.find("diagnosis");
+            if (it == r->details.end() || !it->is_string()) continue;
+            out += md ? fmt::format("\n- `{}`: {}", display_text(r->params.canonical()), display_text(it->get<std::string>()))
+                      : fmt::format("  {}: {}\n", display_text(r->params.canonical()), display_text(it->get<std::string>()));
+        }
+        if (md && std::any_of(rs.begin(), rs.end(), [](const Result* r) { return r->details.contains("diagnosis"); }))
+            out += "\n";
     }
     return out;
 }

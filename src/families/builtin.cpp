@@ -10,13 +10,18 @@ namespace interopbench {
 Registry builtin_registry() {
     Registry r;
     for (auto* add : {register_host_memcpy, register_host_device_copy, register_alloc, register_peer,
-                      register_nccl, register_layout, register_handoff, register_storage_read, register_storage_gpu})
+                      register_nccl, register_layout, register_handoff, register_storage_read, register_storage_gpu, register_pipeline})
         add(r);
     return r;
 }
 
-void before_run(const RunSettings& settings, const std::vector<Config>& configs) { storage_preflight(settings, configs); }
+void before_run(const RunSettings& settings, const std::vector<Config>& configs) {
+    storage_preflight(settings, configs, pipeline_site_bytes(configs));
+}
 
-void after_run(std::vector<Result>& results) { annotate_storage_results(results); }
+void after_run(std::vector<Result>& results) {
+    annotate_storage_results(results);
+    annotate_pipeline_results(results);
+}
 
 } // namespace interopbench

@@ -3,10 +3,10 @@
 # machine, and writes logs and reports under OUT. Builds nothing.
 #   tests/gpu/smoke.sh BUILD_DIR OUT_DIR [section...]
 # Sections: facts timing tests copy bidir alloc peer peer-sm nccl nccl-check mpi layout sanitize default
-# profiles slowed compare storage (default: all but sanitize).
+# profiles slowed compare storage pipeline (default: all but sanitize).
 set -uo pipefail
 build=$(cd "$1" && pwd); out=$2; shift 2
-sections=${*:-facts timing tests copy bidir alloc peer nccl nccl-check mpi layout storage default profiles slowed compare}
+sections=${*:-facts timing tests copy bidir alloc peer nccl nccl-check mpi layout storage pipeline default profiles slowed compare}
 ib="$build/interopbench"
 mkdir -p "$out/logs" "$out/reports"
 section=""
@@ -131,6 +131,27 @@ JSON
   run storage-figures-md 10 "$ib" show --format markdown "$R/storage.json"
   run storage-left 10 ls -la "$sd"
   rm -rf "$sd"
+fi
+if has pipeline; then
+  log "pipeline: naive vs tuned and each single fix, cold and warm, beside the standalone stages it is measured against; allocation at small batches (scratch dir under /tmp, removed after)"
+  pd=$(mktemp -d /tmp/ib-smoke-pipeline.XXXXXX)
+  cat >"$out/pipeline-profile.json" <<'JSON'
+{"name": "pipeline-figures", "description": "issue 15's figures: every variant cold and warm on a 1 GB dataset, the standalone stages (storage_read one thread, pinned H2D, the conversion kernel alone), and naive/+pool/tuned at small batches",
+ "settings": {"warmup": 1, "min_samples": 3, "max_samples": 4, "noise": 0.02, "max_time_s": 5, "sample_time_s": 0.02},
+ "scenarios": [
+  {"pattern": "storage_read", "axes": {"size": ["1G"], "path": ["buffered"], "threads": ["1"], "chunk": ["16M"], "cache": ["cold", "warm"]}},
+  {"pattern": "h2d_copy", "axes": {"size": ["1M", "64M"], "host_mem": ["pinned"], "engine": ["ce"], "device": ["0"]}},
+  {"pattern": "pipeline_convert", "axes": {"batch": ["64K", "1M", "64M"], "device": ["0"]}},
+  {"pattern": "pipeline", "axes": {"variant": ["naive", "+pinned", "+pool", "+gpu_convert", "+zero_copy", "+overlap", "tuned"], "cache": ["cold", "warm"], "dataset": ["1G"], "batch": ["64M"], "device": ["0"]}},
+  {"pattern": "pipeline", "axes": {"variant": ["naive", "+pool", "tuned"], "cache": ["warm"], "dataset": ["256M"], "batch": ["64K", "1M"], "device": ["0"]}}
+ ]}
+JSON
+  run pipeline-figures 240 "$ib" run --profile "$out/pipeline-profile.json" --storage-dir "$pd" --keep-files --progress --out "$R/pipeline.json"
+  run pipeline-figures-md 10 "$ib" show --format markdown "$R/pipeline.json"
+  # The quick profile's pipeline pair alone (the whole quick profile runs in the profiles section).
+  run pipeline-quick-pair 60 "$ib" run --profile quick -s pipeline -a variant=naive,tuned -a cache=warm -a dataset=128M -a batch=8M -d 0 --storage-dir "$pd" --out "$R/pipeline-quick.json"
+  run pipeline-left 10 ls -la "$pd"
+  rm -rf "$pd"
 fi
 if has default; then
   log "the default job"

@@ -29,7 +29,7 @@
 #include <fmt/format.h>
 
 #include "gpu/cuda_util.hpp"
-#include "families/handoff/interchange.hpp"
+#include "gpu/interchange.hpp"
 #include "gpu/convert.hpp"
 #include "gpu/convert_kernels.hpp"
 #include "families/builtin.hpp"

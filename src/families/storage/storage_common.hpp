@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "families/storage/storage_io.hpp"
+#include "gpu/storage_io.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/params.hpp"
 #include "interopbench/scenario.hpp"

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "families/builtin.hpp"
-#include "families/storage/storage_io.hpp"
+#include "gpu/storage_io.hpp"
 
 namespace interopbench {
 namespace {
@@ -60,8 +60,9 @@ void annotate_storage_results(std::vector<Result>& results) {
     }
 }
 
-void storage_preflight(const RunSettings& settings, const std::vector<Config>& configs) {
-    storage::preflight(settings, configs);
+void storage_preflight(const RunSettings& settings, const std::vector<Config>& configs,
+                       std::optional<std::uint64_t> other_bytes) {
+    storage::preflight(settings, configs, other_bytes);
 }
 
 } // namespace interopbench

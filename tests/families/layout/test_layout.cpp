@@ -10,7 +10,7 @@
 
 #include "interopbench/runner.hpp"
 #include "interopbench/errors.hpp"
-#include "families/handoff/interchange.hpp"
+#include "gpu/interchange.hpp"
 #include "gpu/convert.hpp"
 #include "interopbench/registry.hpp"
 #include "families/builtin.hpp"

@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "families/builtin.hpp"
-#include "families/storage/storage_io.hpp"
+#include "gpu/storage_io.hpp"
 #include "gpu/cufile_loader.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/runner.hpp"

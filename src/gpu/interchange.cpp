@@ -2,7 +2,7 @@
 // that owns everything the C structure points to (shape, strides, buffer lists, format
 // strings, children); the C release callback frees the holder and then notifies the
 // producer. Consumers only read the C structures and check them against the specs.
-#include "families/handoff/interchange.hpp"
+#include "gpu/interchange.hpp"
 
 #include <charconv>
 #include <memory>

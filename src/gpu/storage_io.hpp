@@ -1,5 +1,5 @@
 #pragma once
-/// The storage family's host side: the storage site (directory, checks, the tool's files),
+/// Storage on the host, shared by the storage and pipeline families: the storage site (directory, checks, the tool's files),
 /// pattern files, page-cache control and proof (fadvise, drop_caches, mincore), the byte
 /// accounting (/proc/self/io, the block device's sector counters), CPU time, and the file ->
 /// host-memory readers (pread, O_DIRECT, io_uring, mmap). No CUDA here: tests use it all
@@ -164,7 +164,10 @@ private:
 
 /// The pre-flight of a run: when a storage configuration is selected, validates the storage
 /// directory and its free space for the selected sizes (UsageError, before measuring).
-void preflight(const RunSettings& settings, const std::vector<Config>& configs);
+/// `other_bytes`: what other families' selected configurations (the pipeline's dataset) will
+/// create there; given (even 0), the directory is validated without a storage configuration.
+void preflight(const RunSettings& settings, const std::vector<Config>& configs,
+               std::optional<std::uint64_t> other_bytes = std::nullopt);
 
 /// Host readers: the whole file (or [offset, offset+bytes)) into `dst`, in `chunk` I/Os, on
 /// `threads` threads each with a contiguous range. Return the bytes read; throw ConfigError

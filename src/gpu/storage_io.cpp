@@ -1,5 +1,5 @@
-// The storage family's host side. See storage_io.hpp.
-#include "families/storage/storage_io.hpp"
+// Storage on the host (storage and pipeline families). See storage_io.hpp.
+#include "gpu/storage_io.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -490,10 +490,10 @@ void Site::reset() {
     m_dir_guard.remove();
 }
 
-void preflight(const RunSettings& settings, const std::vector<Config>& configs) {
+void preflight(const RunSettings& settings, const std::vector<Config>& configs, std::optional<std::uint64_t> other_bytes) {
     std::set<std::uint64_t> read_sizes;
     std::uint64_t write_bytes = 0;
-    bool any = false;
+    bool any = other_bytes.has_value();
     for (const Config& c : configs) {
         if (c.scenario->info().family != "storage") continue;
         any = true;
@@ -504,7 +504,7 @@ void preflight(const RunSettings& settings, const std::vector<Config>& configs) 
     if (!any) return;
     // Pattern files that already exist (kept from an earlier run) need no new space.
     const std::string dir = settings.storage_dir.empty() ? default_storage_dir() : settings.storage_dir;
-    std::uint64_t needed = write_bytes;
+    std::uint64_t needed = write_bytes + other_bytes.value_or(0);
     for (std::uint64_t s : read_sizes) {
         struct stat st {};
         if (::stat((dir + "/" + pattern_file_name(s)).c_str(), &st) == 0 && static_cast<std::uint64_t>(st.st_size) == s)

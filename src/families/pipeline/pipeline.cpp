@@ -1,0 +1,810 @@
+// pipeline: files -> host -> device -> row-major float32 matrix -> DLPack handoff -> consumer,
+// every stage timed, and what each fix buys.
+//
+// What: a dataset of .npy column files (two each of float32, int64, float16, int8; npy.hpp)
+// read batch by batch (`batch` file bytes per batch, `dataset` file bytes in all). Per batch:
+// read each column's slice (pread) into a host staging buffer -> copy to the device ->
+// convert the columns into one rows x 8 row-major float32 matrix (with the casts) -> hand the
+// matrix to a consumer through DLPack -> the consumer's kernel reads every element (per-row
+// normalisation by the row's largest magnitude, and a sum) -> next batch. One sample is one
+// pass over the whole dataset.
+// Variants: naive = pageable staging, cudaMalloc + cudaFree per batch, the conversion on the
+// host before the copy, a deep copy (device to device) at the handoff, everything synchronous
+// on one stream; +pinned, +pool (cudaMallocFromPoolAsync from an own pool whose release
+// threshold keeps its memory), +gpu_convert (the columns are copied and converted by a
+// kernel), +zero_copy (the DLPack tensor is the matrix itself), +overlap (a reader thread
+// fills a ring of 3 pinned slots while the GPU copies on one stream and converts and consumes
+// on another: the copy needs pinned memory to be asynchronous, so this ring is pinned
+// whatever the rest), tuned = all of them.
+// How: the end-to-end time is the host steady_clock from the first read to the last
+// completion (the primary figure). Stages are timed without adding synchronisation to the
+// overlapped variants: host stages (reads, the host conversion, allocation calls, the DLPack
+// export/import) by host clocks on the thread that does them, device stages (copy, kernel
+// conversion, handoff copy, consumer) by CUDA event pairs recorded on their own streams and
+// read after the pass; each stage's times are summed over the batches. The serial variants
+// synchronise after each stage because that is what they are. Overlap = sum of stage times
+// over the end-to-end time. The cache state of every column file is put in place and proven
+// before each sample (cold: pages dropped, mincore none resident; warm: all resident).
+// After the run: speedup over the same run's naive configuration, efficiency against the
+// slowest standalone stage (storage_read, pinned h2d_copy, pipeline_convert), and a
+// one-sentence diagnosis (details "diagnosis", printed under the table).
+// Caveats: the reads use one thread (pread per column slice), so the storage bound is
+// storage_read with threads=1; cudaFree synchronises the device, which is part of what naive
+// costs.
+#include "families/pipeline/pipeline.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "families/builtin.hpp"
+#include "families/pipeline/dataset.hpp"
+#include "families/pipeline/pipeline_kernels.hpp"
+#include "gpu/cuda_util.hpp"
+#include "gpu/interchange.hpp"
+#include "gpu/storage_io.hpp"
+#include "topology/topology.hpp"
+
+namespace interopbench {
+namespace pipeline {
+
+const std::vector<std::string>& variant_names() {
+    static const std::vector<std::string> v{"naive", "+pinned", "+pool", "+gpu_convert", "+zero_copy", "+overlap", "tuned"};
+    return v;
+}
+
+Variant parse_variant(const std::string& n) {
+    Variant v;
+    if (n == "naive") return v;
+    if (n == "+pinned") v.pinned = true;
+    else if (n == "+pool") v.pool = true;
+    else if (n == "+gpu_convert") v.gpu_convert = true;
+    else if (n == "+zero_copy") v.zero_copy = true;
+    else if (n == "+overlap") v.overlap = true;
+    else if (n == "tuned") v = Variant{true, true, true, true, true};
+    else throw UsageError(fmt::format("unknown pipeline variant '{}'", n), "use naive, +pinned, +pool, +gpu_convert, +zero_copy, +overlap or tuned");
+    return v;
+}
+
+Geometry geometry(std::uint64_t dataset, std::uint64_t batch) {
+    const std::uint64_t row = file_row_bytes();
+    if (dataset < row || batch < row)
+        throw UsageError(fmt::format("{} {} holds no row (a row is {} bytes in the files): zero batches",
+                                     dataset < row ? "dataset" : "batch", format_size(dataset < row ? dataset : batch), row),
+                         fmt::format("give a {} of at least {} bytes", dataset < row ? "dataset" : "batch", row));
+    if (batch > dataset)
+        throw UsageError(fmt::format("batch {} is larger than the dataset {}", format_size(batch), format_size(dataset)),
+                         "give a batch no larger than the dataset (e.g. --axis batch=64M with --axis dataset=1G)");
+    Geometry g;
+    g.rows = dataset / row;
+    g.batch_rows = batch / row;
+    g.batches = (g.rows + g.batch_rows - 1) / g.batch_rows;
+    return g;
+}
+
+unsigned slots(const Variant& v) { return v.overlap ? 3u : 1u; }
+
+std::uint64_t device_bytes_needed(const Variant& v, const Geometry& g) {
+    const std::uint64_t mat = g.batch_rows * matrix_row_bytes();
+    const std::uint64_t in = v.gpu_convert ? soa_batch_layout(g.batch_rows).bytes : 0;
+    const std::uint64_t copy = v.zero_copy ? 0 : mat;
+    return slots(v) * (in + mat + copy) + 4096;
+}
+
+std::uint64_t host_bytes_needed(const Variant& v, const Geometry& g) {
+    const std::uint64_t staging = soa_batch_layout(g.batch_rows).bytes;
+    const std::uint64_t mat = v.gpu_convert ? 0 : g.batch_rows * matrix_row_bytes();
+    return slots(v) * (staging + mat);
+}
+
+std::optional<std::uint64_t> site_bytes(const std::vector<Config>& configs) {
+    std::optional<std::uint64_t> out;
+    std::vector<std::uint64_t> seen;
+    for (const Config& c : configs) {
+        if (c.scenario->info().id != "pipeline") continue;
+        const Geometry g = geometry(c.params.get_uint("dataset"), c.params.get_uint("batch"));
+        if (!out) out = 0;
+        if (std::find(seen.begin(), seen.end(), g.rows) != seen.end()) continue;
+        seen.push_back(g.rows);
+        *out += g.rows * file_row_bytes() + 128 * columns().size();
+    }
+    return out;
+}
+
+} // namespace pipeline
+
+namespace {
+
+using namespace pipeline;
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+enum Stage { s_read, s_h2d, s_alloc, s_convert, s_handoff, s_consume, k_stages };
+const char* const k_stage_names[k_stages] = {"read", "h2d", "alloc", "convert", "handoff", "consume"};
+
+/// A queue of slot or batch numbers between the reader thread and the GPU thread; -1 stops.
+class Channel {
+public:
+    void push(long v) {
+        {
+            std::lock_guard<std::mutex> l(m_mutex);
+            m_items.push_back(v);
+        }
+        m_cv.notify_one();
+    }
+    long pop() {
+        std::unique_lock<std::mutex> l(m_mutex);
+        m_cv.wait(l, [&] { return !m_items.empty(); });
+        const long v = m_items.front();
+        m_items.pop_front();
+        return v;
+    }
+private:
+    std::mutex m_mutex;
+    std::condition_variable m_cv;
+    std::deque<long> m_items;
+};
+
+class Event {
+public:
+    Event() { IB_CUDA_CHECK(cudaEventCreate(&m_e)); }
+    ~Event() { cudaEventDestroy(m_e); }
+    Event(const Event&) = delete;
+    Event& operator=(const Event&) = delete;
+    cudaEvent_t get() const { return m_e; }
+
+private:
+    cudaEvent_t m_e = nullptr;
+};
+
+float elapsed(const Event& a, const Event& b) {
+    float ms = 0;
+    IB_CUDA_CHECK(cudaEventElapsedTime(&ms, a.get(), b.get()));
+    return ms / 1e3f;
+}
+
+class PipelineCase final : public Case {
+public:
+    PipelineCase(int device, std::string variant, Geometry g, bool cold)
+        : m_device(device), m_name(std::move(variant)), m_v(parse_variant(m_name)), m_g(g), m_cold(cold),
+          m_layout(soa_batch_layout(g.batch_rows)) {
+        gpu::set_device(device);
+        m_data = dataset_for(g.rows);
+        for (std::size_t c = 0; c < columns().size(); ++c) {
+            m_fds.push_back(storage::open_file(m_data->paths()[c], O_RDONLY | O_CLOEXEC));
+            const std::uint64_t size = m_data->headers()[c].data_offset + g.rows * col_width(columns()[c]);
+            m_cache.push_back(std::make_unique<storage::CacheState>(m_data->paths()[c], size, cold));
+        }
+        const gpu::HostMem kind = m_v.pinned || m_v.overlap ? gpu::HostMem::pinned : gpu::HostMem::pageable;
+        for (unsigned s = 0; s < slots(m_v); ++s) {
+            m_staging.emplace_back(kind, m_layout.bytes);
+            if (!m_v.gpu_convert) m_host_mat.emplace_back(kind, g.batch_rows * matrix_row_bytes());
+        }
+        m_copy_stream = std::make_unique<gpu::Stream>(device);
+        m_compute_stream = std::make_unique<gpu::Stream>(device);
+        if (m_v.pool) {
+            cudaMemPoolProps props{};
+            props.allocType = cudaMemAllocationTypePinned;
+            props.location.type = cudaMemLocationTypeDevice;
+            props.location.id = device;
+            IB_CUDA_CHECK(cudaMemPoolCreate(&m_pool, &props));
+            std::uint64_t keep = ~0ull;
+            IB_CUDA_CHECK(cudaMemPoolSetAttribute(m_pool, cudaMemPoolAttrReleaseThreshold, &keep));
+        }
+        m_sum = gpu::DeviceBuffer(device, sizeof(double));
+        m_events.resize(g.batches * 8);
+        for (auto& e : m_events) e = std::make_unique<Event>();
+        for (unsigned s = 0; s < slots(m_v); ++s) m_copied.push_back(std::make_unique<Event>());
+    }
+
+    ~PipelineCase() override {
+        if (m_pool) {
+            cudaDeviceSynchronize();
+            cudaMemPoolDestroy(m_pool);
+        }
+    }
+
+    Sample measure() override {
+        gpu::set_device(m_device);
+        double resident = 0;
+        for (auto& c : m_cache) resident = std::max(resident, c->prepare_sample().fraction());
+        IB_CUDA_CHECK(cudaMemsetAsync(m_sum.get(), 0, sizeof(double), m_compute_stream->get()));
+        IB_CUDA_CHECK(cudaStreamSynchronize(m_compute_stream->get()));
+        for (double& t : m_host) t = 0;
+        const auto t0 = Clock::now();
+        if (m_v.overlap) run_overlapped();
+        else run_serial();
+        IB_CUDA_CHECK(cudaStreamSynchronize(m_copy_stream->get()));
+        IB_CUDA_CHECK(cudaStreamSynchronize(m_compute_stream->get()));
+        const double e2e = since(t0);
+        IB_CUDA_CHECK(cudaMemcpy(&m_last_sum, m_sum.get(), sizeof(double), cudaMemcpyDeviceToHost));
+
+        double st[k_stages];
+        for (int i = 0; i < k_stages; ++i) st[i] = m_host[i];
+        for (std::uint64_t b = 0; b < m_g.batches; ++b) {
+            st[s_h2d] += elapsed(ev(b, 0), ev(b, 1));
+            if (m_v.gpu_convert) st[s_convert] += elapsed(ev(b, 2), ev(b, 3));
+            if (!m_v.zero_copy) st[s_handoff] += elapsed(ev(b, 4), ev(b, 5));
+            st[s_consume] += elapsed(ev(b, 6), ev(b, 7));
+        }
+        double sum = 0;
+        for (int i = 0; i < k_stages; ++i) {
+            sum += st[i];
+            m_stage_total[i] += st[i];
+        }
+        ++m_samples;
+        Sample s{static_cast<double>(m_data->data_bytes()) / e2e, e2e, e2e / static_cast<double>(m_g.batches)};
+        for (int i = 0; i < k_stages; ++i) s.push_back(st[i]);
+        for (int i = 0; i < k_stages; ++i) s.push_back(st[i] / e2e);
+        s.push_back(sum / e2e);
+        s.push_back(resident);
+        return s;
+    }
+
+    void check() override {
+        // The reference depends on the row count only: computed once per dataset size per run.
+        static std::mutex mutex;
+        static std::map<std::uint64_t, std::pair<double, double>> cache;
+        std::pair<double, double> ra;
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            auto it = cache.find(m_g.rows);
+            if (it == cache.end()) {
+                double abs_sum = 0;
+                const double ref = reference_sum(m_g.rows, &abs_sum);
+                it = cache.emplace(m_g.rows, std::make_pair(ref, abs_sum)).first;
+            }
+            ra = it->second;
+        }
+        const double ref = ra.first, abs_sum = ra.second;
+        const double tol = 1e-8 * (abs_sum + 1.0); // far above double rounding over the rows, below one wrong batch
+        if (!(std::fabs(m_last_sum - ref) <= tol))
+            throw CheckFailed(fmt::format("the consumer's sum {:.10g} differs from the host reference {:.10g} (tolerance {:.3g})",
+                                          m_last_sum, ref, tol));
+    }
+
+    nlohmann::json details() const override {
+        nlohmann::json j;
+        j["path"] = fmt::format("{} .npy column files -> {} host staging -> GPU {} -> row-major float32 matrix -> DLPack "
+                                "({}) -> consumer kernel",
+                                columns().size(), m_v.pinned || m_v.overlap ? "pinned" : "pageable", m_device,
+                                m_v.zero_copy ? "zero-copy" : "deep copy");
+        j["fixes"] = {{"pinned", m_v.pinned}, {"pool", m_v.pool}, {"gpu_convert", m_v.gpu_convert},
+                      {"zero_copy", m_v.zero_copy}, {"overlap", m_v.overlap}};
+        if (m_v.overlap && !m_v.pinned) j["note"] = "+overlap needs pinned memory for asynchronous copies: its ring is pinned";
+        std::vector<std::string> types;
+        for (ColType t : columns()) types.push_back(to_string(t));
+        j["columns"] = types;
+        j["files"] = m_data->paths();
+        j["files_reused"] = m_data->reused();
+        j["rows"] = m_g.rows;
+        j["batch_rows"] = m_g.batch_rows;
+        j["batches"] = m_g.batches;
+        j["ring_slots"] = slots(m_v);
+        j["file_bytes"] = m_data->data_bytes();
+        j["matrix_bytes"] = m_g.rows * matrix_row_bytes();
+        j["ops_per_sample"] = 1;
+        j["timer"] = "end to end: host steady_clock from the first read to the last completion (primary)";
+        j["stage_timing"] =
+            "read: host clock around each pread on the reading thread; h2d: CUDA events on the copy stream; alloc: host "
+            "clock around each allocation and free call; convert: CUDA events on the compute stream (gpu_convert) or host "
+            "clock (host conversion); handoff: CUDA events around the device-to-device copy (deep copy) plus host clock "
+            "around the DLPack export and import; consume: CUDA events on the compute stream. Summed over batches; no "
+            "synchronisation is added between stages of the overlapped variants";
+        j["cache_method"] = m_cache.empty() ? "" : m_cache[0]->method();
+        j["verification"] = "the consumer's sum over the whole dataset against the host reference computed from the "
+                            "generator (tolerance 1e-8 of the sum of magnitudes)";
+        if (m_samples) {
+            int best = 0;
+            nlohmann::json mean = nlohmann::json::object();
+            for (int i = 0; i < k_stages; ++i) {
+                mean[k_stage_names[i]] = m_stage_total[i] / m_samples;
+                if (m_stage_total[i] > m_stage_total[best]) best = i;
+            }
+            j["stage_time_mean"] = mean;
+            j["bounding_stage"] = k_stage_names[best];
+        }
+        return j;
+    }
+
+private:
+    const Event& ev(std::uint64_t b, int i) const { return *m_events[b * 8 + static_cast<std::uint64_t>(i)]; }
+    std::uint64_t rows_of(std::uint64_t b) const { return std::min(m_g.batch_rows, m_g.rows - b * m_g.batch_rows); }
+
+    /// Reads batch b into slot s (and converts on the host when the GPU does not); returns the
+    /// stage times to the caller's accumulators.
+    void read_batch(std::uint64_t b, unsigned s, double* read_s, double* convert_s) {
+        const std::uint64_t row0 = b * m_g.batch_rows, n = rows_of(b);
+        auto* base = static_cast<unsigned char*>(m_staging[s].get());
+        auto t = Clock::now();
+        for (std::size_t c = 0; c < columns().size(); ++c) {
+            const std::size_t w = col_width(columns()[c]);
+            storage::pread_all(m_fds[c].get(), base + m_layout.offsets[c], n * w,
+                               m_data->headers()[c].data_offset + row0 * w, m_data->paths()[c]);
+        }
+        *read_s += since(t);
+        if (!m_v.gpu_convert) {
+            t = Clock::now();
+            convert_host(base, m_layout, n, static_cast<float*>(m_host_mat[s].get()));
+            *convert_s += since(t);
+        }
+    }
+
+    void* dev_alloc(std::size_t bytes, cudaStream_t s) {
+        void* p = nullptr;
+        if (m_v.pool) IB_CUDA_CHECK(cudaMallocFromPoolAsync(&p, bytes, m_pool, s));
+        else IB_CUDA_CHECK(cudaMalloc(&p, bytes));
+        return p;
+    }
+    void dev_free(void* p, cudaStream_t s) {
+        if (!p) return;
+        if (m_v.pool) IB_CUDA_CHECK(cudaFreeAsync(p, s));
+        else IB_CUDA_CHECK(cudaFree(p));
+    }
+
+    /// The GPU part of batch b from slot s: allocate, copy, convert, hand over, consume,
+    /// free. `serial` synchronises after each stage (the serial variants).
+    void gpu_batch(std::uint64_t b, unsigned s, bool serial) {
+        const std::uint64_t n = rows_of(b);
+        cudaStream_t ks = m_copy_stream->get(), cs = serial ? ks : m_compute_stream->get();
+        const std::size_t mat_bytes = n * matrix_row_bytes();
+        auto t = Clock::now();
+        // Each allocation is needed by the stream that uses it first: the copy's destination
+        // on the copy stream, the rest on the compute stream.
+        void* d_in = m_v.gpu_convert ? dev_alloc(m_layout.bytes, ks) : nullptr;
+        void* d_mat = dev_alloc(mat_bytes, m_v.gpu_convert ? cs : ks);
+        void* d_copy = m_v.zero_copy ? nullptr : dev_alloc(mat_bytes, cs);
+        m_host[s_alloc] += since(t);
+        try {
+            enqueue_batch(b, s, serial, d_in, d_mat, d_copy);
+        } catch (...) {
+            // A failed batch must not keep its device memory: wait for what was enqueued, free.
+            cudaDeviceSynchronize();
+            for (void* p : {d_in, d_mat, d_copy})
+                if (p) static_cast<void>(m_v.pool ? cudaFreeAsync(p, cs) : cudaFree(p));
+            cudaDeviceSynchronize();
+            throw;
+        }
+        t = Clock::now();
+        dev_free(d_in, cs);
+        dev_free(d_mat, cs);
+        dev_free(d_copy, cs);
+        m_host[s_alloc] += since(t);
+    }
+
+    /// Copy, convert, hand over and consume batch b (its device buffers allocated).
+    void enqueue_batch(std::uint64_t b, unsigned s, bool serial, void* d_in, void* d_mat, void* d_copy) {
+        const std::uint64_t n = rows_of(b);
+        const std::size_t cols = columns().size();
+        cudaStream_t ks = m_copy_stream->get(), cs = serial ? ks : m_compute_stream->get();
+        const std::size_t mat_bytes = n * matrix_row_bytes();
+        IB_CUDA_CHECK(cudaEventRecord(ev(b, 0).get(), ks));
+        if (m_v.gpu_convert)
+            IB_CUDA_CHECK(cudaMemcpyAsync(d_in, m_staging[s].get(), m_layout.bytes, cudaMemcpyHostToDevice, ks));
+        else
+            IB_CUDA_CHECK(cudaMemcpyAsync(d_mat, m_host_mat[s].get(), mat_bytes, cudaMemcpyHostToDevice, ks));
+        IB_CUDA_CHECK(cudaEventRecord(ev(b, 1).get(), ks));
+        if (m_v.overlap) IB_CUDA_CHECK(cudaEventRecord(m_copied[s]->get(), ks));
+        if (serial) IB_CUDA_CHECK(cudaStreamSynchronize(ks));
+        else IB_CUDA_CHECK(cudaStreamWaitEvent(cs, ev(b, 1).get(), 0));
+
+        if (m_v.gpu_convert) {
+            DeviceColumns dc{};
+            dc.cols = static_cast<int>(cols);
+            for (std::size_t c = 0; c < cols; ++c) {
+                dc.data[c] = static_cast<unsigned char*>(d_in) + m_layout.offsets[c];
+                dc.type[c] = static_cast<int>(columns()[c]);
+            }
+            IB_CUDA_CHECK(cudaEventRecord(ev(b, 2).get(), cs));
+            IB_CUDA_CHECK(launch_convert(static_cast<float*>(d_mat), dc, n, cs));
+            IB_CUDA_CHECK(cudaEventRecord(ev(b, 3).get(), cs));
+            if (serial) IB_CUDA_CHECK(cudaStreamSynchronize(cs));
+        }
+
+        void* handed = d_mat;
+        if (!m_v.zero_copy) {
+            IB_CUDA_CHECK(cudaEventRecord(ev(b, 4).get(), cs));
+            IB_CUDA_CHECK(cudaMemcpyAsync(d_copy, d_mat, mat_bytes, cudaMemcpyDeviceToDevice, cs));
+            IB_CUDA_CHECK(cudaEventRecord(ev(b, 5).get(), cs));
+            if (serial) IB_CUDA_CHECK(cudaStreamSynchronize(cs));
+            handed = d_copy;
+        }
+        const auto t = Clock::now();
+        TensorDesc desc;
+        desc.data = handed;
+        desc.device = {DLDeviceType::cuda, m_device};
+        desc.dtype = dlpack_dtype(DType::fp32);
+        desc.shape = {static_cast<std::int64_t>(n), static_cast<std::int64_t>(cols)};
+        desc.strides = row_major_strides(desc.shape);
+        DLManagedTensorVersioned* tensor =
+            export_dlpack(desc, m_v.zero_copy ? 0 : k_dlpack_flag_is_copied, [] {});
+        const TensorView view = import_dlpack(tensor);
+        m_host[s_handoff] += since(t);
+        if (matrix_order(view) != MatrixOrder::row_major || view.device.device_type != DLDeviceType::cuda) {
+            release(tensor);
+            throw ConfigError("the consumer received a tensor that is not a row-major CUDA matrix");
+        }
+        IB_CUDA_CHECK(cudaEventRecord(ev(b, 6).get(), cs));
+        const cudaError_t launched = launch_consume(static_cast<double*>(m_sum.get()), static_cast<const float*>(view.data),
+                                                    static_cast<std::uint64_t>(view.shape[0]), static_cast<int>(view.shape[1]), cs);
+        release(tensor);
+        IB_CUDA_CHECK(launched);
+        IB_CUDA_CHECK(cudaEventRecord(ev(b, 7).get(), cs));
+        if (serial) IB_CUDA_CHECK(cudaStreamSynchronize(cs));
+    }
+
+    void run_serial() {
+        for (std::uint64_t b = 0; b < m_g.batches; ++b) {
+            read_batch(b, 0, &m_host[s_read], &m_host[s_convert]);
+            gpu_batch(b, 0, true);
+        }
+    }
+
+    void run_overlapped() {
+        Channel free_slots, ready;
+        const unsigned S = slots(m_v);
+        std::vector<char> pending(S, 0); // not vector<bool>: the reader reads one slot while this thread sets another
+        for (unsigned s = 0; s < S; ++s) free_slots.push(s);
+        double read_s = 0, convert_s = 0;
+        std::exception_ptr reader_error;
+        std::thread reader([&] {
+            try {
+                gpu::set_device(m_device);
+                for (std::uint64_t b = 0; b < m_g.batches; ++b) {
+                    const long s = free_slots.pop();
+                    if (s < 0) return;
+                    // The slot's previous copy must be done before its bytes are overwritten.
+                    if (pending[static_cast<std::size_t>(s)]) IB_CUDA_CHECK(cudaEventSynchronize(m_copied[static_cast<std::size_t>(s)]->get()));
+                    read_batch(b, static_cast<unsigned>(s), &read_s, &convert_s);
+                    ready.push(static_cast<long>(b));
+                }
+            } catch (...) {
+                reader_error = std::current_exception();
+                ready.push(-1);
+            }
+        });
+        try {
+            for (std::uint64_t b = 0; b < m_g.batches; ++b) {
+                const long got = ready.pop();
+                if (got < 0) break;
+                const unsigned s = static_cast<unsigned>(b % S);
+                gpu_batch(b, s, false);
+                pending[s] = 1; // m_copied[s] is recorded: the reader may wait on it
+                free_slots.push(s);
+            }
+        } catch (...) {
+            free_slots.push(-1);
+            reader.join();
+            throw;
+        }
+        reader.join();
+        if (reader_error) std::rethrow_exception(reader_error);
+        m_host[s_read] += read_s;
+        m_host[s_convert] += convert_s;
+    }
+
+    int m_device;
+    std::string m_name;
+    Variant m_v;
+    Geometry m_g;
+    bool m_cold;
+    SoaBatch m_layout;
+    std::shared_ptr<Dataset> m_data;
+    std::vector<storage::Fd> m_fds;
+    std::vector<std::unique_ptr<storage::CacheState>> m_cache;
+    std::vector<gpu::HostBuffer> m_staging, m_host_mat;
+    std::unique_ptr<gpu::Stream> m_copy_stream, m_compute_stream;
+    cudaMemPool_t m_pool = nullptr;
+    gpu::DeviceBuffer m_sum;
+    std::vector<std::unique_ptr<Event>> m_events;
+    std::vector<std::unique_ptr<Event>> m_copied;
+    double m_host[k_stages] = {};
+    double m_stage_total[k_stages] = {};
+    int m_samples = 0;
+    double m_last_sum = 0;
+};
+
+Axis device_axis() { return {"device", "GPU ordinal", AxisKind::device, {}, {}}; }
+
+class PipelineScenario final : public Scenario {
+public:
+    PipelineScenario() {
+        m_info.id = "pipeline";
+        m_info.family = "pipeline";
+        m_info.summary = ".npy column files -> host -> GPU -> row-major float32 matrix -> DLPack -> consumer kernel, "
+                         "every stage timed, per variant (naive, single fixes, tuned)";
+        m_info.counting = "dataset file bytes (the column data, headers excluded) once per pass";
+        m_info.axes = {{"variant",
+                        "naive: pageable, cudaMalloc/cudaFree per batch, host conversion, deep copy at handoff, "
+                        "synchronous; +pinned, +pool, +gpu_convert, +zero_copy, +overlap: one fix each; tuned: all",
+                        AxisKind::choice, {"naive", "tuned"}, variant_names()},
+                       {"cache", "cold: pages of every column file dropped before each pass and mincore shows none cached; "
+                                 "warm: all cached",
+                        AxisKind::choice, {"warm"}, {"cold", "warm"}},
+                       {"dataset", "file bytes of the dataset (8 columns, 30 bytes a row)", AxisKind::size, {"1G"}, {}},
+                       {"batch", "file bytes per batch", AxisKind::size, {"64M"}, {}},
+                       device_axis()};
+        m_info.metrics = {{"throughput", "B/s", Better::higher, "dataset file bytes over the end-to-end time"},
+                          {"time", "s", Better::lower, "end-to-end time of one pass (host clock)"},
+                          {"time_per_batch", "s", Better::lower, "end-to-end time over the number of batches"}};
+        const char* const help[k_stages] = {"reading the columns' slices (host clock, summed)",
+                                            "host-to-device copies (CUDA events on the copy stream)",
+                                            "device allocation and free calls (host clock)",
+                                            "layout conversion (kernel events, or host clock for the host conversion)",
+                                            "handoff: deep copy (events) plus DLPack export/import (host clock)",
+                                            "consumer kernel (CUDA events)"};
+        for (int i = 0; i < k_stages; ++i)
+            m_info.metrics.push_back({fmt::format("{}_time", k_stage_names[i]), "s", Better::lower, help[i]});
+        for (int i = 0; i < k_stages; ++i)
+            m_info.metrics.push_back({fmt::format("{}_share", k_stage_names[i]), "ratio", Better::lower,
+                                      fmt::format("{} time over the end-to-end time", k_stage_names[i])});
+        m_info.metrics.push_back({"overlap", "ratio", Better::higher, "sum of the stage times over the end-to-end time"});
+        m_info.metrics.push_back({"resident_before", "ratio", Better::lower, "largest fraction of a column file cached before the pass"});
+    }
+    const ScenarioInfo& info() const override { return m_info; }
+
+    std::optional<std::string> unsupported(const Machine& m, const Params& p) const override {
+        const Variant v = parse_variant(p.get("variant"));
+        Geometry g;
+        try {
+            g = geometry(p.get_uint("dataset"), p.get_uint("batch"));
+        } catch (const UsageError& e) {
+            return std::string(e.what());
+        }
+        if (auto why = gpu_unavailable_reason(m)) return why;
+        const int dev = static_cast<int>(p.get_uint("device"));
+        const DeviceInfo* d = m.device(dev);
+        if (!d) return fmt::format("GPU {} does not exist", dev);
+        const std::uint64_t need = device_bytes_needed(v, g);
+        if (need > d->free_memory)
+            return fmt::format("needs {} of device memory ({} batch slot(s) of {} rows: columns, matrix, handoff copy); "
+                               "GPU {} has {} free",
+                               format_size(need), slots(v), g.batch_rows, dev, format_size(d->free_memory));
+        if (p.get("cache") == "warm") {
+            const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+            const double mem = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
+            const double data = static_cast<double>(g.rows * file_row_bytes());
+            if (mem > 0 && 1.5 * data + static_cast<double>(host_bytes_needed(v, g)) > mem)
+                return fmt::format("warm needs the dataset in the page cache: {} is too large for {} of RAM",
+                                   format_size(g.rows * file_row_bytes()), format_size(static_cast<std::uint64_t>(mem)));
+        } else if (auto why = storage::Site::instance().cold_unreachable()) {
+            return why;
+        }
+        return std::nullopt;
+    }
+
+    std::unique_ptr<Case> prepare(const CaseContext&, const Params& p) const override {
+        reset_placement();
+        const Variant v = parse_variant(p.get("variant"));
+        const Geometry g = geometry(p.get_uint("dataset"), p.get_uint("batch"));
+        if (auto why = host_memory_shortfall(host_bytes_needed(v, g))) throw Unsupported(*why);
+        return std::make_unique<PipelineCase>(static_cast<int>(p.get_uint("device")), p.get("variant"), g,
+                                              p.get("cache") == "cold");
+    }
+
+private:
+    ScenarioInfo m_info;
+};
+
+// ---- pipeline_convert: the conversion kernel alone, the standalone rate of that stage ----
+
+class ConvertCase final : public Case {
+public:
+    ConvertCase(int device, std::uint64_t rows, double sample_time)
+        : m_device(device), m_rows(rows), m_layout(soa_batch_layout(rows)), m_stream(device),
+          m_in(device, m_layout.bytes), m_out(device, rows * matrix_row_bytes()) {
+        gpu::set_device(device);
+        std::vector<unsigned char> host(m_layout.bytes);
+        fill_batch(host.data(), m_layout, 0, rows);
+        IB_CUDA_CHECK(cudaMemcpy(m_in.get(), host.data(), host.size(), cudaMemcpyHostToDevice));
+        for (std::size_t c = 0; c < columns().size(); ++c) {
+            m_cols.data[c] = static_cast<unsigned char*>(m_in.get()) + m_layout.offsets[c];
+            m_cols.type[c] = static_cast<int>(columns()[c]);
+        }
+        m_cols.cols = static_cast<int>(columns().size());
+        gpu::TimedRegion t({&m_stream}, false);
+        t.begin();
+        IB_CUDA_CHECK(launch_convert(static_cast<float*>(m_out.get()), m_cols, rows, m_stream.get()));
+        m_reps = gpu::reps_for(t.end(), sample_time);
+    }
+    Sample measure() override {
+        gpu::set_device(m_device);
+        gpu::TimedRegion t({&m_stream}, true);
+        t.begin();
+        for (int i = 0; i < m_reps; ++i)
+            IB_CUDA_CHECK(launch_convert(static_cast<float*>(m_out.get()), m_cols, m_rows, m_stream.get()));
+        const double per = t.end() / m_reps;
+        return {static_cast<double>(m_layout.data_bytes) / per, per};
+    }
+    void check() override {
+        std::vector<float> got(m_rows * columns().size()), want(got.size());
+        IB_CUDA_CHECK(cudaMemcpy(got.data(), m_out.get(), got.size() * 4, cudaMemcpyDeviceToHost));
+        std::vector<unsigned char> host(m_layout.bytes);
+        fill_batch(host.data(), m_layout, 0, m_rows);
+        convert_host(host.data(), m_layout, m_rows, want.data());
+        std::uint64_t bad = 0;
+        for (std::size_t i = 0; i < got.size(); ++i) bad += got[i] != want[i];
+        if (bad) throw CheckFailed(fmt::format("{} of {} matrix elements differ from the host conversion", bad, got.size()));
+    }
+    nlohmann::json details() const override {
+        return {{"path", "device columns -> device row-major float32 matrix"},
+                {"rows", m_rows},
+                {"bytes_per_op", m_layout.data_bytes},
+                {"ops_per_sample", m_reps},
+                {"timer", "CUDA events, stream held by a spin kernel while enqueueing"},
+                {"verification", "the matrix compared element by element with the host conversion"}};
+    }
+
+private:
+    int m_device;
+    std::uint64_t m_rows;
+    SoaBatch m_layout;
+    gpu::Stream m_stream;
+    gpu::DeviceBuffer m_in, m_out;
+    DeviceColumns m_cols{};
+    int m_reps = 1;
+};
+
+class ConvertScenario final : public Scenario {
+public:
+    ConvertScenario() {
+        m_info.id = "pipeline_convert";
+        m_info.family = "pipeline";
+        m_info.summary = "the pipeline's conversion kernel alone (mixed-type columns -> row-major float32), device-resident";
+        m_info.counting = "file bytes of the batch's columns (read) once per conversion";
+        m_info.axes = {{"batch", "file bytes per batch", AxisKind::size, {"64M"}, {}}, device_axis()};
+        m_info.metrics = {{"bandwidth", "B/s", Better::higher, "column bytes converted per second"},
+                          {"time", "s", Better::lower, "time of one conversion"}};
+    }
+    const ScenarioInfo& info() const override { return m_info; }
+    std::optional<std::string> unsupported(const Machine& m, const Params& p) const override {
+        const std::uint64_t batch = p.get_uint("batch");
+        if (batch < file_row_bytes()) return fmt::format("batch {} holds no row ({} bytes)", batch, file_row_bytes());
+        if (auto why = gpu_unavailable_reason(m)) return why;
+        const DeviceInfo* d = m.device(static_cast<int>(p.get_uint("device")));
+        const std::uint64_t rows = batch / file_row_bytes();
+        const std::uint64_t need = soa_batch_layout(rows).bytes + rows * matrix_row_bytes();
+        if (d && need > d->free_memory)
+            return fmt::format("needs {} of device memory; GPU {} has {} free", format_size(need), d->ordinal,
+                               format_size(d->free_memory));
+        return std::nullopt;
+    }
+    std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& p) const override {
+        return std::make_unique<ConvertCase>(static_cast<int>(p.get_uint("device")), p.get_uint("batch") / file_row_bytes(),
+                                             ctx.sample_time_s);
+    }
+
+private:
+    ScenarioInfo m_info;
+};
+
+// ---- after the run ---------------------------------------------------------------------
+
+double median_of(const Result& r, const std::string& metric) {
+    const MetricResult* m = r.metric(metric);
+    return r.status == Status::ok && m && m->stats.n > 0 ? m->stats.median : 0;
+}
+
+std::string gbps(double v) { return fmt::format("{:.2f} GB/s", v / 1e9); }
+
+} // namespace
+
+void register_pipeline(Registry& r) {
+    r.add(std::make_unique<PipelineScenario>());
+    r.add(std::make_unique<ConvertScenario>());
+}
+
+std::optional<std::uint64_t> pipeline_site_bytes(const std::vector<Config>& configs) { return site_bytes(configs); }
+
+void annotate_pipeline_results(std::vector<Result>& results) {
+    auto same_run = [](const Result& a, const Result& b) {
+        for (const char* k : {"cache", "dataset", "batch", "device"})
+            if (a.params.find(k) != b.params.find(k)) return false;
+        return true;
+    };
+    for (Result& r : results) {
+        if (r.scenario != "pipeline" || r.status != Status::ok) continue;
+        const double tp = median_of(r, "throughput");
+        const std::string variant = r.params.get("variant");
+        const Result* naive = nullptr;
+        const Result* best_fix = nullptr;
+        const Result* tuned = nullptr;
+        for (const Result& o : results) {
+            if (o.scenario != "pipeline" || !same_run(o, r) || median_of(o, "throughput") <= 0) continue;
+            const std::string ov = o.params.get("variant");
+            if (ov == "naive") naive = &o;
+            else if (ov == "tuned") tuned = &o;
+            else if (!best_fix || median_of(o, "throughput") > median_of(*best_fix, "throughput")) best_fix = &o;
+        }
+        if (naive) r.details["speedup_over_naive"] = tp / median_of(*naive, "throughput");
+        else r.details["speedup_note"] = "no naive configuration of the same cache, dataset, batch and device in this run";
+
+        // The slowest standalone stage of the same run: storage_read (one thread, buffered, the
+        // same cache state; the dataset's size where measured), pinned copy-engine h2d_copy to
+        // this GPU, the conversion kernel alone at this batch.
+        const Result *rd = nullptr, *h2d = nullptr, *conv = nullptr;
+        for (const Result& o : results) {
+            if (o.status != Status::ok) continue;
+            if (o.scenario == "storage_read" && o.params.find("cache") == r.params.find("cache") &&
+                o.params.find("path") == "buffered" && o.params.find("threads") == "1") {
+                const bool same_size = o.params.find("size") == r.params.find("dataset");
+                if (!rd || (same_size && rd->params.find("size") != r.params.find("dataset")) ||
+                    (same_size == (rd->params.find("size") == r.params.find("dataset")) &&
+                     median_of(o, "bandwidth") > median_of(*rd, "bandwidth")))
+                    rd = &o;
+            }
+            if (o.scenario == "h2d_copy" && o.params.find("device") == r.params.find("device") &&
+                o.params.find("host_mem") == "pinned" && o.params.find("engine") == "ce" &&
+                (!h2d || median_of(o, "bandwidth") > median_of(*h2d, "bandwidth")))
+                h2d = &o;
+            if (o.scenario == "pipeline_convert" && o.params.find("device") == r.params.find("device") &&
+                o.params.find("batch") == r.params.find("batch"))
+                conv = &o;
+        }
+        nlohmann::json bound = nlohmann::json::object();
+        const Result* slowest = nullptr;
+        for (const Result* o : {rd, h2d, conv}) {
+            if (!o) continue;
+            bound[o->scenario] = {{"key", o->key}, {"bandwidth", median_of(*o, "bandwidth")}};
+            if (!slowest || median_of(*o, "bandwidth") < median_of(*slowest, "bandwidth")) slowest = o;
+        }
+        if (rd && h2d && conv) {
+            bound["bandwidth"] = median_of(*slowest, "bandwidth");
+            bound["stage"] = slowest->scenario;
+            r.details["efficiency"] = tp / median_of(*slowest, "bandwidth");
+        } else {
+            std::vector<std::string> missing;
+            if (!rd) missing.push_back("storage_read (path=buffered, threads=1, the same cache state)");
+            if (!h2d) missing.push_back("pinned copy-engine h2d_copy to this GPU");
+            if (!conv) missing.push_back("pipeline_convert of this batch on this GPU");
+            std::string list;
+            for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+            bound["note"] = "no efficiency: this run has no " + list;
+        }
+        r.details["standalone_bound"] = bound;
+
+        // The diagnosis: bounding stage and share, the best single fix, tuned against the bound.
+        std::string stage = "read";
+        double share = -1;
+        for (int i = 0; i < k_stages; ++i) {
+            const double s = median_of(r, fmt::format("{}_share", k_stage_names[i]));
+            if (s > share) {
+                share = s;
+                stage = k_stage_names[i];
+            }
+        }
+        const std::string own = naive && variant != "naive"
+                                    ? fmt::format(" ({:.2f}x naive)", tp / median_of(*naive, "throughput"))
+                                    : std::string();
+        std::string text = fmt::format("{} {}{}: {} at {} of the {:.3g} s pass is the largest stage (overlap {:.2f})",
+                                       variant, gbps(tp), own, stage, fmt::format("{:.0f}%", 100 * share), median_of(r, "time"),
+                                       median_of(r, "overlap"));
+        const double alloc = median_of(r, "alloc_share");
+        if (alloc >= 0.2 && stage != "alloc") text += fmt::format(", allocation alone {:.0f}%", 100 * alloc);
+        if (naive && best_fix)
+            text += fmt::format("; best single fix {} gives {:.2f}x over naive", best_fix->params.get("variant"),
+                                median_of(*best_fix, "throughput") / median_of(*naive, "throughput"));
+        if (tuned && slowest && rd && h2d && conv)
+            text += fmt::format("; tuned reaches {:.2f} of the slowest standalone stage ({} {})",
+                                median_of(*tuned, "throughput") / median_of(*slowest, "bandwidth"), slowest->scenario,
+                                gbps(median_of(*slowest, "bandwidth")));
+        else if (tuned && naive)
+            text += fmt::format("; tuned gives {:.2f}x over naive (no standalone bound in this run)",
+                                median_of(*tuned, "throughput") / median_of(*naive, "throughput"));
+        r.details["diagnosis"] = text + ".";
+    }
+}
+
+} // namespace interopbench

@@ -1,0 +1,373 @@
+// Pipeline family without a GPU: the .npy header writer and reader (round trip, every kind of
+// damage named with the file and the byte), the dataset files and their values, the host
+// conversion and consumer reference, the bad inputs of the issue (batch larger than the
+// dataset, zero batches, device memory on a fake machine, storage directories), the GPU
+// variants skipped with the reason, the after-run speedup, efficiency and diagnosis, and the
+// table printing the diagnosis.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <cstring>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "families/builtin.hpp"
+#include "families/pipeline/dataset.hpp"
+#include "families/pipeline/npy.hpp"
+#include "families/pipeline/pipeline.hpp"
+#include "gpu/storage_io.hpp"
+#include "interopbench/errors.hpp"
+#include "interopbench/output.hpp"
+#include "interopbench/runner.hpp"
+
+using namespace interopbench;
+using namespace interopbench::pipeline;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Scratch {
+    fs::path dir;
+    Scratch() {
+        const char* tmp = std::getenv("TMPDIR");
+        std::string base = tmp && *tmp ? tmp : "/tmp";
+        dir = fs::path(base) / ("ib-pipeline-test-" + std::to_string(::getpid()) + "-" +
+                                std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+        fs::create_directories(dir);
+    }
+    ~Scratch() {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+    }
+    std::string write(const std::string& name, const std::string& bytes) const {
+        const std::string p = (dir / name).string();
+        std::ofstream(p, std::ios::binary) << bytes;
+        return p;
+    }
+};
+
+Registry pipeline_registry() {
+    Registry r;
+    register_pipeline(r);
+    return r;
+}
+
+std::vector<Config> expand(const Registry& r, const std::string& pattern, std::map<std::string, std::vector<std::string>> axes,
+                           const Machine& m) {
+    RunPlan plan;
+    plan.entries.push_back({pattern, std::move(axes)});
+    return expand_plan(r, plan, m);
+}
+
+Machine fake_gpu_machine(std::uint64_t free_memory) {
+    Machine m;
+    m.cuda_available = true;
+    DeviceInfo d;
+    d.ordinal = 0;
+    d.name = "fake";
+    d.total_memory = free_memory;
+    d.free_memory = free_memory;
+    m.devices.push_back(d);
+    m.selected = {0};
+    return m;
+}
+
+Result fake_result(const std::string& scenario, std::vector<std::pair<std::string, std::string>> params,
+                   std::map<std::string, double> medians) {
+    Result r;
+    r.scenario = scenario;
+    r.key = scenario + "/x";
+    r.params = Params(params);
+    for (const auto& [name, v] : medians) {
+        MetricResult m;
+        m.info.name = name;
+        m.stats.n = 5;
+        m.stats.median = v;
+        r.metrics.push_back(m);
+    }
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("pipeline: .npy headers round trip and start the data at a multiple of 64") {
+    for (ColType t : {ColType::f32, ColType::i64, ColType::f16, ColType::i8}) {
+        for (std::uint64_t n : {1ull, 1000ull, 123456789012ull}) {
+            const std::string h = npy_header(t, n);
+            CHECK(h.size() % 64 == 0);
+            CHECK(h.substr(0, 6) == "\x93NUMPY");
+            CHECK(h.back() == '\n');
+            const NpyHeader got = parse_npy_header(h, "x.npy");
+            CHECK(got.type == t);
+            CHECK(got.length == n);
+            CHECK(got.data_offset == h.size());
+        }
+    }
+    // What NumPy itself writes (version 1.0, '<f4', a shape with a trailing comma) is read.
+    std::string np = std::string("\x93NUMPY\x01\x00", 8);
+    std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }";
+    dict.append(128 - 10 - dict.size() - 1, ' ');
+    dict += "\n";
+    np += std::string(1, static_cast<char>(dict.size())) + std::string(1, '\0') + dict;
+    const NpyHeader h = parse_npy_header(np, "numpy.npy");
+    CHECK(h.length == 3);
+    CHECK(h.data_offset == 128);
+}
+
+TEST_CASE("pipeline: a damaged .npy header is an error naming the file and the byte") {
+    Scratch s;
+    const std::string good = npy_header(ColType::i64, 10);
+    auto fails_with = [&](std::string bytes, const std::string& what, std::uint64_t byte) {
+        const std::string path = s.write("bad.npy", bytes);
+        CAPTURE(what);
+        try {
+            read_npy_header(path);
+            FAIL("no error");
+        } catch (const ConfigError& e) {
+            const std::string msg = e.what();
+            CAPTURE(msg);
+            CHECK(msg.find(path) != std::string::npos);
+            CHECK(msg.find(fmt::format("byte {}:", byte)) != std::string::npos);
+            CHECK(msg.find(what) != std::string::npos);
+        }
+    };
+    std::string b = good + std::string(80, '\0');
+    fails_with("PK\x03\x04 a zip file", "not an .npy file", 0);
+    b = good + std::string(80, '\0');
+    b[6] = 9;
+    fails_with(b, "unsupported .npy version 9", 6);
+    fails_with(good.substr(0, 30), "the file ends inside the header", 30);
+    b = good + std::string(80, '\0');
+    b.replace(b.find("<i8"), 3, "<c8");
+    fails_with(b, "descr '<c8'", good.find("'<i8'"));
+    b = good + std::string(80, '\0');
+    b.replace(b.find("False"), 5, "True,");
+    fails_with(b, "fortran_order must be False", good.find("False"));
+    b = good + std::string(80, '\0');
+    b.replace(b.find("(10,)"), 5, "(2,5)");
+    fails_with(b, "only one-dimensional", good.find("(10,)") + 3);
+    b = good + std::string(80, '\0');
+    b.replace(b.find("'shape'"), 7, "'shapo'");
+    fails_with(b, "no 'shape' entry", 10);
+    fails_with(good + std::string(8 * 9, '\0'), "the file is truncated", good.size() + 72);
+    CHECK_THROWS_WITH_AS(read_npy_header((s.dir / "missing.npy").string()), doctest::Contains("cannot open"), ConfigError);
+}
+
+TEST_CASE("pipeline: half floats, the casts and the host reference agree with the dataset files") {
+    for (float f : {0.0f, 1.0f, -2.5f, 31.984375f, -32.0f, 0.015625f, 1e-5f})
+        CHECK(half_to_float(float_to_half(f)) == doctest::Approx(f).epsilon(1e-3));
+    CHECK(half_to_float(0x3c00) == 1.0f);
+    CHECK(half_to_float(0xc000) == -2.0f);
+    CHECK(file_row_bytes() == 30);
+    CHECK(matrix_row_bytes() == 32);
+
+    Scratch s;
+    storage::Site& site = storage::Site::instance();
+    site.reset();
+    reset_datasets();
+    site.configure(s.dir.string(), false, 0);
+    const std::uint64_t rows = 5000;
+    {
+        auto ds = dataset_for(rows);
+        REQUIRE(ds->paths().size() == columns().size());
+        // Read every column file back through the reader and the host conversion, batch by
+        // batch, and consume: the result equals the reference computed from the generator.
+        const std::uint64_t batch = 1777;
+        double total = 0;
+        for (std::uint64_t r0 = 0; r0 < rows; r0 += batch) {
+            const std::uint64_t n = std::min(batch, rows - r0);
+            const SoaBatch lay = soa_batch_layout(n);
+            std::vector<unsigned char> buf(lay.bytes);
+            for (std::size_t c = 0; c < columns().size(); ++c) {
+                const NpyHeader h = read_npy_header(ds->paths()[c]);
+                CHECK(h.type == columns()[c]);
+                CHECK(h.length == rows);
+                std::ifstream in(ds->paths()[c], std::ios::binary);
+                in.seekg(static_cast<std::streamoff>(h.data_offset + r0 * col_width(h.type)));
+                in.read(reinterpret_cast<char*>(buf.data() + lay.offsets[c]), static_cast<std::streamsize>(n * col_width(h.type)));
+                REQUIRE(in.good());
+            }
+            std::vector<unsigned char> gen(lay.bytes);
+            fill_batch(gen.data(), lay, r0, n);
+            for (std::size_t c = 0; c < columns().size(); ++c)
+                CHECK(std::memcmp(buf.data() + lay.offsets[c], gen.data() + lay.offsets[c], n * col_width(columns()[c])) == 0);
+            std::vector<float> mat(n * columns().size());
+            convert_host(buf.data(), lay, n, mat.data());
+            for (std::uint64_t r = 0; r < n; r += 97)
+                for (std::size_t c = 0; c < columns().size(); ++c) CHECK(mat[r * columns().size() + c] == value_float(c, r0 + r));
+            total += consume_host(mat.data(), n, columns().size());
+        }
+        double abs_sum = 0;
+        const double ref = reference_sum(rows, &abs_sum);
+        CHECK(abs_sum > 0);
+        CHECK(std::fabs(total - ref) <= 1e-9 * abs_sum);
+        // Every type really occurs with both signs (no column of zeros).
+        for (std::size_t c = 0; c < columns().size(); ++c) {
+            bool neg = false, pos = false;
+            for (std::uint64_t r = 0; r < 200; ++r) (value_float(c, r) < 0 ? neg : pos) = true;
+            CHECK((neg && pos));
+        }
+        // The files are guarded: removed when the dataset is forgotten (no --keep-files).
+        reset_datasets();
+        ds.reset();
+    }
+    for (std::size_t c = 0; c < columns().size(); ++c) CHECK(!fs::exists(s.dir / Dataset::file_name(rows, c)));
+    site.reset();
+}
+
+TEST_CASE("pipeline: kept dataset files are reused; a damaged kept file is an error naming it") {
+    Scratch s;
+    storage::Site& site = storage::Site::instance();
+    site.reset();
+    reset_datasets();
+    site.configure(s.dir.string(), true, 0);
+    { CHECK(!dataset_for(1000)->reused()); }
+    reset_datasets();
+    { CHECK(dataset_for(1000)->reused()); }
+    reset_datasets();
+    const fs::path f = s.dir / Dataset::file_name(1000, 2);
+    {
+        std::fstream io(f, std::ios::in | std::ios::out | std::ios::binary);
+        io.seekp(20);
+        io.write("<x9", 3);
+    }
+    CHECK_THROWS_WITH_AS(dataset_for(1000), doctest::Contains(f.string().c_str()), ConfigError);
+    reset_datasets();
+    site.reset();
+}
+
+TEST_CASE("pipeline: batch larger than the dataset and zero batches are usage errors before measuring") {
+    const Registry r = pipeline_registry();
+    const Machine m = fake_gpu_machine(80ull << 30);
+    CHECK_THROWS_WITH_AS(site_bytes(expand(r, "pipeline", {{"dataset", {"1M"}}, {"batch", {"2M"}}}, m)),
+                         doctest::Contains("larger than the dataset"), UsageError);
+    CHECK_THROWS_WITH_AS(site_bytes(expand(r, "pipeline", {{"dataset", {"16"}}, {"batch", {"16"}}}, m)),
+                         doctest::Contains("zero batches"), UsageError);
+    CHECK_THROWS_WITH_AS(site_bytes(expand(r, "pipeline", {{"dataset", {"1M"}}, {"batch", {"8"}}}, m)),
+                         doctest::Contains("zero batches"), UsageError);
+    CHECK_THROWS_AS(geometry(0, 0), UsageError);
+    const Geometry g = geometry(1000 * 30 + 7, 300 * 30);
+    CHECK(g.rows == 1000);
+    CHECK(g.batch_rows == 300);
+    CHECK(g.batches == 4);
+    CHECK(!site_bytes(expand(r, "pipeline_convert", {}, m)));
+    const auto bytes = site_bytes(expand(r, "pipeline", {{"variant", {"naive", "tuned"}}, {"dataset", {"300K"}}, {"batch", {"30K"}}}, m));
+    REQUIRE(bytes);
+    CHECK(*bytes >= (300 * 1024 / 30) * 30); // one dataset for both variants
+    CHECK(*bytes < 2 * 300 * 1024);
+    CHECK_THROWS_AS(parse_variant("fast"), UsageError);
+}
+
+TEST_CASE("pipeline: a configuration that does not fit in free device memory is skipped with the memory needed") {
+    const Registry r = pipeline_registry();
+    const Machine m = fake_gpu_machine(64ull << 20);
+    const auto configs = expand(r, "pipeline", {{"variant", {"naive", "tuned"}}, {"cache", {"warm"}}, {"dataset", {"4G"}}, {"batch", {"1G"}}}, m);
+    REQUIRE(configs.size() == 2);
+    for (const Config& c : configs) {
+        const auto why = c.scenario->unsupported(m, c.params);
+        REQUIRE(why);
+        CHECK(why->find("device memory") != std::string::npos);
+        CHECK(why->find("64MiB free") != std::string::npos);
+        CHECK(why->find(format_size(device_bytes_needed(parse_variant(c.params.get("variant")),
+                                                        geometry(4ull << 30, 1ull << 30)))) != std::string::npos);
+    }
+    // tuned holds three slots but no handoff copy and no host matrix.
+    const Geometry g = geometry(4ull << 30, 1ull << 30);
+    CHECK(device_bytes_needed(parse_variant("tuned"), g) > device_bytes_needed(parse_variant("naive"), g));
+    CHECK(host_bytes_needed(parse_variant("+gpu_convert"), g) < host_bytes_needed(parse_variant("naive"), g));
+}
+
+TEST_CASE("pipeline: without a GPU every configuration is skipped with the reason") {
+    const Registry r = pipeline_registry();
+    Machine m;
+    m.cuda_note = "no NVIDIA driver";
+    for (const Config& c : expand(r, "pipeline*", {{"variant", variant_names()}}, m)) {
+        const auto why = c.scenario->unsupported(m, c.params);
+        REQUIRE(why);
+        CHECK(*why == "no NVIDIA driver");
+    }
+}
+
+TEST_CASE("pipeline: bad storage directories are usage errors before measuring, with a pipeline configuration alone") {
+    Scratch s;
+    const Registry r = pipeline_registry();
+    const Machine m = fake_gpu_machine(80ull << 30);
+    const auto configs = expand(r, "pipeline", {}, m);
+    RunSettings set;
+    set.storage_dir = (s.dir / "missing").string();
+    storage::Site::instance().reset();
+    CHECK_THROWS_WITH_AS(storage::preflight(set, configs, site_bytes(configs)), doctest::Contains("does not exist"), UsageError);
+    std::ofstream(s.dir / "file") << "x";
+    set.storage_dir = (s.dir / "file").string();
+    CHECK_THROWS_WITH_AS(storage::preflight(set, configs, site_bytes(configs)), doctest::Contains("is not a directory"), UsageError);
+    set.storage_dir = s.dir.string();
+    const auto huge = expand(r, "pipeline", {{"dataset", {"1000T"}}, {"batch", {"1G"}}}, m);
+    CHECK_THROWS_WITH_AS(storage::preflight(set, huge, site_bytes(huge)), doctest::Contains("free but"), UsageError);
+    storage::preflight(set, configs, site_bytes(configs));
+    CHECK(storage::Site::instance().dir() == s.dir.string());
+    storage::Site::instance().reset();
+}
+
+TEST_CASE("pipeline: after the run, speedup over naive, efficiency against the slowest standalone stage, a diagnosis") {
+    const std::vector<std::pair<std::string, std::string>> common{{"cache", "warm"}, {"dataset", "1073741824"}, {"batch", "67108864"}, {"device", "0"}};
+    auto pipe = [&](const std::string& variant, double tp, double alloc_share, double read_share) {
+        auto p = common;
+        p.insert(p.begin(), {"variant", variant});
+        return fake_result("pipeline", p, {{"throughput", tp}, {"time", 1.07e9 / tp}, {"alloc_share", alloc_share},
+                                           {"read_share", read_share}, {"overlap", 1.0}});
+    };
+    std::vector<Result> results{pipe("naive", 1e9, 0.6, 0.2), pipe("+pinned", 1.5e9, 0.5, 0.3), pipe("+pool", 2.5e9, 0.05, 0.5),
+                                pipe("tuned", 9e9, 0.01, 0.9)};
+    annotate_pipeline_results(results);
+    CHECK(results[0].details["speedup_over_naive"].get<double>() == doctest::Approx(1.0));
+    CHECK(results[3].details["speedup_over_naive"].get<double>() == doctest::Approx(9.0));
+    CHECK(results[3].details["standalone_bound"].contains("note"));
+    const std::string d = results[0].details["diagnosis"];
+    CHECK(d.find("alloc at 60%") != std::string::npos);
+    CHECK(d.find("best single fix +pool gives 2.50x over naive") != std::string::npos);
+
+    results.push_back(fake_result("storage_read", {{"size", "1073741824"}, {"path", "buffered"}, {"cache", "warm"}, {"chunk", "16777216"}, {"threads", "1"}, {"qd", "0"}},
+                                  {{"bandwidth", 10e9}}));
+    results.push_back(fake_result("h2d_copy", {{"size", "67108864"}, {"host_mem", "pinned"}, {"engine", "ce"}, {"device", "0"}}, {{"bandwidth", 55e9}}));
+    results.push_back(fake_result("pipeline_convert", {{"batch", "67108864"}, {"device", "0"}}, {{"bandwidth", 400e9}}));
+    annotate_pipeline_results(results);
+    CHECK(results[3].details["efficiency"].get<double>() == doctest::Approx(0.9));
+    CHECK(results[3].details["standalone_bound"]["stage"] == "storage_read");
+    const std::string t = results[3].details["diagnosis"];
+    CHECK(t.find("tuned reaches 0.90 of the slowest standalone stage (storage_read 10.00 GB/s)") != std::string::npos);
+
+    // The table prints each configuration's diagnosis under it.
+    for (auto& r : results) r.status = Status::ok;
+    const std::string table = render_results(results, OutputFormat::table);
+    CAPTURE(table);
+    CHECK(table.find(t) != std::string::npos);
+    CHECK(render_results(results, OutputFormat::markdown).find(t) != std::string::npos);
+}
+
+TEST_CASE("pipeline: the command line refuses a batch larger than the dataset and zero batches with exit 2") {
+    Scratch s;
+    auto run = [&](const std::string& args) {
+        const std::string err = (s.dir / "err.txt").string();
+        const std::string cmd = std::string(INTEROPBENCH_BINARY) + " run -s pipeline --no-topology --storage-dir '" +
+                                s.dir.string() + "' " + args + " >/dev/null 2>'" + err + "'";
+        const int rc = std::system(cmd.c_str());
+        std::ifstream in(err);
+        std::string text((std::istreambuf_iterator<char>(in)), {});
+        return std::make_pair(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, text);
+    };
+    auto [rc1, e1] = run("-a dataset=1M -a batch=2M");
+    CHECK(rc1 == 2);
+    CHECK(e1.find("batch 2MiB is larger than the dataset 1MiB") != std::string::npos);
+    auto [rc2, e2] = run("-a dataset=1M -a batch=16");
+    CHECK(rc2 == 2);
+    CHECK(e2.find("zero batches") != std::string::npos);
+    auto [rc3, e3] = run("-a variant=fast");
+    CHECK(rc3 == 2);
+}
