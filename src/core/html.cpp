@@ -47,10 +47,10 @@ std::string escape(std::string_view text) {
             cp = (cp << 6) | (cc & 0x3fu);
         }
         ok = ok && !(len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) &&
-             !(len == 4 && (cp < 0x10000 || cp > 0x10ffff)) && !(cp >= 0x80 && cp <= 0x9f);
-        if (!ok) {
+             !(len == 4 && (cp < 0x10000 || cp > 0x10ffff));
+        if (!ok || (cp >= 0x80 && cp <= 0x9f)) { // broken byte, or a whole C1 control
             out += "\xef\xbf\xbd";
-            ++i;
+            i += ok ? len : 1;
             continue;
         }
         out += text.substr(i, len);
@@ -681,11 +681,11 @@ struct HeatScale {
 };
 
 std::string heat_legend(const HeatScale& hs, const std::string& unit) {
-    std::string s = "<div class=\"heatlegend\"><svg width=\"320\" height=\"34\">";
+    std::string s = "<div class=\"heatlegend\"><svg width=\"380\" height=\"34\">";
     for (int i = 0; i < 60; ++i)
-        s += fmt::format("<rect x=\"{}\" y=\"0\" width=\"5.2\" height=\"14\" fill=\"{}\"/>", 10 + i * 5, sequential_colour(i / 59.0));
+        s += fmt::format("<rect x=\"{}\" y=\"0\" width=\"5.2\" height=\"14\" fill=\"{}\"/>", 40 + i * 5, sequential_colour(i / 59.0));
     const auto label = [&](double t, double v) {
-        return fmt::format("<text class=\"tick\" x=\"{}\" y=\"28\" text-anchor=\"middle\">{}</text>", f1(10 + t * 300),
+        return fmt::format("<text class=\"tick\" x=\"{}\" y=\"28\" text-anchor=\"middle\">{}</text>", f1(40 + t * 300),
                            escape(tick_label(v, unit)));
     };
     if (hs.log)
@@ -795,7 +795,8 @@ std::string pair_heatmaps(const std::vector<const Row*>& rows, const std::string
                 s += heat_cell(x, y, cell, cell, hs, m, ends[a] + ">" + ends[b]);
             }
         s += "</svg>";
-        out += fmt::format("<figure class=\"heat\">{}<figcaption>{}</figcaption></figure>", s, escape(order[gi]));
+        out += fmt::format("<figure class=\"heat\">{}<figcaption>{}</figcaption></figure>", s,
+                           order[gi] == "all" ? std::string() : escape(order[gi]));
     }
     out += "</div>";
     const std::string fixed = constant_params(sel, {pair_param});
@@ -955,7 +956,7 @@ std::string scenario_charts(const std::vector<const Row*>& rows) {
             }
     out += stage_chart(rows);
     if (!size_param.empty()) return out + size_chart(rows, size_param, primary);
-    if (!out.empty() && ok.size() > 1) return out;
+    if (!out.empty()) return out; // the matrix (or stages) already shows every configuration
     // Otherwise bars: every metric in seconds side by side when the primary is a time
     // (allocation: pair, alloc and free), the copy reference next to a conversion's bandwidth.
     std::vector<std::string> metrics{primary};
@@ -983,7 +984,7 @@ svg text{font-family:"DejaVu Sans",Verdana,Arial,sans-serif}
 .whisker{stroke:#222;stroke-width:1}.barnote{font-size:10px;fill:#333}
 .cell{font-size:10px}.cell.dark{fill:#111}.cell.light{fill:#fff}.nocell{fill:#fff;stroke:#bbb;stroke-dasharray:2 2}
 .diag{fill:#e6e6e6}.bound{stroke:#000;stroke-width:2}
-ul.legend{list-style:none;padding:0;margin:4px 0;columns:3 300px;font-size:12px}ul.legend li{break-inside:avoid;margin:1px 0}
+ul.legend{list-style:none;padding:0;margin:4px 0;display:flex;flex-wrap:wrap;gap:2px 18px;font-size:12px;max-width:1100px}ul.legend li{margin:1px 0}
 svg.sw{vertical-align:middle;margin-right:5px}.eff{color:#555}
 .heatmaps{display:flex;flex-wrap:wrap;gap:16px}figure.heat{margin:0}
 .verdict-regression{color:#B33C00;font-weight:bold}.verdict-improvement{color:#007A5A;font-weight:bold}
@@ -1063,7 +1064,7 @@ std::string header_html(const json& report) {
     std::vector<std::vector<std::string>> facts{{"host", "OS", "kernel", "CPU", "CPUs", "memory", "driver", "CUDA", "NCCL"}};
     const auto mem = num_of(host, "memory_bytes");
     facts.push_back({str_of(host, "hostname", "-"), str_of(host, "os", "-"), str_of(host, "kernel", "-"), str_of(host, "cpu", "-"),
-                     str_of(host, "logical_cpus", "-"), mem ? format_value(*mem, "B") : "-",
+                     str_of(host, "logical_cpus", "-"), mem ? tick_label(*mem, "B") : "-",
                      str_of(sw, "driver_release", "").empty() ? str_of(sw, "cuda_driver", "-") : str_of(sw, "driver_release"),
                      str_of(sw, "cuda_runtime", "-"), str_of(sw, "nccl", "-").empty() ? "-" : str_of(sw, "nccl", "-")});
     s += table_html(facts);
@@ -1072,7 +1073,7 @@ std::string header_html(const json& report) {
         for (const auto& d : report["devices"]) {
             const auto m = num_of(d, "memory_bytes");
             devs.push_back({str_of(d, "ordinal", "?"), str_of(d, "name", "?"), str_of(d, "pci_bus_id", "?"), str_of(d, "sm_count", "?"),
-                            m ? format_value(*m, "B") : "-", str_of(d, "compute_capability", "-")});
+                            m ? tick_label(*m, "B") : "-", str_of(d, "compute_capability", "-")});
         }
         s += table_html(devs);
     } else {
