@@ -178,7 +178,9 @@ TEST_CASE("html comparison page: differences first, geomean and ratios, escaped 
     o.base_label = "<script>alert(1)</script>";
     const auto outcome = compare_reports(base, fresh, o);
     const std::string page = render_comparison(outcome, parse_compare_format("html"));
-    CHECK(page.find("<script") == std::string::npos);
+    CHECK(count(page, "<script") == 1);
+    CHECK(count(page, "<script type=\"application/json\" id=\"interopbench-comparison\">") == 1);
+    CHECK(page.find("<script>alert") == std::string::npos);
     CHECK(page.find("&lt;script&gt;alert(1)") != std::string::npos);
     const auto diff = page.find("Machine differences"), summary = page.find("Summary"), results = page.find("<h2>Results");
     CHECK(diff < summary);

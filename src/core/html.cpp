@@ -1316,6 +1316,9 @@ std::string render_comparison_page(const CompareOutcome& o) {
                      m ? format_value(m->new_median, m->unit) : "-", m ? fmt::format("{:.4f}", m->ratio) : "-",
                      m ? fmt::format("[{:.4f}, {:.4f}]", m->ci_lo, m->ci_hi) : "-", r->reason});
     out += table_html(t);
+    // The comparison as `compare --format json` writes it, for tools reading the page.
+    out += fmt::format("<script type=\"application/json\" id=\"interopbench-comparison\">{}</script>\n",
+                       embed_json(comparison_json(o)));
     return out + "</body>\n</html>\n";
 }
 
