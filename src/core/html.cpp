@@ -183,9 +183,10 @@ std::vector<Tick> log_ticks(double lo, double hi, const std::string& unit, int m
     }
     std::size_t labelled = 0;
     for (const auto& t : out) labelled += !t.label.empty();
-    if (labelled < 2) { // a narrow range inside one decade: label its ends
-        out.insert(out.begin(), Tick{lo, tick_label(lo, unit)});
-        out.push_back({hi, tick_label(hi, unit)});
+    if (labelled < 2) { // a narrow range inside one decade: round steps, as on a linear axis
+        out.clear();
+        for (const auto& t : linear_ticks(lo, hi, unit, 5))
+            if (t.value > 0) out.push_back(t);
     }
     return out;
 }
@@ -621,12 +622,15 @@ std::string bar_chart(const std::vector<const Row*>& rows, const std::vector<std
     const double bar_h = metrics.size() > 1 ? 7 : 12, group_h = bar_h * metrics.size() + 6;
     Frame f;
     f.left = 300;
+    f.right = 90; // room for the value (or the efficiency) after the longest bar
     f.top = 8;
     f.height = f.top + f.bottom + group_h * ok.size();
     std::string s = svg_open(f, metrics[0] + " per configuration");
     std::string body;
     auto draw = [&](const auto& sx, const std::vector<Tick>& ticks) {
-        body += x_axis(f, sx, ticks, unit_title(metrics.size() > 1 ? "time" : metrics[0], unit) + (log ? ", log" : ""));
+        std::string what;
+        for (const auto& m : metrics) what += (what.empty() ? "" : ", ") + m;
+        body += x_axis(f, sx, ticks, unit_title(unit == "s" && metrics.size() > 1 ? "time" : what, unit) + (log ? ", log" : ""));
         for (std::size_t g = 0; g < ok.size(); ++g) {
             const double y = f.top + g * group_h + 3;
             const std::string label = label_of(*ok[g], names);
@@ -640,22 +644,29 @@ std::string bar_chart(const std::vector<const Row*>& rows, const std::vector<std
                 body += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{} {}: {}</title></rect>",
                                     f1(f.x0()), f1(by), f1(std::max(0.5, x - f.x0())), f1(bar_h - 1), series_colour(k),
                                     escape(label), escape(metrics[k]), escape(format_value(m->median, unit)));
-                if (std::isfinite(m->lo) && std::isfinite(m->hi) && (!log || m->lo > 0))
+                double end = x;
+                if (std::isfinite(m->lo) && std::isfinite(m->hi) && (!log || m->lo > 0)) {
+                    end = std::max(end, std::min(f.x1(), sx(m->hi)));
                     body += fmt::format("<line class=\"whisker\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
                                         f1(std::max(f.x0(), sx(m->lo))), f1(by + bar_h / 2 - 0.5), f1(std::min(f.x1(), sx(m->hi))),
                                         f1(by + bar_h / 2 - 0.5));
+                }
+                // The value at the bar's end: one bar per row has room for it.
+                if (metrics.size() == 1)
+                    body += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\">{}</text>", f1(end + 4), f1(by + bar_h - 2),
+                                        escape(format_value(m->median, unit)));
             }
             // Efficiency against a reference (the copy roofline, the path), when measured.
             if (const auto* e = ok[g]->metric("efficiency"); e && e->usable() && e->unit == "ratio" && unit != "ratio")
-                body += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\">{:.0f}%</text>", f1(f.x1() - 2),
+                body += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\">{:.0f}%</text>", f1(f.x1() + 4),
                                     f1(y + group_h / 2 + 1), e->median * 100);
         }
     };
     if (log) {
-        const LogScale sx{lo / 1.5, hi * 1.15, f.x0(), f.x1() - 30};
+        const LogScale sx{lo / 1.5, hi * 1.15, f.x0(), f.x1()};
         draw(sx, log_ticks(lo / 1.5, hi * 1.15, unit, 7));
     } else {
-        const LinearScale sx{0, hi * 1.05, f.x0(), f.x1() - 30};
+        const LinearScale sx{0, hi * 1.05, f.x0(), f.x1()};
         draw(sx, linear_ticks(0, hi * 1.05, unit, 6));
     }
     s += body + "</svg>\n";
@@ -955,7 +966,16 @@ std::string scenario_charts(const std::vector<const Row*>& rows) {
                 if (values.size() > 1) size_param = k;
             }
     out += stage_chart(rows);
-    if (!size_param.empty()) return out + size_chart(rows, size_param, primary);
+    if (!size_param.empty()) {
+        // Against size, bandwidth says more than time: the last bandwidth metric the scenario
+        // declares (the normalised one where there are several, e.g. a collective's bus
+        // bandwidth), else the primary metric.
+        std::string curve = primary;
+        if (unit != "B/s")
+            for (const auto& m : ok[0]->metrics)
+                if (m.unit == "B/s") curve = m.name;
+        return out + size_chart(rows, size_param, curve);
+    }
     if (!out.empty()) return out; // the matrix (or stages) already shows every configuration
     // Otherwise bars: every metric in seconds side by side when the primary is a time
     // (allocation: pair, alloc and free), the copy reference next to a conversion's bandwidth.
