@@ -542,13 +542,15 @@ std::string size_chart(const std::vector<const Row*>& rows, const std::string& s
         s += fmt::format("<text class=\"limtext\" x=\"{}\" y=\"{}\" text-anchor=\"end\">limit {} {}</text>\n", f1(f.x1() - 4),
                          f1(y - 4), escape(path), escape(tick_label(pb, unit)));
     }
+    // Many series: thinner lines, no bands (they would cover each other), the legend folded.
+    const bool many = order.size() > 20;
     std::string legend = "<ul class=\"legend\">";
     for (std::size_t i = 0; i < order.size(); ++i) {
         auto pts = series[order[i]];
         std::sort(pts.begin(), pts.end(),
                   [&](const Row* a, const Row* b) { return *number(a->param(size_param)) < *number(b->param(size_param)); });
         std::string line, band_top, band_bottom;
-        bool band = pts.size() > 1;
+        bool band = pts.size() > 1 && !many;
         for (const auto* r : pts) {
             const auto* m = r->metric(metric);
             const double x = sx(*number(r->param(size_param)));
@@ -564,8 +566,8 @@ std::string size_chart(const std::vector<const Row*>& rows, const std::string& s
         s += fmt::format("<g><title>{}</title>", escape(order[i]));
         if (band) s += fmt::format("<polygon class=\"band\" fill=\"{}\" points=\"{}{}\"/>", c, band_top, band_bottom);
         if (pts.size() > 1)
-            s += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" stroke-dasharray=\"{}\" points=\"{}\"/>", c,
-                             dash_pattern(i), line);
+            s += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" stroke-dasharray=\"{}\" points=\"{}\"/>", c,
+                             many ? "1.2" : "2", dash_pattern(i), line);
         for (const auto* r : pts) {
             const auto* m = r->metric(metric);
             const double x = sx(*number(r->param(size_param)));
@@ -589,10 +591,12 @@ std::string size_chart(const std::vector<const Row*>& rows, const std::string& s
     }
     s += "</svg>\n";
     legend += "</ul>\n";
+    if (order.size() > 24)
+        legend = fmt::format("<details><summary>legend: {} configurations</summary>{}</details>\n", order.size(), legend);
     const std::string fixed = constant_params(ok, {size_param});
     return "<figure>" + s + legend +
-           fmt::format("<figcaption>{} of {} configuration(s), median with its 95% interval as a band{}{}</figcaption></figure>\n",
-                       escape(metric), order.size(), limits.empty() ? "" : "; dashed: the path's theoretical limit",
+           fmt::format("<figcaption>{} of {} configuration(s), median{}{}{}</figcaption></figure>\n",
+                       escape(metric), order.size(), many ? " (intervals left out above 20 lines)" : " with its 95% interval as a band", limits.empty() ? "" : "; dashed: the path's theoretical limit",
                        fixed.empty() ? "" : "; " + escape(fixed)) ;
 }
 
@@ -1295,8 +1299,8 @@ std::string render_comparison_page(const CompareOutcome& o) {
         lo = std::max(lo, 1e-3);
         hi = std::min(hi, 1e3);
         Frame f;
-        f.left = 380;
-        f.right = 140;
+        f.left = 430;
+        f.right = 130;
         f.top = 8;
         f.height = f.top + f.bottom + 16.0 * items.size();
         const LogScale sx{lo, hi, f.x0(), f.x1()};
@@ -1310,7 +1314,7 @@ std::string render_comparison_page(const CompareOutcome& o) {
             const double y = f.top + i * 16 + 8;
             const std::string label = r->key;
             s += fmt::format("<text class=\"rowlabel\" x=\"{}\" y=\"{}\" text-anchor=\"end\"><title>{}</title>{}</text>", f1(f.x0() - 6),
-                             f1(y + 4), escape(label), escape(shorten(label, 60)));
+                             f1(y + 4), escape(label), escape(shorten(label, 64)));
             const char* c = verdict_colour(r->verdict);
             std::string note = to_string(r->verdict);
             if (m) {
@@ -1320,7 +1324,7 @@ std::string render_comparison_page(const CompareOutcome& o) {
                 s += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"><title>{} {}: {:.4f} [{:.4f}, {:.4f}] ({} is better)</title></circle>",
                                  f1(clampx(m->ratio)), f1(y), c, escape(label), escape(m->name), m->ratio, m->ci_lo, m->ci_hi,
                                  m->better == Better::higher ? "higher" : "lower");
-                note += fmt::format(" {:.3f} {}", m->ratio, m->better == Better::higher ? "(higher better)" : "(lower better)");
+                note = fmt::format("{:.3f} {}", m->ratio, note);
             }
             s += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\" fill=\"{}\">{}</text>", f1(f.x1() + 6), f1(y + 4), c,
                              escape(note));

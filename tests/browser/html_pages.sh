@@ -7,7 +7,7 @@
 # GPU report, OUT/hostile.png). Skips (exit 77) without chromium, unless CI=true.
 # usage: html_pages.sh INTEROPBENCH SOURCE_DIR OUT_DIR
 set -euo pipefail
-bin=$1 src=$2 out=$3
+bin=$1 src=$2 out=$(realpath -m "$3") # file:// needs an absolute path
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$browser" ]; then
   if [ "${CI:-}" = "true" ]; then
