@@ -386,11 +386,15 @@ std::string constant_params(const std::vector<const Row*>& rows, const std::set<
     return out;
 }
 
+/// The label of a configuration when nothing tells the configurations apart (its fixed
+/// parameters are named in the caption).
+constexpr const char* k_one_configuration = "the configuration";
+
 std::string label_of(const Row& r, const std::vector<std::string>& names) {
     std::string out;
     for (const auto& n : names)
         if (r.has_param(n)) out += (out.empty() ? "" : ", ") + n + "=" + param_text(n, r.param(n));
-    return out.empty() ? std::string("all") : out;
+    return out.empty() ? std::string(k_one_configuration) : out;
 }
 
 std::string shorten(const std::string& s, std::size_t max) {
@@ -811,7 +815,7 @@ std::string pair_heatmaps(const std::vector<const Row*>& rows, const std::string
             }
         s += "</svg>";
         out += fmt::format("<figure class=\"heat\">{}<figcaption>{}</figcaption></figure>", s,
-                           order[gi] == "all" ? std::string() : escape(order[gi]));
+                           order[gi] == k_one_configuration ? std::string() : escape(order[gi]));
     }
     out += "</div>";
     const std::string fixed = constant_params(sel, {pair_param});
