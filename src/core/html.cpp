@@ -1198,9 +1198,13 @@ std::string render_report_page(const nlohmann::json& report) {
     }
     // Skipped and failed results, with their reasons.
     std::vector<std::vector<std::string>> problems{{"status", "scenario", "configuration", "reason"}};
-    for (const auto& r : rows)
+    for (const auto& r : rows) {
         if (!r.ok()) problems.push_back({r.status, r.scenario, r.key, r.reason.empty() ? "(no reason recorded)" : r.reason});
-    out += "<section><h2 id=\"not-measured\">Skipped and failed</h2>\n";
+        else if (r.metrics.empty() || !r.metrics[0].usable())
+            problems.push_back({"ok, no figure", r.scenario, r.key,
+                                "the primary metric has no finite median (NaN or left out): not plotted"});
+    }
+    out += "<section><h2 id=\"not-measured\">Skipped, failed and without figures</h2>\n";
     out += problems.size() > 1 ? table_html(problems) : "<p>every configuration was measured</p>\n";
     out += "</section>\n";
     out += fmt::format("<script type=\"application/json\" id=\"{}\">{}</script>\n</body>\n</html>\n", k_report_block_id,
