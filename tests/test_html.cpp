@@ -243,3 +243,23 @@ TEST_CASE("html through the command line: run --html, show --format html, show P
     CHECK(cmp.out.find("Machine differences") != std::string::npos);
     fs::remove_all(dir);
 }
+
+TEST_CASE("html stage breakdown from details.stages, bounding stage outlined") {
+    auto doc = load_report((k_src / "tests/data/html/hostile.json").string());
+    nlohmann::json r = doc["results"][0];
+    r["scenario"] = "staged_pipeline";
+    r["family"] = "pipeline";
+    r["details"]["stages"] = {{"read", 0.004}, {"h2d", 0.002}, {"kernel", 0.001}};
+    r["key"] = "staged_pipeline/a";
+    nlohmann::json r2 = r;
+    r2["key"] = "staged_pipeline/b";
+    r2["params"]["size"] = "1";
+    r2["details"]["stages"] = nlohmann::json::array({{{"name", "read"}, {"time", 0.001}}, {{"name", "h2d"}, {"time", 0.003}}});
+    r2["details"]["bounding_stage"] = "h2d";
+    doc["results"] = nlohmann::json::array({r, r2});
+    const std::string page = html::render_report_page(doc);
+    CHECK(page.find("stage breakdown") != std::string::npos);
+    CHECK(count(page, "class=\"bound\"") == 2);
+    CHECK(page.find("read: 4.000 ms (bounding)") != std::string::npos);
+    CHECK(page.find("h2d: 3.000 ms (bounding)") != std::string::npos);
+}
