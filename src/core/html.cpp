@@ -501,7 +501,8 @@ std::optional<std::pair<double, double>> log_extent(const std::vector<double>& v
 // ---- charts ------------------------------------------------------------------------------------
 
 /// One scenario's primary metric against its size axis, one line per configuration.
-std::string size_chart(const std::vector<const Row*>& rows, const std::string& size_param, const std::string& metric) {
+std::string size_chart(const std::vector<const Row*>& rows, const std::string& size_param, const std::string& metric,
+                       double width = 880, const std::string& heading = {}) {
     std::vector<const Row*> ok;
     for (const auto* r : rows)
         if (r->ok() && r->metric(metric) && r->metric(metric)->usable() && number(r->param(size_param))) ok.push_back(r);
@@ -533,6 +534,7 @@ std::string size_chart(const std::vector<const Row*>& rows, const std::string& s
     const auto ye = log_extent(ys);
     if (!xe || !ye) return {};
     Frame f;
+    f.width = width;
     const LogScale sx{xe->first, xe->second, f.x0(), f.x1()};
     const LogScale sy{ye->first, ye->second, f.y0(), f.y1()};
     std::string s = svg_open(f, metric + " against " + size_param);
@@ -598,7 +600,7 @@ std::string size_chart(const std::vector<const Row*>& rows, const std::string& s
     if (order.size() > 24)
         legend = fmt::format("<details><summary>legend: {} configurations</summary>{}</details>\n", order.size(), legend);
     const std::string fixed = constant_params(ok, {size_param});
-    return "<figure>" + s + legend +
+    return "<figure>" + (heading.empty() ? std::string() : "<div class=\"facet\">" + escape(heading) + "</div>") + s + legend +
            fmt::format("<figcaption>{} of {} configuration(s), median{}{}{}</figcaption></figure>\n",
                        escape(metric), order.size(), many ? " (intervals left out above 20 lines)" : " with its 95% interval as a band", limits.empty() ? "" : "; dashed: the path's theoretical limit",
                        fixed.empty() ? "" : "; " + escape(fixed)) ;
@@ -982,7 +984,35 @@ std::string scenario_charts(const std::vector<const Row*>& rows) {
         if (unit != "B/s")
             for (const auto& m : ok[0]->metrics)
                 if (m.unit == "B/s") curve = m.name;
-        return out + size_chart(rows, size_param, curve);
+        // Many lines: one chart per value of the parameter with the fewest values (2 to 4;
+        // a cache state, a direction), side by side, so each chart keeps a readable few.
+        std::vector<const Row*> okc;
+        for (const auto* r : ok)
+            if (r->metric(curve)) okc.push_back(r);
+        const auto names = varying_params(okc, {size_param});
+        std::set<std::string> series;
+        for (const auto* r : okc) series.insert(label_of(*r, names));
+        std::string facet;
+        std::vector<std::string> facet_values;
+        if (series.size() > 6)
+            for (const auto& n : names) {
+                std::vector<std::string> values;
+                for (const auto* r : okc)
+                    if (std::find(values.begin(), values.end(), r->param(n)) == values.end()) values.push_back(r->param(n));
+                if (values.size() >= 2 && values.size() <= 4 && (facet.empty() || values.size() < facet_values.size())) {
+                    facet = n;
+                    facet_values = values;
+                }
+            }
+        if (facet.empty()) return out + size_chart(rows, size_param, curve);
+        out += "<div class=\"facets\">";
+        for (const auto& v : facet_values) {
+            std::vector<const Row*> part;
+            for (const auto* r : rows)
+                if (r->param(facet) == v) part.push_back(r);
+            out += size_chart(part, size_param, curve, facet_values.size() == 2 ? 610 : 410, facet + "=" + param_text(facet, v));
+        }
+        return out + "</div>\n";
     }
     if (!out.empty()) return out; // the matrix (or stages) already shows every configuration
     // Otherwise bars: every metric in seconds side by side when the primary is a time
@@ -1015,6 +1045,7 @@ svg text{font-family:"DejaVu Sans",Verdana,Arial,sans-serif}
 ul.legend{list-style:none;padding:0;margin:4px 0;display:flex;flex-wrap:wrap;gap:2px 18px;font-size:12px;max-width:1100px}ul.legend li{margin:1px 0}
 svg.sw{vertical-align:middle;margin-right:5px}.eff{color:#555}
 .heatmaps{display:flex;flex-wrap:wrap;gap:16px}figure.heat{margin:0}
+.facets{display:flex;flex-wrap:wrap;gap:10px 22px}.facets figure{max-width:620px;margin:4px 0}.facet{font-weight:bold;font-size:13px}
 .verdict-regression{color:#B33C00;font-weight:bold}.verdict-improvement{color:#007A5A;font-weight:bold}
 .bad{color:#B33C00}
 @media print{h2{break-after:avoid}figure{break-inside:avoid}}
