@@ -8,7 +8,9 @@
 /// ("0>1") a source x destination heatmap, several scenarios of a family sharing a size
 /// axis and a bandwidth metric a scenario x size heatmap, metrics in seconds grouped bars on
 /// a log time axis, details.path_bandwidth the dashed theoretical limit, details.efficiency
-/// the efficiency at the largest size, details.stages a stacked stage breakdown.
+/// the efficiency at the largest size, details.stages a stacked stage breakdown. More than 6
+/// lines against size are split into charts side by side by the varying parameter with the
+/// fewest (2 to 4) values.
 #include <optional>
 #include <string>
 #include <string_view>
