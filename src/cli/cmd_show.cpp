@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.hpp"
+#include "interopbench/errors.hpp"
 #include "interopbench/html.hpp"
 #include "interopbench/output.hpp"
 #include "interopbench/report.hpp"
@@ -31,6 +32,9 @@ void add_show(CLI::App& app, Outcome& out) {
     cmd->add_flag("--anonymize", o->anonymize, "leave out host name, UUIDs, serial numbers and home directories");
     cmd->callback([o, &out] {
         const bool page = o->format == "html";
+        if (!page && o->format != "table" && o->format != "json" && o->format != "csv" && o->format != "markdown" &&
+            o->format != "md")
+            throw UsageError(fmt::format("unknown output format '{}'", o->format), "use table, json, csv, markdown or html");
         const OutputFormat format = page ? OutputFormat::table : parse_format(o->format);
         auto doc = load_report(o->file);
         if (o->anonymize) anonymize_report(doc);

@@ -538,7 +538,7 @@ std::string size_chart(const std::vector<const Row*>& rows, const std::string& s
     const LogScale sx{xe->first, xe->second, f.x0(), f.x1()};
     const LogScale sy{ye->first, ye->second, f.y0(), f.y1()};
     std::string s = svg_open(f, metric + " against " + size_param);
-    s += x_axis(f, sx, log_ticks(xe->first, xe->second, "B", 9), size_param + " (bytes, log)");
+    s += x_axis(f, sx, log_ticks(xe->first, xe->second, "B", std::max(2, static_cast<int>((f.x1() - f.x0()) / 62))), size_param + " (bytes, log)");
     s += y_axis(f, sy, log_ticks(ye->first, ye->second, unit, 7), unit_title(metric, unit) + ", log");
     std::size_t shown = 0;
     for (const auto& [pb, path] : limits) {
