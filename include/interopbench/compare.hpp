@@ -179,9 +179,10 @@ void apply_confirmations(CompareOutcome& outcome, const nlohmann::json& base,
                          const std::map<std::string, std::vector<nlohmann::json>>& reruns,
                          const CompareOptions& options);
 
-/// Output of `compare`: aligned text, GitHub markdown, JSON, JUnit XML.
-enum class CompareFormat { table, markdown, json, junit };
-/// Parses "table|markdown|json|junit"; throws UsageError otherwise.
+/// Output of `compare`: aligned text, GitHub markdown, JSON, JUnit XML, an HTML page (see
+/// html::render_comparison_page).
+enum class CompareFormat { table, markdown, json, junit, html };
+/// Parses "table|markdown|json|junit|html"; throws UsageError otherwise.
 CompareFormat parse_compare_format(const std::string& text);
 
 /// Renders the outcome. Table and markdown: machine differences first, then warnings, the

@@ -33,6 +33,7 @@ struct SessionHooks {
 
 struct SessionOptions {
     std::string out;               ///< report path, or empty for none
+    std::string html;              ///< path of the report's HTML page (written after it), or empty
     bool anonymize = false;        ///< applies to the checkpoints and the final report
     double checkpoint_interval_s = 10;
     bool handle_signals = true;    ///< install the SIGINT/SIGTERM/SIGHUP handlers
@@ -51,6 +52,8 @@ struct SessionResult {
     int ok = 0, skipped = 0, failed = 0;
     std::string written;           ///< where the final report went: `out`, a fallback, or empty
     std::string write_error;       ///< why `out` could not be written (the run's finding), or empty
+    std::string html_written;      ///< `html` once written
+    std::string html_error;        ///< why `html` could not be written, or empty
     std::vector<std::string> checkpoint_warnings; ///< checkpoint writes that failed
     std::optional<CompareOutcome> gate; ///< the comparison with the baseline, when one was given
 };

@@ -35,7 +35,7 @@ void add_compare(CLI::App& app, Outcome& out) {
                     "absolute tolerance per unit, UNIT=VALUE: differences below it never count "
                     "(default s=500ns, so times under 10 us are not gated on fractions of a microsecond); UNIT=0 removes it; repeatable")
         ->allow_extra_args(false);
-    cmd->add_option("--format", args->format, "table (default), markdown, json or junit");
+    cmd->add_option("--format", args->format, "table (default), markdown, json, junit or html (a page with the ratios as charts)");
     cmd->add_option("--out", args->out_file, "write the chosen format to FILE (the table still goes to stdout)");
     cmd->add_flag("--fail-on-inconclusive", args->fail_on_inconclusive, "exit 3 when results are inconclusive");
     cmd->add_flag("--cross-machine", args->cross_machine,

@@ -19,7 +19,7 @@ namespace interopbench::cli {
 namespace {
 
 struct RunOptions {
-    std::string scenarios, sizes, devices, profile, out, format = "table";
+    std::string scenarios, sizes, devices, profile, out, html, format = "table";
     std::vector<std::string> axes;
     bool quiet = false, require_gpu = false, no_numa_bind = false, no_topology = false, progress = false;
     bool anonymize = false;
@@ -114,6 +114,15 @@ void print_gate(const RunOptions& o, const CompareOutcome& outcome) {
 int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     const OutputFormat format = parse_format(o.format);
     if (!o.out.empty()) check_output_path(o.out); // before any measuring
+    if (!o.html.empty()) {
+        check_output_path(o.html);
+        if (!o.out.empty() && (o.html == o.out || same_file(o.html, o.out)))
+            throw UsageError(fmt::format("--html '{}' is the --out report: the page would replace it", o.html),
+                             "write the page to another file, e.g. report.html");
+        if (!o.baseline.file.empty() && same_file(o.html, o.baseline.file))
+            throw UsageError(fmt::format("--html '{}' is the baseline '{}': the run would overwrite it", o.html, o.baseline.file),
+                             "write the page to another file");
+    }
     const Registry registry = builtin_registry();
     RunRecord rec;
     rec.argv = argv;
@@ -128,6 +137,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
 
     SessionOptions options;
     options.out = o.out;
+    options.html = o.html;
     options.anonymize = o.anonymize;
     options.baseline = load_baseline(o.baseline, o.out, rec, machine);
     for (const auto& t : o.baseline.thresholds) add_threshold(options.compare, t);
@@ -173,6 +183,10 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     if (run.interrupted)
         fmt::print(stderr, "interrupted: the report holds the {} finished result(s)\n", run.record.results.size());
     if (!run.fatal.empty()) fmt::print(stderr, "error: {}\n", run.fatal);
+    if (!run.html_error.empty()) {
+        fmt::print(stderr, "error: the HTML page was not written: {}\n", run.html_error);
+        return static_cast<int>(ExitCode::failed);
+    }
     if (!run.write_error.empty()) {
         fmt::print(stderr, "error: {}; {}\n", run.write_error,
                    run.written.empty() ? "the report could not be saved anywhere"
@@ -203,6 +217,7 @@ void add_run(CLI::App& app, Outcome& out) {
     cmd->add_option("-d,--devices", o->devices, "GPUs to use: ordinals or PCI bus ids, comma separated (default all)");
     cmd->add_option("-p,--profile", o->profile, "named profile (quick, ci, full) or a profile JSON file");
     cmd->add_option("-o,--out", o->out, "write the JSON report to FILE (atomically)");
+    cmd->add_option("--html", o->html, "also write the report as one self-contained HTML page with charts to FILE (atomically)");
     cmd->add_option("-f,--format", o->format, "stdout format: table, json, csv, markdown");
     cmd->add_flag("-q,--quiet", o->quiet, "print nothing on stdout (errors still go to stderr)");
     cmd->add_flag("--require-gpu", o->require_gpu, "exit 1 when no usable GPU is found");

@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 
 #include "cli/cli.hpp"
+#include "interopbench/errors.hpp"
+#include "interopbench/html.hpp"
 #include "interopbench/output.hpp"
 #include "interopbench/report.hpp"
 
@@ -25,13 +27,22 @@ void add_show(CLI::App& app, Outcome& out) {
     };
     auto o = std::make_shared<Options>();
     auto* cmd = app.add_subcommand("show", "render a saved JSON report as tables");
-    cmd->add_option("file", o->file, "report written by 'interopbench run --out'")->required();
-    cmd->add_option("-f,--format", o->format, "table, json, csv or markdown");
+    cmd->add_option("file", o->file, "report written by 'interopbench run --out' (or an HTML page of one)")->required();
+    cmd->add_option("-f,--format", o->format, "table, json, csv, markdown or html (one self-contained page on stdout)");
     cmd->add_flag("--anonymize", o->anonymize, "leave out host name, UUIDs, serial numbers and home directories");
     cmd->callback([o, &out] {
-        const OutputFormat format = parse_format(o->format);
+        const bool page = o->format == "html";
+        if (!page && o->format != "table" && o->format != "json" && o->format != "csv" && o->format != "markdown" &&
+            o->format != "md")
+            throw UsageError(fmt::format("unknown output format '{}'", o->format), "use table, json, csv, markdown or html");
+        const OutputFormat format = page ? OutputFormat::table : parse_format(o->format);
         auto doc = load_report(o->file);
         if (o->anonymize) anonymize_report(doc);
+        if (page) {
+            fmt::print("{}", html::render_report_page(doc));
+            out.code = 0;
+            return;
+        }
         if (format == OutputFormat::json) {
             fmt::print("{}\n", doc.dump(2));
             out.code = 0;

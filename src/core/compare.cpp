@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "interopbench/html.hpp"
 #include "interopbench/output.hpp"
 #include "interopbench/params.hpp"
 #include "interopbench/report.hpp"
@@ -608,7 +609,8 @@ CompareFormat parse_compare_format(const std::string& text) {
     if (text == "markdown" || text == "md") return CompareFormat::markdown;
     if (text == "json") return CompareFormat::json;
     if (text == "junit") return CompareFormat::junit;
-    throw UsageError(fmt::format("unknown compare format '{}'", text), "choose table, markdown, json or junit");
+    if (text == "html") return CompareFormat::html;
+    throw UsageError(fmt::format("unknown compare format '{}'", text), "choose table, markdown, json, junit or html");
 }
 
 namespace {
@@ -806,6 +808,7 @@ std::string render_comparison(const CompareOutcome& outcome, CompareFormat forma
     case CompareFormat::markdown: return render_text(outcome, true);
     case CompareFormat::json: return comparison_json(outcome).dump(2) + "\n";
     case CompareFormat::junit: return render_junit(outcome);
+    case CompareFormat::html: return html::render_comparison_page(outcome);
     }
     return {};
 }

@@ -27,6 +27,7 @@
 #include "interopbench/cleanup.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/file_io.hpp"
+#include "interopbench/html.hpp"
 
 extern char** environ;
 
@@ -469,7 +470,15 @@ SchemaVersion parse_schema_version(const std::string& v) {
 
 nlohmann::json load_report(const std::string& path) {
     const std::string hint = "give a report written by 'interopbench run --out FILE'";
-    const std::string text = read_input_file(path, "report", k_max_report_bytes);
+    std::string text = read_input_file(path, "report", k_max_report_bytes);
+    // A page written by the HTML reporter carries its report: read that one.
+    if (html::looks_like_html(text)) {
+        auto embedded = html::extract_embedded_report(text);
+        if (!embedded)
+            throw UsageError(fmt::format("report '{}' is an HTML page without an embedded interopbench report", path),
+                             "give a page written by 'interopbench show --format html' or 'run --html', or the JSON report");
+        text = std::move(*embedded);
+    }
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
         throw UsageError(fmt::format("report '{}' is empty", path), hint);
     nlohmann::json doc;

@@ -11,6 +11,7 @@
 
 #include "interopbench/cleanup.hpp"
 #include "interopbench/errors.hpp"
+#include "interopbench/html.hpp"
 #include "interopbench/merge.hpp"
 
 namespace interopbench {
@@ -137,6 +138,16 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
                     out.written = fallback;
                 } catch (const std::exception&) {
                 }
+            }
+        }
+        if (!options.html.empty()) {
+            // The page of the same final report, written the same way (no fallback: the
+            // report itself holds everything the page shows).
+            try {
+                write_file_atomic(options.html, html::render_report_page(out.report));
+                out.html_written = options.html;
+            } catch (const std::exception& e) {
+                out.html_error = e.what();
             }
         }
         for (const auto& r : rec.results) {

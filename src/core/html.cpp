@@ -1,0 +1,1388 @@
+// The HTML reporter. Every string that comes from a report goes through escape() before it
+// reaches the page; numbers are formatted by the tool. The page has one script element, the
+// embedded report (type application/json, never executed), and no external reference.
+#include "interopbench/html.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "interopbench/output.hpp"
+#include "interopbench/params.hpp"
+#include "interopbench/report.hpp"
+
+namespace interopbench::html {
+
+// ---- building blocks ----------------------------------------------------------------------
+
+std::string escape(std::string_view text) {
+    std::string out;
+    out.reserve(text.size() + 16);
+    for (std::size_t i = 0; i < text.size();) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c < 0x80) {
+            switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            case '\'': out += "&#39;"; break;
+            default:
+                if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) out += "\xef\xbf\xbd";
+                else out += static_cast<char>(c);
+            }
+            ++i;
+            continue;
+        }
+        const std::size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+        std::uint32_t cp = len == 2 ? c & 0x1fu : len == 3 ? c & 0x0fu : c & 0x07u;
+        bool ok = len > 0 && i + len <= text.size();
+        for (std::size_t k = 1; ok && k < len; ++k) {
+            const auto cc = static_cast<unsigned char>(text[i + k]);
+            ok = (cc & 0xc0) == 0x80;
+            cp = (cp << 6) | (cc & 0x3fu);
+        }
+        ok = ok && !(len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) &&
+             !(len == 4 && (cp < 0x10000 || cp > 0x10ffff));
+        if (!ok || (cp >= 0x80 && cp <= 0x9f)) { // broken byte, or a whole C1 control
+            out += "\xef\xbf\xbd";
+            i += ok ? len : 1;
+            continue;
+        }
+        out += text.substr(i, len);
+        i += len;
+    }
+    return out;
+}
+
+std::string embed_json(const nlohmann::json& doc) {
+    // Invalid UTF-8 in a report string would make dump() throw; replace it instead.
+    const std::string text = doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::string out;
+    out.reserve(text.size() + 64);
+    for (char c : text) {
+        if (c == '<') out += "\\u003c";
+        else out += c;
+    }
+    return out;
+}
+
+bool looks_like_html(std::string_view text) {
+    const auto p = text.find_first_not_of(" \t\r\n");
+    if (p != std::string_view::npos && text.compare(p, 3, "\xef\xbb\xbf") == 0) return looks_like_html(text.substr(p + 3));
+    return p != std::string_view::npos && text[p] == '<';
+}
+
+std::optional<std::string> extract_embedded_report(std::string_view page) {
+    const std::string open = fmt::format("<script type=\"application/json\" id=\"{}\">", k_report_block_id);
+    const auto start = page.find(open);
+    if (start == std::string_view::npos) return std::nullopt;
+    const auto body = start + open.size();
+    // The writer leaves no '<' inside the block, so the first "</script" ends it.
+    const auto end = page.find("</script", body);
+    if (end == std::string_view::npos) return std::nullopt;
+    return std::string(page.substr(body, end - body));
+}
+
+double LinearScale::operator()(double v) const {
+    if (d1 == d0) return (r0 + r1) / 2;
+    return r0 + (v - d0) / (d1 - d0) * (r1 - r0);
+}
+
+double LogScale::operator()(double v) const {
+    if (!(v > 0) || !(d0 > 0) || !(d1 > 0)) return r0;
+    const double l0 = std::log10(d0), l1 = std::log10(d1);
+    if (l1 == l0) return (r0 + r1) / 2;
+    return r0 + (std::log10(v) - l0) / (l1 - l0) * (r1 - r0);
+}
+
+namespace {
+std::string trim_number(double v, int digits) {
+    std::string s = fmt::format("{:.{}f}", v, digits);
+    if (s.find('.') != std::string::npos) {
+        while (s.back() == '0') s.pop_back();
+        if (s.back() == '.') s.pop_back();
+    }
+    return s;
+}
+} // namespace
+
+std::string tick_label(double v, const std::string& unit) {
+    if (!std::isfinite(v)) return "-";
+    const double a = std::fabs(v);
+    if (unit == "B") {
+        const char* names[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+        int k = 0;
+        double x = a;
+        while (x >= 1024 && k < 5) {
+            x /= 1024;
+            ++k;
+        }
+        return fmt::format("{}{} {}", v < 0 ? "-" : "", trim_number(x, x < 10 ? 2 : 1), names[k]);
+    }
+    if (unit == "ratio") return trim_number(v * 100, a < 0.1 ? 2 : 1) + "%";
+    struct Prefix {
+        double f;
+        const char* p;
+    };
+    if (unit == "s") {
+        const Prefix ps[] = {{1, "s"}, {1e-3, "ms"}, {1e-6, "us"}, {1e-9, "ns"}};
+        for (const auto& p : ps)
+            if (a >= p.f || p.f == 1e-9) return trim_number(v / p.f, 2) + " " + p.p;
+    }
+    if (unit == "B/s") {
+        const Prefix ps[] = {{1e12, "TB/s"}, {1e9, "GB/s"}, {1e6, "MB/s"}, {1e3, "kB/s"}, {1, "B/s"}};
+        for (const auto& p : ps)
+            if (a >= p.f || p.f == 1) return trim_number(v / p.f, 2) + " " + p.p;
+    }
+    if (a != 0 && (a >= 1e6 || a < 1e-3)) return fmt::format("{:.2g}", v);
+    return trim_number(v, 3);
+}
+
+std::vector<Tick> log_ticks(double lo, double hi, const std::string& unit, int max_labels) {
+    std::vector<Tick> out;
+    if (!(lo > 0) || !(hi > 0) || !std::isfinite(lo) || !std::isfinite(hi)) return out;
+    if (hi < lo) std::swap(lo, hi);
+    if (max_labels < 2) max_labels = 2;
+    const double eps = 1e-9;
+    if (unit == "B") {
+        const int e0 = static_cast<int>(std::ceil(std::log2(lo) - eps)), e1 = static_cast<int>(std::floor(std::log2(hi) + eps));
+        if (e1 < e0) {
+            out.push_back({lo, tick_label(lo, unit)});
+            if (hi > lo) out.push_back({hi, tick_label(hi, unit)});
+            return out;
+        }
+        int step = 1;
+        while ((e1 - e0) / step + 1 > max_labels) step *= 2;
+        for (int e = e0; e <= e1; ++e) {
+            const double v = std::ldexp(1.0, e);
+            out.push_back({v, (e - e0) % step == 0 ? tick_label(v, unit) : std::string()});
+        }
+        return out;
+    }
+    const int d0 = static_cast<int>(std::floor(std::log10(lo) + eps)), d1 = static_cast<int>(std::ceil(std::log10(hi) - eps));
+    const bool fine = std::log10(hi) - std::log10(lo) < 2;
+    int step = 1;
+    while ((d1 - d0) / step + 1 > max_labels) ++step;
+    for (int d = d0; d <= d1; ++d) {
+        const double p = std::pow(10.0, d);
+        for (double m : {1.0, 2.0, 5.0}) {
+            const double v = p * m;
+            if (v < lo * (1 - eps) || v > hi * (1 + eps)) continue;
+            const bool major = m == 1.0 && (d - d0) % step == 0;
+            if (m != 1.0 && !fine) {
+                out.push_back({v, {}});
+                continue;
+            }
+            out.push_back({v, major || fine ? tick_label(v, unit) : std::string()});
+        }
+    }
+    std::size_t labelled = 0;
+    for (const auto& t : out) labelled += !t.label.empty();
+    if (labelled < 2) { // a narrow range inside one decade: round steps, as on a linear axis
+        out.clear();
+        for (const auto& t : linear_ticks(lo, hi, unit, 5))
+            if (t.value > 0) out.push_back(t);
+    }
+    return out;
+}
+
+std::vector<Tick> linear_ticks(double lo, double hi, const std::string& unit, int target) {
+    std::vector<Tick> out;
+    if (!std::isfinite(lo) || !std::isfinite(hi)) return out;
+    if (hi < lo) std::swap(lo, hi);
+    if (hi == lo) return {{lo, tick_label(lo, unit)}};
+    if (target < 1) target = 1;
+    const double raw = (hi - lo) / target;
+    const double p = std::pow(10.0, std::floor(std::log10(raw)));
+    double step = p;
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+        if (p * m >= raw) {
+            step = p * m;
+            break;
+        }
+    for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step)
+        out.push_back({std::fabs(v) < step * 1e-9 ? 0.0 : v, tick_label(std::fabs(v) < step * 1e-9 ? 0.0 : v, unit)});
+    return out;
+}
+
+namespace {
+constexpr const char* k_palette[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00",
+                                     "#CC79A7", "#56B4E9", "#000000", "#F0E442"};
+constexpr const char* k_dashes[] = {"", "7 3", "2 2", "9 3 2 3"};
+} // namespace
+
+const char* series_colour(std::size_t n) { return k_palette[n % 8]; }
+const char* dash_pattern(std::size_t n) { return k_dashes[(n / 8) % 4]; }
+
+std::string sequential_colour(double t) {
+    // viridis, 9 stops: perceptually even, readable in grey and by colour-blind readers.
+    static constexpr int stops[][3] = {{68, 1, 84},    {71, 45, 123},  {59, 82, 139},  {44, 114, 142}, {33, 145, 140},
+                                       {40, 174, 128}, {94, 201, 98},  {170, 220, 50}, {253, 231, 37}};
+    if (!std::isfinite(t)) t = 0;
+    t = std::clamp(t, 0.0, 1.0) * 8;
+    const int i = std::min(7, static_cast<int>(t));
+    const double f = t - i;
+    int rgb[3];
+    for (int k = 0; k < 3; ++k) rgb[k] = static_cast<int>(std::lround(stops[i][k] + (stops[i + 1][k] - stops[i][k]) * f));
+    return fmt::format("#{:02x}{:02x}{:02x}", rgb[0], rgb[1], rgb[2]);
+}
+
+// ---- reading a report, whatever its field types ---------------------------------------------
+
+namespace {
+
+using nlohmann::json;
+
+std::string str_of(const json& obj, const char* key, const std::string& fallback = {}) {
+    if (!obj.is_object()) return fallback;
+    const auto it = obj.find(key);
+    if (it == obj.end() || it->is_null()) return fallback;
+    return it->is_string() ? it->get<std::string>() : it->dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::optional<double> num_of(const json& obj, const char* key) {
+    if (!obj.is_object()) return std::nullopt;
+    const auto it = obj.find(key);
+    if (it == obj.end() || !it->is_number()) return std::nullopt;
+    const double v = it->get<double>();
+    if (!std::isfinite(v)) return std::nullopt;
+    return v;
+}
+
+struct Metric {
+    std::string name, unit, better;
+    double median = NAN, lo = NAN, hi = NAN;
+    std::size_t n = 0;
+    bool usable() const { return n > 0 && std::isfinite(median); }
+};
+
+struct Row {
+    std::string key, scenario, family, status, reason, counting;
+    std::vector<std::pair<std::string, std::string>> params; ///< in param_order when given
+    std::vector<Metric> metrics;
+    const json* details = nullptr;
+    bool ok() const { return status == "ok"; }
+    std::string param(const std::string& name) const {
+        for (const auto& [k, v] : params)
+            if (k == name) return v;
+        return {};
+    }
+    bool has_param(const std::string& name) const {
+        for (const auto& [k, v] : params)
+            if (k == name) return true;
+        return false;
+    }
+    const Metric* metric(const std::string& name) const {
+        for (const auto& m : metrics)
+            if (m.name == name) return &m;
+        return nullptr;
+    }
+    std::optional<double> detail(const char* name) const { return details ? num_of(*details, name) : std::nullopt; }
+};
+
+std::vector<Row> read_rows(const json& report) {
+    std::vector<Row> rows;
+    if (!report.is_object() || !report.contains("results") || !report["results"].is_array()) return rows;
+    for (const auto& r : report["results"]) {
+        if (!r.is_object()) continue;
+        Row row;
+        row.key = str_of(r, "key");
+        row.scenario = str_of(r, "scenario", "?");
+        row.family = str_of(r, "family", row.scenario);
+        row.status = str_of(r, "status", "?");
+        row.reason = str_of(r, "reason");
+        row.counting = str_of(r, "counting");
+        if (r.contains("params") && r["params"].is_object()) {
+            const auto& p = r["params"];
+            std::set<std::string> done;
+            if (r.contains("param_order") && r["param_order"].is_array())
+                for (const auto& n : r["param_order"])
+                    if (n.is_string() && p.contains(n.get<std::string>()) && done.insert(n.get<std::string>()).second)
+                        row.params.emplace_back(n.get<std::string>(), str_of(p, n.get<std::string>().c_str()));
+            for (const auto& [k, v] : p.items())
+                if (!done.count(k)) row.params.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump());
+        }
+        if (r.contains("metrics") && r["metrics"].is_array())
+            for (const auto& m : r["metrics"]) {
+                if (!m.is_object()) continue;
+                Metric mm;
+                mm.name = str_of(m, "name", "?");
+                mm.unit = str_of(m, "unit");
+                mm.better = str_of(m, "better", "higher");
+                if (m.contains("stats") && m["stats"].is_object()) {
+                    const auto& s = m["stats"];
+                    mm.median = num_of(s, "median").value_or(NAN);
+                    mm.n = static_cast<std::size_t>(std::max(0.0, num_of(s, "n").value_or(0)));
+                    if (s.contains("median_ci") && s["median_ci"].is_array() && s["median_ci"].size() == 2 &&
+                        s["median_ci"][0].is_number() && s["median_ci"][1].is_number()) {
+                        mm.lo = s["median_ci"][0].get<double>();
+                        mm.hi = s["median_ci"][1].get<double>();
+                    }
+                }
+                row.metrics.push_back(std::move(mm));
+            }
+        if (r.contains("details") && r["details"].is_object()) row.details = &r["details"];
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+bool is_size_param(const std::string& name) {
+    return name == "size" || name == "footprint" || name == "chunk" || name.ends_with("_size") ||
+           name.find("bytes") != std::string::npos;
+}
+
+std::optional<double> number(const std::string& text) {
+    if (text.empty()) return std::nullopt;
+    try {
+        std::size_t used = 0;
+        const double v = std::stod(text, &used);
+        if (used == text.size() && std::isfinite(v)) return v;
+    } catch (const std::exception&) {
+    }
+    return std::nullopt;
+}
+
+std::string param_text(const std::string& name, const std::string& value) {
+    if (is_size_param(name))
+        if (const auto v = number(value); v && *v >= 0 && *v == std::floor(*v) && *v < 1.8e19)
+            return format_size(static_cast<std::uint64_t>(*v));
+    return value;
+}
+
+/// Parameters that take more than one value among `rows`, minus `skip`: what tells the
+/// configurations apart (the constant ones are named once, in the chart's caption).
+std::vector<std::string> varying_params(const std::vector<const Row*>& rows, const std::set<std::string>& skip = {}) {
+    std::vector<std::string> order;
+    std::map<std::string, std::set<std::string>> values;
+    for (const auto* r : rows)
+        for (const auto& [k, v] : r->params) {
+            if (!values.count(k)) order.push_back(k);
+            values[k].insert(v);
+        }
+    std::vector<std::string> out;
+    for (const auto& k : order)
+        if (!skip.count(k) && values[k].size() > 1) out.push_back(k);
+    return out;
+}
+
+std::string constant_params(const std::vector<const Row*>& rows, const std::set<std::string>& skip = {}) {
+    std::vector<std::string> order;
+    std::map<std::string, std::set<std::string>> values;
+    for (const auto* r : rows)
+        for (const auto& [k, v] : r->params) {
+            if (!values.count(k)) order.push_back(k);
+            values[k].insert(v);
+        }
+    std::string out;
+    for (const auto& k : order)
+        if (!skip.count(k) && values[k].size() == 1)
+            out += (out.empty() ? "" : ", ") + k + "=" + param_text(k, *values[k].begin());
+    return out;
+}
+
+/// The label of a configuration when nothing tells the configurations apart (its fixed
+/// parameters are named in the caption).
+constexpr const char* k_one_configuration = "the configuration";
+
+std::string label_of(const Row& r, const std::vector<std::string>& names) {
+    std::string out;
+    for (const auto& n : names)
+        if (r.has_param(n)) out += (out.empty() ? "" : ", ") + n + "=" + param_text(n, r.param(n));
+    return out.empty() ? std::string(k_one_configuration) : out;
+}
+
+std::string shorten(const std::string& s, std::size_t max) {
+    // Cut on a character boundary (never inside a UTF-8 sequence).
+    if (s.size() <= max) return s;
+    std::size_t cut = max - 1;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xc0) == 0x80) --cut;
+    return s.substr(0, cut) + "\xe2\x80\xa6";
+}
+
+std::string f1(double v) { return fmt::format("{:.1f}", v); }
+
+// ---- SVG pieces ------------------------------------------------------------------------------
+
+struct Frame {
+    double width = 880, height = 340, left = 78, right = 16, top = 14, bottom = 46;
+    double x0() const { return left; }
+    double x1() const { return width - right; }
+    double y0() const { return height - bottom; }
+    double y1() const { return top; }
+};
+
+std::string svg_open(const Frame& f, const std::string& title) {
+    return fmt::format("<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+                       "viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">\n",
+                       f.width, f.height, f.width, f.height, escape(title));
+}
+
+/// Grid, ticks and labels of a horizontal axis at the frame's bottom.
+template <class Scale>
+std::string x_axis(const Frame& f, const Scale& sx, const std::vector<Tick>& ticks, const std::string& title) {
+    std::string s;
+    for (const auto& t : ticks) {
+        const double x = sx(t.value);
+        if (x < f.x0() - 0.5 || x > f.x1() + 0.5) continue;
+        s += fmt::format("<line class=\"{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", t.label.empty() ? "grid2" : "grid",
+                         f1(x), f1(f.y1()), f1(x), f1(f.y0()));
+        if (!t.label.empty())
+            s += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>", f1(x), f1(f.y0() + 15),
+                             escape(t.label));
+    }
+    s += fmt::format("<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", f1(f.x0()), f1(f.y0()), f1(f.x1()),
+                     f1(f.y0()));
+    s += fmt::format("<text class=\"atitle\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", f1((f.x0() + f.x1()) / 2),
+                     f1(f.height - 8), escape(title));
+    return s;
+}
+
+template <class Scale>
+std::string y_axis(const Frame& f, const Scale& sy, const std::vector<Tick>& ticks, const std::string& title) {
+    std::string s;
+    for (const auto& t : ticks) {
+        const double y = sy(t.value);
+        if (y < f.y1() - 0.5 || y > f.y0() + 0.5) continue;
+        s += fmt::format("<line class=\"{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", t.label.empty() ? "grid2" : "grid",
+                         f1(f.x0()), f1(y), f1(f.x1()), f1(y));
+        if (!t.label.empty())
+            s += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", f1(f.x0() - 5), f1(y + 4),
+                             escape(t.label));
+    }
+    s += fmt::format("<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", f1(f.x0()), f1(f.y0()), f1(f.x0()),
+                     f1(f.y1()));
+    s += fmt::format("<text class=\"atitle\" transform=\"translate(14,{}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
+                     f1((f.y0() + f.y1()) / 2), escape(title));
+    return s;
+}
+
+std::string unit_title(const std::string& metric, const std::string& unit) {
+    if (unit == "B/s") return metric + " (GB/s, GB = 1e9 B)";
+    if (unit == "s") return metric + " (time)";
+    if (unit == "ratio") return metric + " (%)";
+    if (unit == "B") return metric + " (bytes)";
+    return unit.empty() || unit == "1" ? metric : metric + " (" + unit + ")";
+}
+
+std::string swatch(std::size_t i) {
+    return fmt::format("<svg class=\"sw\" width=\"26\" height=\"10\"><line x1=\"1\" y1=\"5\" x2=\"25\" y2=\"5\" stroke=\"{}\" "
+                       "stroke-width=\"3\" stroke-dasharray=\"{}\"/></svg>",
+                       series_colour(i), dash_pattern(i));
+}
+
+std::string box_swatch(const std::string& colour) {
+    return fmt::format("<svg class=\"sw\" width=\"12\" height=\"12\"><rect width=\"12\" height=\"12\" fill=\"{}\"/></svg>",
+                       colour);
+}
+
+/// [lo, hi] of positive values, padded a little on a log axis; nullopt when there are none.
+std::optional<std::pair<double, double>> log_extent(const std::vector<double>& values) {
+    double lo = INFINITY, hi = 0;
+    for (double v : values)
+        if (v > 0 && std::isfinite(v)) {
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+        }
+    if (!(hi > 0)) return std::nullopt;
+    if (hi / lo < 1.5) {
+        const double mid = std::sqrt(hi * lo);
+        lo = std::min(lo, mid / 1.25);
+        hi = std::max(hi, mid * 1.25);
+    }
+    return std::make_pair(lo / 1.08, hi * 1.08);
+}
+
+// ---- charts ------------------------------------------------------------------------------------
+
+/// One scenario's primary metric against its size axis, one line per configuration.
+std::string size_chart(const std::vector<const Row*>& rows, const std::string& size_param, const std::string& metric,
+                       double width = 880, const std::string& heading = {}) {
+    std::vector<const Row*> ok;
+    for (const auto* r : rows)
+        if (r->ok() && r->metric(metric) && r->metric(metric)->usable() && number(r->param(size_param))) ok.push_back(r);
+    if (ok.empty()) return {};
+    const std::string unit = ok[0]->metric(metric)->unit;
+    const auto names = varying_params(ok, {size_param});
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<const Row*>> series;
+    for (const auto* r : ok) {
+        const std::string l = label_of(*r, names);
+        if (!series.count(l)) order.push_back(l);
+        series[l].push_back(r);
+    }
+    std::vector<double> xs, ys;
+    std::map<double, std::string> limits; // path bandwidth -> path name
+    for (const auto* r : ok) {
+        const auto* m = r->metric(metric);
+        xs.push_back(*number(r->param(size_param)));
+        ys.push_back(m->median);
+        if (std::isfinite(m->lo)) ys.push_back(m->lo);
+        if (std::isfinite(m->hi)) ys.push_back(m->hi);
+        if (unit == "B/s")
+            if (const auto pb = r->detail("path_bandwidth"); pb && *pb > 0) {
+                limits[*pb] = r->details ? str_of(*r->details, "path") : std::string();
+                ys.push_back(*pb);
+            }
+    }
+    const auto xe = log_extent(xs);
+    const auto ye = log_extent(ys);
+    if (!xe || !ye) return {};
+    Frame f;
+    f.width = width;
+    const LogScale sx{xe->first, xe->second, f.x0(), f.x1()};
+    const LogScale sy{ye->first, ye->second, f.y0(), f.y1()};
+    std::string s = svg_open(f, metric + " against " + size_param);
+    s += x_axis(f, sx, log_ticks(xe->first, xe->second, "B", std::max(2, static_cast<int>((f.x1() - f.x0()) / 62))), size_param + " (bytes, log)");
+    s += y_axis(f, sy, log_ticks(ye->first, ye->second, unit, 7), unit_title(metric, unit) + ", log");
+    std::size_t shown = 0;
+    for (const auto& [pb, path] : limits) {
+        if (++shown > 4) break;
+        const double y = sy(pb);
+        s += fmt::format("<line class=\"limit\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", f1(f.x0()), f1(y), f1(f.x1()), f1(y));
+        s += fmt::format("<text class=\"limtext\" x=\"{}\" y=\"{}\" text-anchor=\"end\">limit {} {}</text>\n", f1(f.x1() - 4),
+                         f1(y - 4), escape(path), escape(tick_label(pb, unit)));
+    }
+    // Many series: thinner lines, no bands (they would cover each other), the legend folded.
+    const bool many = order.size() > 20;
+    std::string legend = "<ul class=\"legend\">";
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        auto pts = series[order[i]];
+        std::sort(pts.begin(), pts.end(),
+                  [&](const Row* a, const Row* b) { return *number(a->param(size_param)) < *number(b->param(size_param)); });
+        std::string line, band_top, band_bottom;
+        bool band = pts.size() > 1 && !many;
+        for (const auto* r : pts) {
+            const auto* m = r->metric(metric);
+            const double x = sx(*number(r->param(size_param)));
+            line += fmt::format("{},{} ", f1(x), f1(sy(m->median)));
+            if (std::isfinite(m->lo) && std::isfinite(m->hi) && m->lo > 0) {
+                band_top += fmt::format("{},{} ", f1(x), f1(sy(m->hi)));
+                band_bottom = fmt::format("{},{} ", f1(x), f1(sy(m->lo))) + band_bottom;
+            } else {
+                band = false;
+            }
+        }
+        const char* c = series_colour(i);
+        s += fmt::format("<g><title>{}</title>", escape(order[i]));
+        if (band) s += fmt::format("<polygon class=\"band\" fill=\"{}\" points=\"{}{}\"/>", c, band_top, band_bottom);
+        if (pts.size() > 1)
+            s += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" stroke-dasharray=\"{}\" points=\"{}\"/>", c,
+                             many ? "1.2" : "2", dash_pattern(i), line);
+        for (const auto* r : pts) {
+            const auto* m = r->metric(metric);
+            const double x = sx(*number(r->param(size_param)));
+            if (pts.size() == 1 && std::isfinite(m->lo) && std::isfinite(m->hi) && m->lo > 0)
+                s += fmt::format("<line stroke=\"{}\" stroke-width=\"2\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", c, f1(x),
+                                 f1(sy(m->lo)), f1(x), f1(sy(m->hi)));
+            s += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\"><title>{} {}: {}</title></circle>", f1(x),
+                             f1(sy(m->median)), ok.size() > 200 ? 1.5 : 3, c, escape(order[i]),
+                             escape(param_text(size_param, r->param(size_param))), escape(format_value(m->median, unit)));
+        }
+        s += "</g>\n";
+        // Efficiency at the largest size, when the run annotated it.
+        std::string eff;
+        if (const auto e = pts.back()->detail("efficiency"))
+            eff = fmt::format(" <span class=\"eff\">{:.0f}% of limit at {}</span>", *e * 100,
+                              escape(param_text(size_param, pts.back()->param(size_param))));
+        else if (const auto* em = pts.back()->metric("efficiency"); em && em->usable() && em->unit == "ratio")
+            eff = fmt::format(" <span class=\"eff\">efficiency {:.0f}% at {}</span>", em->median * 100,
+                              escape(param_text(size_param, pts.back()->param(size_param))));
+        legend += fmt::format("<li>{}{}{}</li>", swatch(i), escape(order[i]), eff);
+    }
+    s += "</svg>\n";
+    legend += "</ul>\n";
+    if (order.size() > 24)
+        legend = fmt::format("<details><summary>legend: {} configurations</summary>{}</details>\n", order.size(), legend);
+    const std::string fixed = constant_params(ok, {size_param});
+    return "<figure>" + (heading.empty() ? std::string() : "<div class=\"facet\">" + escape(heading) + "</div>") + s + legend +
+           fmt::format("<figcaption>{} of {} configuration(s), median{}{}{}</figcaption></figure>\n",
+                       escape(metric), order.size(), many ? " (intervals left out above 20 lines)" : " with its 95% interval as a band", limits.empty() ? "" : "; dashed: the path's theoretical limit",
+                       fixed.empty() ? "" : "; " + escape(fixed)) ;
+}
+
+/// Horizontal bars, one group per configuration, one bar per metric in `metrics` (same unit).
+std::string bar_chart(const std::vector<const Row*>& rows, const std::vector<std::string>& metrics) {
+    std::vector<const Row*> ok;
+    for (const auto* r : rows)
+        if (r->ok() && r->metric(metrics[0]) && r->metric(metrics[0])->usable()) ok.push_back(r);
+    if (ok.empty()) return {};
+    const std::string unit = ok[0]->metric(metrics[0])->unit;
+    const auto names = varying_params(ok);
+    std::vector<double> vals;
+    for (const auto* r : ok)
+        for (const auto& m : metrics)
+            if (const auto* mm = r->metric(m); mm && mm->usable()) {
+                vals.push_back(mm->median);
+                if (std::isfinite(mm->hi)) vals.push_back(mm->hi);
+            }
+    double lo = INFINITY, hi = 0;
+    for (double v : vals)
+        if (v > 0) {
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+        }
+    if (!(hi > 0)) return {};
+    const bool log = unit == "s" || hi / lo > 30;
+    const double bar_h = metrics.size() > 1 ? 7 : 12, group_h = bar_h * metrics.size() + 6;
+    Frame f;
+    f.left = 300;
+    f.right = 90; // room for the value (or the efficiency) after the longest bar
+    f.top = 8;
+    f.height = f.top + f.bottom + group_h * ok.size();
+    std::string s = svg_open(f, metrics[0] + " per configuration");
+    std::string body;
+    auto draw = [&](const auto& sx, const std::vector<Tick>& ticks) {
+        std::string what;
+        for (const auto& m : metrics) what += (what.empty() ? "" : ", ") + m;
+        body += x_axis(f, sx, ticks, unit_title(unit == "s" && metrics.size() > 1 ? "time" : what, unit) + (log ? ", log" : ""));
+        for (std::size_t g = 0; g < ok.size(); ++g) {
+            const double y = f.top + g * group_h + 3;
+            const std::string label = label_of(*ok[g], names);
+            body += fmt::format("<text class=\"rowlabel\" x=\"{}\" y=\"{}\" text-anchor=\"end\"><title>{}</title>{}</text>",
+                                f1(f.x0() - 6), f1(y + group_h / 2 + 1), escape(label), escape(shorten(label, 48)));
+            for (std::size_t k = 0; k < metrics.size(); ++k) {
+                const auto* m = ok[g]->metric(metrics[k]);
+                if (!m || !m->usable() || (log && !(m->median > 0))) continue;
+                const double x = std::max(f.x0(), sx(m->median));
+                const double by = y + k * bar_h;
+                body += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{} {}: {}</title></rect>",
+                                    f1(f.x0()), f1(by), f1(std::max(0.5, x - f.x0())), f1(bar_h - 1), series_colour(k),
+                                    escape(label), escape(metrics[k]), escape(format_value(m->median, unit)));
+                double end = x;
+                if (std::isfinite(m->lo) && std::isfinite(m->hi) && (!log || m->lo > 0)) {
+                    end = std::max(end, std::min(f.x1(), sx(m->hi)));
+                    body += fmt::format("<line class=\"whisker\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
+                                        f1(std::max(f.x0(), sx(m->lo))), f1(by + bar_h / 2 - 0.5), f1(std::min(f.x1(), sx(m->hi))),
+                                        f1(by + bar_h / 2 - 0.5));
+                }
+                // The value at the bar's end: one bar per row has room for it.
+                if (metrics.size() == 1)
+                    body += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\">{}</text>", f1(end + 4), f1(by + bar_h - 2),
+                                        escape(format_value(m->median, unit)));
+            }
+            // Efficiency against a reference (the copy roofline, the path), when measured.
+            if (const auto* e = ok[g]->metric("efficiency"); e && e->usable() && e->unit == "ratio" && unit != "ratio")
+                body += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\">{:.0f}%</text>", f1(f.x1() + 4),
+                                    f1(y + group_h / 2 + 1), e->median * 100);
+        }
+    };
+    if (log) {
+        const LogScale sx{lo / 1.5, hi * 1.15, f.x0(), f.x1()};
+        draw(sx, log_ticks(lo / 1.5, hi * 1.15, unit, 7));
+    } else {
+        const LinearScale sx{0, hi * 1.05, f.x0(), f.x1()};
+        draw(sx, linear_ticks(0, hi * 1.05, unit, 6));
+    }
+    s += body + "</svg>\n";
+    std::string legend;
+    if (metrics.size() > 1) {
+        legend = "<ul class=\"legend\">";
+        for (std::size_t k = 0; k < metrics.size(); ++k)
+            legend += fmt::format("<li>{}{}</li>", box_swatch(series_colour(k)), escape(metrics[k]));
+        legend += "</ul>";
+    }
+    const std::string fixed = constant_params(ok);
+    return "<figure>" + s + legend +
+           fmt::format("<figcaption>median per configuration, whisker: its 95% interval{}{}</figcaption></figure>\n",
+                       ok[0]->metric("efficiency") ? "; right: efficiency" : "", fixed.empty() ? "" : "; " + escape(fixed));
+}
+
+/// The fixed colour scale of every heatmap, so two machines' pages compare by eye: bandwidth
+/// on a log scale from 1 GB/s to 1 TB/s; other units over the chart's own range.
+struct HeatScale {
+    double lo = 1e9, hi = 1e12;
+    bool log = true;
+    double t(double v) const { return log ? std::log10(std::max(v, lo) / lo) / std::log10(hi / lo) : (v - lo) / (hi - lo); }
+};
+
+std::string heat_legend(const HeatScale& hs, const std::string& unit) {
+    std::string s = "<div class=\"heatlegend\"><svg width=\"380\" height=\"34\">";
+    for (int i = 0; i < 60; ++i)
+        s += fmt::format("<rect x=\"{}\" y=\"0\" width=\"5.2\" height=\"14\" fill=\"{}\"/>", 40 + i * 5, sequential_colour(i / 59.0));
+    const auto label = [&](double t, double v) {
+        return fmt::format("<text class=\"tick\" x=\"{}\" y=\"28\" text-anchor=\"middle\">{}</text>", f1(40 + t * 300),
+                           escape(tick_label(v, unit)));
+    };
+    if (hs.log)
+        for (double v = hs.lo; v <= hs.hi * 1.001; v *= 10) s += label(hs.t(v), v);
+    else
+        s += label(0, hs.lo) + label(1, hs.hi);
+    return s + "</svg></div>\n";
+}
+
+std::string heat_cell(double x, double y, double w, double h, const HeatScale& hs, const Metric* m, const std::string& title) {
+    if (!m || !m->usable())
+        return fmt::format("<rect class=\"nocell\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}: no result</title></rect>",
+                           f1(x), f1(y), f1(w), f1(h), escape(title));
+    const double t = hs.t(m->median);
+    std::string s = fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}: {}</title></rect>", f1(x),
+                                f1(y), f1(w), f1(h), sequential_colour(t), escape(title), escape(format_value(m->median, m->unit)));
+    if (w >= 44 && h >= 14)
+        s += fmt::format("<text class=\"cell {}\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>", t > 0.6 ? "dark" : "light",
+                         f1(x + w / 2), f1(y + h / 2 + 4), escape(tick_label(m->median, m->unit)));
+    return s;
+}
+
+/// Source x destination matrix of results keyed by a pair parameter ("0>1"), at the largest
+/// size; one matrix per combination of the other varying parameters (at most 6).
+std::string pair_heatmaps(const std::vector<const Row*>& rows, const std::string& pair_param, const std::string& metric) {
+    std::vector<const Row*> ok;
+    for (const auto* r : rows)
+        if (r->ok() && r->metric(metric) && r->param(pair_param).find('>') != std::string::npos) ok.push_back(r);
+    if (ok.empty()) return {};
+    // The largest size only: the matrix shows the path, not the curve.
+    std::string size_param;
+    for (const auto& [k, v] : ok[0]->params)
+        if (is_size_param(k) && number(v) && (size_param.empty() || k == "size")) size_param = k;
+    double largest = -1;
+    if (!size_param.empty())
+        for (const auto* r : ok) largest = std::max(largest, number(r->param(size_param)).value_or(-1));
+    std::vector<const Row*> sel;
+    for (const auto* r : ok)
+        if (size_param.empty() || number(r->param(size_param)).value_or(-2) == largest) sel.push_back(r);
+    if (sel.empty()) return {};
+    std::set<std::string> skip{pair_param};
+    if (!size_param.empty()) skip.insert(size_param);
+    const auto names = varying_params(sel, skip);
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<const Row*>> groups;
+    for (const auto* r : sel) {
+        const std::string l = label_of(*r, names);
+        if (!groups.count(l)) order.push_back(l);
+        groups[l].push_back(r);
+    }
+    const std::string unit = sel[0]->metric(metric)->unit;
+    HeatScale hs;
+    if (unit != "B/s") {
+        double lo = INFINITY, hi = -INFINITY;
+        for (const auto* r : sel)
+            if (const auto* m = r->metric(metric); m->usable()) {
+                lo = std::min(lo, m->median);
+                hi = std::max(hi, m->median);
+            }
+        hs = {lo, hi > lo ? hi : lo + 1, false};
+    }
+    std::string out = "<div class=\"heatmaps\">";
+    for (std::size_t gi = 0; gi < order.size() && gi < 6; ++gi) {
+        const auto& g = groups[order[gi]];
+        std::vector<std::string> ends;
+        for (const auto* r : g) {
+            const std::string p = r->param(pair_param);
+            const auto gt = p.find('>');
+            for (const std::string& e : {p.substr(0, gt), p.substr(gt + 1)})
+                if (std::find(ends.begin(), ends.end(), e) == ends.end()) ends.push_back(e);
+        }
+        std::sort(ends.begin(), ends.end(), [](const std::string& a, const std::string& b) {
+            const auto na = number(a), nb = number(b);
+            return na && nb ? *na < *nb : a < b;
+        });
+        const double n = static_cast<double>(ends.size());
+        const double cell = std::clamp(360.0 / n, 12.0, 70.0);
+        Frame f;
+        f.left = 60;
+        f.top = 34;
+        f.bottom = 10;
+        f.right = 10;
+        f.width = f.left + cell * n + f.right;
+        f.height = f.top + cell * n + f.bottom;
+        std::string s = svg_open(f, metric + " matrix " + order[gi]);
+        s += fmt::format("<text class=\"tick\" x=\"{}\" y=\"12\" text-anchor=\"middle\">destination</text>", f1(f.left + cell * n / 2));
+        s += fmt::format("<text class=\"tick\" transform=\"translate(12,{}) rotate(-90)\" text-anchor=\"middle\">source</text>",
+                         f1(f.top + cell * n / 2));
+        const bool labels = cell >= 16;
+        for (std::size_t i = 0; i < ends.size(); ++i) {
+            if (!labels && i % 4) continue;
+            s += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>", f1(f.left + (i + 0.5) * cell),
+                             f1(f.top - 5), escape(shorten(ends[i], 6)));
+            s += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", f1(f.left - 4),
+                             f1(f.top + (i + 0.5) * cell + 4), escape(shorten(ends[i], 6)));
+        }
+        for (std::size_t a = 0; a < ends.size(); ++a)
+            for (std::size_t b = 0; b < ends.size(); ++b) {
+                const double x = f.left + b * cell, y = f.top + a * cell;
+                if (a == b) {
+                    s += fmt::format("<rect class=\"diag\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>", f1(x), f1(y), f1(cell), f1(cell));
+                    continue;
+                }
+                const Metric* m = nullptr;
+                for (const auto* r : g)
+                    if (r->param(pair_param) == ends[a] + ">" + ends[b]) m = r->metric(metric);
+                s += heat_cell(x, y, cell, cell, hs, m, ends[a] + ">" + ends[b]);
+            }
+        s += "</svg>";
+        out += fmt::format("<figure class=\"heat\">{}<figcaption>{}</figcaption></figure>", s,
+                           order[gi] == k_one_configuration ? std::string() : escape(order[gi]));
+    }
+    out += "</div>";
+    const std::string fixed = constant_params(sel, {pair_param});
+    return out + heat_legend(hs, unit) +
+           fmt::format("<p class=\"note\">{} from source (row) to destination (column){}; fixed colour scale{}{}</p>\n",
+                       escape(metric), size_param.empty() ? "" : " at the largest " + escape(size_param),
+                       order.size() > 6 ? fmt::format("; first 6 of {} matrices", order.size()) : std::string(),
+                       fixed.empty() ? "" : "; " + escape(fixed));
+}
+
+/// Scenario x size matrix of a family whose scenarios share a size axis and a bandwidth metric
+/// (collectives: one row per collective), on the fixed bandwidth scale.
+std::string family_heatmap(const std::vector<std::string>& scenarios, const std::map<std::string, std::vector<const Row*>>& by,
+                           const std::string& size_param, const std::string& metric) {
+    std::set<double> sizes;
+    for (const auto& sc : scenarios)
+        for (const auto* r : by.at(sc))
+            if (r->ok() && number(r->param(size_param))) sizes.insert(*number(r->param(size_param)));
+    if (sizes.empty()) return {};
+    const double n = static_cast<double>(sizes.size());
+    const double cw = std::clamp(680.0 / n, 14.0, 80.0), ch = 22;
+    Frame f;
+    f.left = 170;
+    f.top = 8;
+    f.bottom = 40;
+    f.right = 10;
+    f.width = f.left + cw * n + f.right;
+    f.height = f.top + ch * scenarios.size() + f.bottom;
+    const HeatScale hs;
+    std::string s = svg_open(f, metric + " per scenario and size");
+    std::size_t j = 0;
+    for (double sz : sizes) {
+        if (cw >= 40 || j % static_cast<std::size_t>(std::ceil(40 / cw)) == 0)
+            s += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>", f1(f.left + (j + 0.5) * cw),
+                             f1(f.top + ch * scenarios.size() + 14), escape(tick_label(sz, "B")));
+        ++j;
+    }
+    s += fmt::format("<text class=\"atitle\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{} (bytes)</text>", f1(f.left + cw * n / 2),
+                     f1(f.height - 6), escape(size_param));
+    for (std::size_t i = 0; i < scenarios.size(); ++i) {
+        const double y = f.top + i * ch;
+        s += fmt::format("<text class=\"rowlabel\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", f1(f.left - 6), f1(y + ch / 2 + 4),
+                         escape(shorten(scenarios[i], 26)));
+        j = 0;
+        for (double sz : sizes) {
+            const Metric* best = nullptr;
+            for (const auto* r : by.at(scenarios[i]))
+                if (r->ok() && number(r->param(size_param)) == sz)
+                    if (const auto* m = r->metric(metric); m && m->usable() && (!best || m->median > best->median)) best = m;
+            s += heat_cell(f.left + j * cw, y, cw - 1, ch - 1, hs, best, scenarios[i] + " " + tick_label(sz, "B"));
+            ++j;
+        }
+    }
+    s += "</svg>";
+    return "<figure>" + s + heat_legend(hs, "B/s") +
+           fmt::format("<figcaption>{} of every scenario by {} (the best configuration of each cell), fixed colour "
+                       "scale</figcaption></figure>\n",
+                       escape(metric), escape(size_param));
+}
+
+/// A stage breakdown from details.stages ({name: seconds} or [{name, time|seconds}]) as one
+/// stacked bar per configuration; details.bounding_stage, or the longest, is outlined.
+std::string stage_chart(const std::vector<const Row*>& rows) {
+    struct Bar {
+        std::string label;
+        std::vector<std::pair<std::string, double>> stages;
+        std::string bounding;
+    };
+    std::vector<const Row*> ok;
+    for (const auto* r : rows)
+        if (r->ok() && r->details && r->details->contains("stages")) ok.push_back(r);
+    if (ok.empty()) return {};
+    const auto names = varying_params(ok);
+    std::vector<Bar> bars;
+    std::vector<std::string> stage_names;
+    double hi = 0;
+    for (const auto* r : ok) {
+        Bar b{label_of(*r, names), {}, str_of(*r->details, "bounding_stage")};
+        const auto& st = (*r->details)["stages"];
+        if (st.is_object()) {
+            for (const auto& [k, v] : st.items())
+                if (v.is_number()) b.stages.emplace_back(k, v.get<double>());
+                else if (v.is_object() && num_of(v, "time")) b.stages.emplace_back(k, *num_of(v, "time"));
+        } else if (st.is_array()) {
+            for (const auto& e : st)
+                if (const auto t = num_of(e, "time") ? num_of(e, "time") : num_of(e, "seconds"))
+                    b.stages.emplace_back(str_of(e, "name", "?"), *t);
+        }
+        double sum = 0, longest = -1;
+        for (const auto& [k, v] : b.stages) {
+            if (!(v >= 0)) continue;
+            sum += v;
+            if (std::find(stage_names.begin(), stage_names.end(), k) == stage_names.end()) stage_names.push_back(k);
+            if (b.bounding.empty() && v > longest) longest = v;
+        }
+        if (b.bounding.empty())
+            for (const auto& [k, v] : b.stages)
+                if (v == longest) b.bounding = k;
+        hi = std::max(hi, sum);
+        if (!b.stages.empty()) bars.push_back(std::move(b));
+    }
+    if (bars.empty() || !(hi > 0)) return {};
+    Frame f;
+    f.left = 300;
+    f.top = 8;
+    f.height = f.top + f.bottom + 18.0 * bars.size();
+    const LinearScale sx{0, hi * 1.05, f.x0(), f.x1()};
+    std::string s = svg_open(f, "stage breakdown");
+    s += x_axis(f, sx, linear_ticks(0, hi * 1.05, "s", 6), "time per stage, stacked (s)");
+    for (std::size_t i = 0; i < bars.size(); ++i) {
+        const double y = f.top + i * 18 + 3;
+        s += fmt::format("<text class=\"rowlabel\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", f1(f.x0() - 6), f1(y + 10),
+                         escape(shorten(bars[i].label, 48)));
+        double acc = 0;
+        for (const auto& [k, v] : bars[i].stages) {
+            if (!(v >= 0)) continue;
+            const auto idx = static_cast<std::size_t>(std::find(stage_names.begin(), stage_names.end(), k) - stage_names.begin());
+            const bool bound = k == bars[i].bounding;
+            s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"13\" fill=\"{}\"{}><title>{}: {}{}</title></rect>",
+                             f1(sx(acc)), f1(y), f1(std::max(0.5, sx(acc + v) - sx(acc))), series_colour(idx),
+                             bound ? " class=\"bound\"" : "", escape(k), escape(format_value(v, "s")), bound ? " (bounding)" : "");
+            acc += v;
+        }
+    }
+    s += "</svg>";
+    std::string legend = "<ul class=\"legend\">";
+    for (std::size_t k = 0; k < stage_names.size(); ++k)
+        legend += fmt::format("<li>{}{}</li>", box_swatch(series_colour(k)), escape(stage_names[k]));
+    return "<figure>" + s + legend +
+           "</ul><figcaption>stage breakdown; outlined: the bounding stage</figcaption></figure>\n";
+}
+
+/// The charts of one scenario, chosen from its parameters, metrics and details.
+std::string scenario_charts(const std::vector<const Row*>& rows) {
+    std::vector<const Row*> ok;
+    for (const auto* r : rows)
+        if (r->ok() && !r->metrics.empty()) ok.push_back(r);
+    if (ok.empty()) return {};
+    const std::string primary = ok[0]->metrics[0].name;
+    const std::string unit = ok[0]->metrics[0].unit;
+    std::string out;
+    // A pair axis: the matrix.
+    for (const auto& [k, v] : ok[0]->params)
+        if (v.find('>') != std::string::npos) {
+            out += pair_heatmaps(rows, k, primary);
+            break;
+        }
+    // A size axis with several sizes: the curve.
+    std::string size_param;
+    // The size axis that varies, "size" first (a chunk size is then a series parameter).
+    for (const bool want_size : {true, false})
+        for (const auto& [k, v] : ok[0]->params)
+            if (size_param.empty() && is_size_param(k) && (k == "size") == want_size && number(v)) {
+                std::set<std::string> values;
+                for (const auto* r : ok) values.insert(r->param(k));
+                if (values.size() > 1) size_param = k;
+            }
+    out += stage_chart(rows);
+    if (!size_param.empty()) {
+        // Against size, bandwidth says more than time: the last bandwidth metric the scenario
+        // declares (the normalised one where there are several, e.g. a collective's bus
+        // bandwidth), else the primary metric.
+        std::string curve = primary;
+        if (unit != "B/s")
+            for (const auto& m : ok[0]->metrics)
+                if (m.unit == "B/s") curve = m.name;
+        // Many lines: one chart per value of the parameter with the fewest values (2 to 4;
+        // a cache state, a direction), side by side, so each chart keeps a readable few.
+        std::vector<const Row*> okc;
+        for (const auto* r : ok)
+            if (r->metric(curve)) okc.push_back(r);
+        const auto names = varying_params(okc, {size_param});
+        std::set<std::string> series;
+        for (const auto* r : okc) series.insert(label_of(*r, names));
+        std::string facet;
+        std::vector<std::string> facet_values;
+        if (series.size() > 6)
+            for (const auto& n : names) {
+                std::vector<std::string> values;
+                for (const auto* r : okc)
+                    if (std::find(values.begin(), values.end(), r->param(n)) == values.end()) values.push_back(r->param(n));
+                if (values.size() >= 2 && values.size() <= 4 && (facet.empty() || values.size() < facet_values.size())) {
+                    facet = n;
+                    facet_values = values;
+                }
+            }
+        if (facet.empty()) return out + size_chart(rows, size_param, curve);
+        out += "<div class=\"facets\">";
+        for (const auto& v : facet_values) {
+            std::vector<const Row*> part;
+            for (const auto* r : rows)
+                if (r->param(facet) == v) part.push_back(r);
+            out += size_chart(part, size_param, curve, facet_values.size() == 2 ? 610 : 410, facet + "=" + param_text(facet, v));
+        }
+        return out + "</div>\n";
+    }
+    if (!out.empty()) return out; // the matrix (or stages) already shows every configuration
+    // Otherwise bars: every metric in seconds side by side when the primary is a time
+    // (allocation: pair, alloc and free), the copy reference next to a conversion's bandwidth.
+    std::vector<std::string> metrics{primary};
+    for (const auto& m : ok[0]->metrics)
+        if (m.name != primary && m.unit == unit && metrics.size() < 4 && (unit == "s" || m.name.starts_with("copy_")))
+            metrics.push_back(m.name);
+    return out + bar_chart(rows, metrics);
+}
+
+// ---- page ------------------------------------------------------------------------------------
+
+constexpr const char* k_style = R"(<style>
+body{font-family:"DejaVu Sans",Verdana,Arial,sans-serif;font-size:14px;color:#222;margin:18px 28px;max-width:1300px}
+h1{font-size:22px;margin:0 0 6px}h2{font-size:19px;border-bottom:2px solid #0072B2;margin-top:30px;padding-bottom:3px}
+h3{font-size:16px;margin:18px 0 4px}
+table{border-collapse:collapse;margin:6px 0 10px}td,th{border:1px solid #ccc;padding:2px 7px;text-align:left;vertical-align:top}
+th{background:#f1f1f1}td.num{text-align:right;font-variant-numeric:tabular-nums}
+pre{background:#f6f6f6;padding:6px;overflow-x:auto;font-size:12px}
+figure{margin:6px 0 14px}figcaption,.note{color:#555;font-size:12px;margin:2px 0}
+svg.chart{display:block;background:#fff;max-width:100%;height:auto}
+svg text{font-family:"DejaVu Sans",Verdana,Arial,sans-serif}
+.tick{font-size:11px;fill:#333}.atitle{font-size:12px;fill:#222}.rowlabel{font-size:11px;fill:#222}
+.grid{stroke:#d8d8d8;stroke-width:1}.grid2{stroke:#eee;stroke-width:1}.axis{stroke:#444;stroke-width:1}
+.band{opacity:.18}.limit{stroke:#444;stroke-width:1.5;stroke-dasharray:6 4}.limtext{font-size:11px;fill:#444}
+.whisker{stroke:#222;stroke-width:1}.barnote{font-size:10px;fill:#333}
+.cell{font-size:10px}.cell.dark{fill:#111}.cell.light{fill:#fff}.nocell{fill:#fff;stroke:#bbb;stroke-dasharray:2 2}
+.diag{fill:#e6e6e6}.bound{stroke:#000;stroke-width:2}
+ul.legend{list-style:none;padding:0;margin:4px 0;display:flex;flex-wrap:wrap;gap:2px 18px;font-size:12px;max-width:1100px}ul.legend li{margin:1px 0}
+svg.sw{vertical-align:middle;margin-right:5px}.eff{color:#555}
+.heatmaps{display:flex;flex-wrap:wrap;gap:16px}figure.heat{margin:0}
+.facets{display:flex;flex-wrap:wrap;gap:10px 22px}.facets figure{max-width:620px;margin:4px 0}.facet{font-weight:bold;font-size:13px}
+.verdict-regression{color:#B33C00;font-weight:bold}.verdict-improvement{color:#007A5A;font-weight:bold}
+.bad{color:#B33C00}
+@media print{h2{break-after:avoid}figure{break-inside:avoid}}
+</style>
+)";
+
+std::string page_open(const std::string& title) {
+    return fmt::format("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+                       "img-src data:\">\n<title>{}</title>\n{}</head>\n<body>\n",
+                       escape(title), k_style);
+}
+
+std::string table_html(const std::vector<std::vector<std::string>>& rows) {
+    // Cells are text; every one is escaped here.
+    if (rows.empty()) return {};
+    std::string s = "<table><tr>";
+    for (const auto& h : rows[0]) s += "<th>" + escape(h) + "</th>";
+    s += "</tr>\n";
+    for (std::size_t i = 1; i < rows.size(); ++i) {
+        s += "<tr>";
+        for (const auto& c : rows[i]) {
+            const bool num = !c.empty() && (std::isdigit(static_cast<unsigned char>(c[0])) != 0);
+            s += (num ? "<td class=\"num\">" : "<td>") + escape(c) + "</td>";
+        }
+        s += "</tr>\n";
+    }
+    return s + "</table>\n";
+}
+
+/// The GPU x GPU matrix of path classes, as `topo` prints it, from the report's topology.
+std::string topology_matrix(const json& topo) {
+    if (!topo.is_object() || !topo.contains("gpus") || !topo["gpus"].is_array() || topo["gpus"].empty()) return {};
+    const auto& gpus = topo["gpus"];
+    std::vector<std::string> labels;
+    for (const auto& g : gpus) labels.push_back(str_of(g, "label", "GPU" + str_of(g, "index", "?")));
+    std::map<std::pair<std::string, std::string>, std::string> cls;
+    if (topo.contains("pairs") && topo["pairs"].is_array())
+        for (const auto& p : topo["pairs"]) cls[{str_of(p, "from"), str_of(p, "to")}] = str_of(p, "class", "?");
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> head{""};
+    for (const auto& l : labels) head.push_back(l);
+    head.push_back("host path");
+    head.push_back("CPU affinity");
+    rows.push_back(head);
+    for (std::size_t i = 0; i < gpus.size() && i < 64; ++i) {
+        std::vector<std::string> row{labels[i]};
+        for (std::size_t j = 0; j < gpus.size(); ++j) {
+            if (i == j) row.push_back("X");
+            else {
+                const auto it = cls.find({str_of(gpus[i], "index"), str_of(gpus[j], "index")});
+                row.push_back(it == cls.end() ? "-" : it->second);
+            }
+        }
+        const json hp = gpus[i].is_object() && gpus[i].contains("host_path") ? gpus[i]["host_path"] : json();
+        const auto bw = num_of(hp, "bandwidth");
+        row.push_back(str_of(hp, "class", "-") + (bw ? " " + tick_label(*bw, "B/s") : std::string()));
+        row.push_back(str_of(gpus[i], "cpus", "-"));
+        rows.push_back(std::move(row));
+    }
+    return "<h3>Topology</h3>\n" + table_html(rows);
+}
+
+std::string header_html(const json& report) {
+    const json empty = json::object();
+    const json& host = report.contains("host") ? report["host"] : empty;
+    const json& sw = report.contains("software") ? report["software"] : empty;
+    const json& inv = report.contains("invocation") ? report["invocation"] : empty;
+    const json& tool = report.contains("tool") ? report["tool"] : empty;
+    std::string s = fmt::format("<h1>interopbench report: {}</h1>\n", escape(str_of(host, "hostname", "(host not recorded)")));
+    s += fmt::format("<p class=\"note\">{} to {} ({}), profile {}, interopbench {} {}</p>\n", escape(str_of(inv, "started", "?")),
+                     escape(str_of(inv, "finished", "?")), escape(str_of(inv, "status", "?")),
+                     escape(str_of(inv, "profile", "-").empty() ? "-" : str_of(inv, "profile", "-")),
+                     escape(str_of(tool, "version", "?")), escape(str_of(tool, "git_sha", "")));
+    std::vector<std::vector<std::string>> facts{{"host", "OS", "kernel", "CPU", "CPUs", "memory", "driver", "CUDA", "NCCL"}};
+    const auto mem = num_of(host, "memory_bytes");
+    facts.push_back({str_of(host, "hostname", "-"), str_of(host, "os", "-"), str_of(host, "kernel", "-"), str_of(host, "cpu", "-"),
+                     str_of(host, "logical_cpus", "-"), mem ? tick_label(*mem, "B") : "-",
+                     str_of(sw, "driver_release", "").empty() ? str_of(sw, "cuda_driver", "-") : str_of(sw, "driver_release"),
+                     str_of(sw, "cuda_runtime", "-"), str_of(sw, "nccl", "-").empty() ? "-" : str_of(sw, "nccl", "-")});
+    s += table_html(facts);
+    if (report.contains("devices") && report["devices"].is_array() && !report["devices"].empty()) {
+        std::vector<std::vector<std::string>> devs{{"GPU", "name", "PCI bus id", "SMs", "memory", "compute capability"}};
+        for (const auto& d : report["devices"]) {
+            const auto m = num_of(d, "memory_bytes");
+            devs.push_back({str_of(d, "ordinal", "?"), str_of(d, "name", "?"), str_of(d, "pci_bus_id", "?"), str_of(d, "sm_count", "?"),
+                            m ? tick_label(*m, "B") : "-", str_of(d, "compute_capability", "-")});
+        }
+        s += table_html(devs);
+    } else {
+        s += "<p class=\"note\">no GPU recorded</p>\n";
+    }
+    if (report.contains("topology")) s += topology_matrix(report["topology"]);
+    if (report.contains("warnings") && report["warnings"].is_array() && !report["warnings"].empty()) {
+        s += "<h3>Warnings</h3><ul>";
+        for (const auto& w : report["warnings"]) s += "<li>" + escape(w.is_string() ? w.get<std::string>() : w.dump()) + "</li>";
+        s += "</ul>\n";
+    }
+    return s;
+}
+
+std::string anchor(const std::string& text) {
+    std::string a = "f-";
+    for (unsigned char c : text) a += std::isalnum(c) ? static_cast<char>(c) : '-';
+    return a;
+}
+
+} // namespace
+
+std::string render_report_page(const nlohmann::json& report) {
+    const auto rows = read_rows(report);
+    std::vector<std::string> families, scenarios;
+    std::map<std::string, std::vector<std::string>> fam_scen;
+    std::map<std::string, std::vector<const Row*>> by;
+    for (const auto& r : rows) {
+        if (!fam_scen.count(r.family)) families.push_back(r.family);
+        if (!by.count(r.scenario)) {
+            fam_scen[r.family].push_back(r.scenario);
+            scenarios.push_back(r.scenario);
+        }
+        by[r.scenario].push_back(&r);
+    }
+    const json empty = json::object();
+    const json& host = report.is_object() && report.contains("host") ? report["host"] : empty;
+    std::string out = page_open("interopbench report " + str_of(host, "hostname", ""));
+    out += header_html(report);
+    std::size_t n_ok = 0, n_skip = 0, n_fail = 0;
+    for (const auto& r : rows) (r.status == "ok" ? n_ok : r.status == "skipped" ? n_skip : n_fail)++;
+    out += fmt::format("<p>{} result(s): {} ok, {} skipped, {} failed or other. Families:", rows.size(), n_ok, n_skip, n_fail);
+    for (const auto& f : families) out += fmt::format(" <a href=\"#{}\">{}</a>", escape(anchor(f)), escape(f));
+    out += "</p>\n";
+    for (const auto& fam : families) {
+        out += fmt::format("<section class=\"family\"><h2 id=\"{}\">{}</h2>\n", escape(anchor(fam)), escape(fam));
+        std::string charts;
+        // Collectives and the like: several scenarios over one size axis, one bandwidth metric.
+        const auto& scs = fam_scen[fam];
+        if (scs.size() >= 3) {
+            std::map<std::string, std::size_t> bw_metric_count;
+            std::string size_param;
+            std::size_t sized = 0;
+            for (const auto& sc : scs) {
+                const Row* first = nullptr;
+                for (const auto* r : by[sc])
+                    if (r->ok() && !r->metrics.empty()) first = first ? first : r;
+                if (!first) continue;
+                for (const auto& [k, v] : first->params)
+                    if (k == "size") {
+                        size_param = k;
+                        ++sized;
+                    }
+                for (const auto& m : first->metrics)
+                    if (m.unit == "B/s") ++bw_metric_count[m.name];
+            }
+            std::string metric;
+            for (const auto& [name, count] : bw_metric_count)
+                if (count == sized && sized == scs.size()) metric = name; // the last in name order shared by all
+            // Prefer the metric declared last by the first scenario (the bus bandwidth of collectives).
+            if (!metric.empty())
+                for (const auto* r : by[scs[0]])
+                    if (r->ok()) {
+                        for (const auto& m : r->metrics)
+                            if (m.unit == "B/s" && bw_metric_count[m.name] == scs.size()) metric = m.name;
+                        break;
+                    }
+            if (!metric.empty() && !size_param.empty()) charts += family_heatmap(scs, by, size_param, metric);
+        }
+        for (const auto& sc : scs) {
+            const auto& rs = by[sc];
+            std::string counting;
+            for (const auto* r : rs)
+                if (!r->counting.empty()) counting = r->counting;
+            std::size_t ok = 0;
+            for (const auto* r : rs) ok += r->ok();
+            std::string c = scenario_charts(rs);
+            charts += fmt::format("<h3>{}</h3>\n<p class=\"note\">{} of {} configuration(s) measured{}{}</p>\n", escape(sc), ok,
+                                  rs.size(), counting.empty() ? "" : "; bytes: ", escape(counting));
+            if (c.empty()) charts += "<p class=\"note\">nothing to plot: no configuration of this scenario was measured</p>\n";
+            charts += c;
+        }
+        out += charts + "</section>\n";
+    }
+    // Skipped and failed results, with their reasons.
+    std::vector<std::vector<std::string>> problems{{"status", "scenario", "configuration", "reason"}};
+    for (const auto& r : rows) {
+        if (!r.ok()) problems.push_back({r.status, r.scenario, r.key, r.reason.empty() ? "(no reason recorded)" : r.reason});
+        else if (r.metrics.empty() || !r.metrics[0].usable())
+            problems.push_back({"ok, no figure", r.scenario, r.key,
+                                "the primary metric has no finite median (NaN or left out): not plotted"});
+    }
+    out += "<section><h2 id=\"not-measured\">Skipped, failed and without figures</h2>\n";
+    out += problems.size() > 1 ? table_html(problems) : "<p>every configuration was measured</p>\n";
+    out += "</section>\n";
+    out += fmt::format("<script type=\"application/json\" id=\"{}\">{}</script>\n</body>\n</html>\n", k_report_block_id,
+                       embed_json(report));
+    return out;
+}
+
+// ---- comparison page ------------------------------------------------------------------------
+
+namespace {
+const char* verdict_colour(Verdict v) {
+    switch (v) {
+    case Verdict::regression: return "#D55E00";
+    case Verdict::improvement: return "#009E73";
+    case Verdict::inconclusive: return "#E69F00";
+    case Verdict::unchanged: return "#777777";
+    default: return "#56B4E9";
+    }
+}
+} // namespace
+
+std::string render_comparison_page(const CompareOutcome& o) {
+    std::string out = page_open("interopbench comparison " + o.base_label + " vs " + o.new_label);
+    out += fmt::format("<h1>interopbench comparison</h1>\n<p>base <b>{}</b>, new <b>{}</b>; threshold {:.1f}%{}</p>\n",
+                       escape(o.base_label), escape(o.new_label), o.threshold * 100,
+                       o.cross_machine ? "; across machines" : "");
+    out += "<h2>Machine differences</h2>\n";
+    if (o.fingerprint.empty()) out += "<p>none: the same hardware and software</p>\n";
+    else {
+        std::vector<std::vector<std::string>> t{{"fact", "base", "new", "kind"}};
+        for (const auto& d : o.fingerprint) t.push_back({d.field, d.base, d.fresh, d.hardware ? "hardware" : "software or state"});
+        out += table_html(t);
+    }
+    if (!o.warnings.empty()) {
+        out += "<h2>Warnings</h2><ul>";
+        for (const auto& w : o.warnings) out += "<li>" + escape(w) + "</li>";
+        out += "</ul>\n";
+    }
+    out += "<h2>Summary</h2>\n";
+    std::vector<std::vector<std::string>> counts{{"verdict", "results"}};
+    for (std::size_t v = 0; v < k_verdict_count; ++v)
+        counts.push_back({to_string(static_cast<Verdict>(v)), std::to_string(o.counts[v])});
+    out += table_html(counts);
+    if (!o.families.empty()) {
+        // Geometric mean per family, oriented so that right of 1 is better.
+        Frame f;
+        f.left = 170;
+        f.top = 8;
+        f.height = f.top + f.bottom + 22.0 * o.families.size();
+        double lo = 0.8, hi = 1.25;
+        for (const auto& fs : o.families)
+            if (fs.geomean > 0 && std::isfinite(fs.geomean)) {
+                lo = std::min(lo, fs.geomean / 1.1);
+                hi = std::max(hi, fs.geomean * 1.1);
+            }
+        const LogScale sx{lo, hi, f.x0(), f.x1()};
+        std::string s = svg_open(f, "geometric mean per family");
+        s += x_axis(f, sx, log_ticks(lo, hi, "1", 8), "geometric mean of the primary metric's ratio, oriented: > 1 is better");
+        const double x1 = sx(1.0);
+        for (std::size_t i = 0; i < o.families.size(); ++i) {
+            const auto& fs = o.families[i];
+            const double y = f.top + i * 22 + 4;
+            s += fmt::format("<text class=\"rowlabel\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{} ({})</text>", f1(f.x0() - 6),
+                             f1(y + 11), escape(shorten(fs.family, 20)), fs.compared);
+            if (!(fs.geomean > 0) || !std::isfinite(fs.geomean)) continue;
+            const double x = sx(fs.geomean);
+            s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"14\" fill=\"{}\"><title>{:.4f}</title></rect>",
+                             f1(std::min(x, x1)), f1(y), f1(std::max(1.0, std::fabs(x - x1))),
+                             fs.geomean >= 1 ? "#009E73" : "#D55E00", fs.geomean);
+            s += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\">{:.3f}</text>", f1(std::max(x, x1) + 4), f1(y + 11), fs.geomean);
+        }
+        s += fmt::format("<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", f1(x1), f1(f.y1()), f1(x1), f1(f.y0()));
+        out += "<figure>" + s + "</svg><figcaption>geometric mean per family (results compared)</figcaption></figure>\n";
+    }
+    // Every result's deciding (or primary) metric: ratio new/base with its interval.
+    struct Item {
+        const ResultComparison* r;
+        const MetricComparison* m;
+    };
+    std::vector<Item> items;
+    for (const auto& r : o.results) {
+        const MetricComparison* m = r.deciding();
+        if (!m)
+            for (const auto& mm : r.metrics)
+                if (mm.gated && mm.has_ratio) m = &mm;
+        if (!m && !r.metrics.empty() && r.metrics[0].has_ratio) m = &r.metrics[0];
+        items.push_back({&r, m && m->has_ratio ? m : nullptr});
+    }
+    out += "<h2>Results</h2>\n";
+    if (!items.empty()) {
+        double lo = 1 / 1.3, hi = 1.3;
+        for (const auto& it : items)
+            if (it.m) {
+                for (double v : {it.m->ratio, it.m->ci_lo, it.m->ci_hi})
+                    if (v > 0 && std::isfinite(v)) {
+                        lo = std::min(lo, v / 1.05);
+                        hi = std::max(hi, v * 1.05);
+                    }
+            }
+        lo = std::max(lo, 1e-3);
+        hi = std::min(hi, 1e3);
+        Frame f;
+        f.left = 430;
+        f.right = 130;
+        f.top = 8;
+        f.height = f.top + f.bottom + 16.0 * items.size();
+        const LogScale sx{lo, hi, f.x0(), f.x1()};
+        std::string s = svg_open(f, "ratio per result");
+        s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#eeeeee\"/>", f1(sx(1 / (1 + o.threshold))),
+                         f1(f.y1()), f1(sx(1 + o.threshold) - sx(1 / (1 + o.threshold))), f1(f.y0() - f.y1()));
+        s += x_axis(f, sx, log_ticks(lo, hi, "1", 8), "ratio new / base of the deciding metric (log); grey: within the threshold");
+        s += fmt::format("<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", f1(sx(1)), f1(f.y1()), f1(sx(1)), f1(f.y0()));
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            const auto& [r, m] = items[i];
+            const double y = f.top + i * 16 + 8;
+            const std::string label = r->key;
+            s += fmt::format("<text class=\"rowlabel\" x=\"{}\" y=\"{}\" text-anchor=\"end\"><title>{}</title>{}</text>", f1(f.x0() - 6),
+                             f1(y + 4), escape(label), escape(shorten(label, 64)));
+            const char* c = verdict_colour(r->verdict);
+            std::string note = to_string(r->verdict);
+            if (m) {
+                const auto clampx = [&](double v) { return std::clamp(sx(std::clamp(v, lo, hi)), f.x0(), f.x1()); };
+                s += fmt::format("<line stroke=\"{}\" stroke-width=\"2\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", c, f1(clampx(m->ci_lo)),
+                                 f1(y), f1(clampx(m->ci_hi)), f1(y));
+                s += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"><title>{} {}: {:.4f} [{:.4f}, {:.4f}] ({} is better)</title></circle>",
+                                 f1(clampx(m->ratio)), f1(y), c, escape(label), escape(m->name), m->ratio, m->ci_lo, m->ci_hi,
+                                 m->better == Better::higher ? "higher" : "lower");
+                note = fmt::format("{:.3f} {}", m->ratio, note);
+            }
+            s += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\" fill=\"{}\">{}</text>", f1(f.x1() + 6), f1(y + 4), c,
+                             escape(note));
+        }
+        out += "<figure>" + s + "</svg><ul class=\"legend\">";
+        for (Verdict v : {Verdict::regression, Verdict::improvement, Verdict::unchanged, Verdict::inconclusive, Verdict::missing})
+            out += fmt::format("<li>{}{}</li>", box_swatch(verdict_colour(v)), to_string(v));
+        out += "</ul><figcaption>dot: ratio of medians; whisker: its bootstrap interval</figcaption></figure>\n";
+    }
+    std::vector<std::vector<std::string>> t{{"verdict", "result", "metric", "base", "new", "ratio", "interval", "reason"}};
+    for (const auto& [r, m] : items)
+        t.push_back({to_string(r->verdict), r->key, m ? m->name : "-", m ? format_value(m->base_median, m->unit) : "-",
+                     m ? format_value(m->new_median, m->unit) : "-", m ? fmt::format("{:.4f}", m->ratio) : "-",
+                     m ? fmt::format("[{:.4f}, {:.4f}]", m->ci_lo, m->ci_hi) : "-", r->reason});
+    out += table_html(t);
+    // The comparison as `compare --format json` writes it, for tools reading the page.
+    out += fmt::format("<script type=\"application/json\" id=\"interopbench-comparison\">{}</script>\n",
+                       embed_json(comparison_json(o)));
+    return out + "</body>\n</html>\n";
+}
+
+} // namespace interopbench::html
