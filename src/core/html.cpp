@@ -333,8 +333,8 @@ std::vector<Row> read_rows(const json& report) {
 }
 
 bool is_size_param(const std::string& name) {
-    return name == "size" || name == "footprint" || name == "chunk" || name.ends_with("_size") ||
-           name.find("bytes") != std::string::npos;
+    return name == "size" || name == "footprint" || name == "chunk" || name == "dataset" || name == "batch" ||
+           name.ends_with("_size") || name.find("bytes") != std::string::npos;
 }
 
 std::optional<double> number(const std::string& text) {

@@ -313,7 +313,7 @@ public:
                 mean[k_stage_names[i]] = m_stage_total[i] / m_samples;
                 if (m_stage_total[i] > m_stage_total[best]) best = i;
             }
-            j["stage_time_mean"] = mean;
+            j["stages"] = mean; // mean seconds per pass by stage (the HTML page draws them stacked)
             j["bounding_stage"] = k_stage_names[best];
         }
         return j;
