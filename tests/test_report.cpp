@@ -6,6 +6,7 @@
 
 #include "fake_scenario.hpp"
 #include "interopbench/errors.hpp"
+#include "interopbench/output.hpp"
 #include "interopbench/report.hpp"
 #include "schema_check.hpp"
 
@@ -138,4 +139,13 @@ TEST_CASE("committed reference reports from real machines load and match the sch
         ++seen;
     }
     CHECK(seen > 0);
+}
+
+TEST_CASE("byte figures print exactly when whole units, else in the largest unit") {
+    CHECK(format_value(64.0 * 1024 * 1024, "B") == "64MiB");
+    CHECK(format_value(4096, "B") == "4KiB");
+    CHECK(format_value(1536, "B") == "1.50KiB");
+    CHECK(format_value(4194306.0 * 1024, "B") == "4.00GiB");
+    CHECK(format_value(22801156.0 * 1024, "B") == "21.7GiB");
+    CHECK(format_value(0, "B") == "0B");
 }

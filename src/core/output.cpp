@@ -122,8 +122,18 @@ std::string format_value(double v, const std::string& unit) {
         return fmt::format("{:.1f} ns", v * 1e9);
     }
     if (unit == "B") {
-        if (v == std::floor(v) && a < 1.8e19) return format_size(static_cast<std::uint64_t>(a));
-        return fmt::format("{:.3g} B", v);
+        // Whole units stay exact ("64MiB"); anything else reads in the largest unit that
+        // fits, to three significant figures ("4.00GiB", not "4194306KiB").
+        static const char* const k_units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+        int k = 0;
+        double x = a;
+        while (x >= 1024 && k < 6) {
+            x /= 1024;
+            ++k;
+        }
+        if (v == std::floor(v) && a < 1.8e19 && (k == 0 || x == std::floor(x)))
+            return format_size(static_cast<std::uint64_t>(a));
+        return fmt::format("{}{:.{}f}{}", v < 0 ? "-" : "", x, x < 10 ? 2 : x < 100 ? 1 : 0, k_units[k]);
     }
     if (unit == "ratio") return fmt::format("{:.1f}%", v * 100);
     return fmt::format("{:.4g}", v);

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "interopbench/output.hpp"
 #include "interopbench/params.hpp"
 #include "topology/topology.hpp"
 
@@ -59,7 +60,8 @@ std::optional<std::string> host_memory_shortfall(std::uint64_t bytes) {
     constexpr std::uint64_t k_margin = 256ull << 20;
     const std::uint64_t avail = available_host_memory();
     if (bytes <= avail && avail - bytes >= k_margin) return std::nullopt;
-    return fmt::format("needs {} of host memory, {} available", format_size(bytes), format_size(avail));
+    return fmt::format("needs {} of host memory, {} available", format_value(static_cast<double>(bytes), "B"),
+                       format_value(static_cast<double>(avail), "B"));
 }
 
 } // namespace interopbench
