@@ -15,6 +15,7 @@
 #include <random>
 #include <thread>
 
+#include "test_support.hpp"
 #include "fuzz/harness.hpp"
 #include "gpu/cuda_util.hpp"
 #include "gpu/fault.hpp"
@@ -29,25 +30,8 @@ extern char** environ;
 
 namespace {
 
-fs::path scratch(const std::string& name) {
-    struct Root { // removed when the tests end
-        fs::path path = fs::temp_directory_path() / ("ib_hard_" + std::to_string(::getpid()));
-        ~Root() {
-            std::error_code ec;
-            fs::remove_all(path, ec);
-        }
-    };
-    static const Root root;
-    const fs::path d = root.path / name;
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d;
-}
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(in)), {});
-}
+using testing::scratch;
+using testing::slurp;
 
 /// The real binary, started with `args` and extra environment variables; stdout and
 /// stderr go to files in `dir`.

@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "test_support.hpp"
 #include "fuzz/harness.hpp"
 #include "interopbench/cleanup.hpp"
 #include "interopbench/compare.hpp"
@@ -38,25 +39,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path scratch(const std::string& name) {
-    struct Root { // removed when the tests end
-        fs::path path = fs::temp_directory_path() / ("ib_hard_io_" + std::to_string(::getpid()));
-        ~Root() {
-            std::error_code ec;
-            fs::remove_all(path, ec);
-        }
-    };
-    static const Root root;
-    const fs::path d = root.path / name;
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d;
-}
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(in)), {});
-}
+using testing::scratch;
+using testing::slurp;
 
 void put(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
