@@ -4,9 +4,12 @@
 /// Results are matched by key (scenario and canonical parameters, the device slot being
 /// the `device` or `pair` value). For every metric both sides measured, the ratio of
 /// medians new/base gets a confidence interval from a seeded bootstrap over the samples
-/// kept in the reports, so the same pair of reports always gives the same verdicts. A
-/// metric regresses only when its whole interval lies beyond the minimum effect in the
-/// metric's bad direction; an interval that straddles the threshold is inconclusive. A
+/// kept in the reports, so the same pair of reports always gives the same verdicts. Where the
+/// reports hold several rounds (each a fresh process), the interval also covers the spread
+/// between rounds (Welch's t interval of the log round medians), and the minimum effect is
+/// at least the range of the round medians: what moves between processes is never called a
+/// change. A metric regresses only when its whole interval lies beyond the minimum effect in
+/// the metric's bad direction; an interval that straddles the threshold is inconclusive. A
 /// result's verdict comes from its gated metrics (the primary one unless told otherwise).
 #include <array>
 #include <cstddef>
@@ -113,6 +116,15 @@ struct MetricComparison {
     /// Ratios beyond a double's range are clamped to its largest value, with a note.
     bool has_ratio = false;
     double threshold = 0;                   ///< effective relative threshold
+    /// Between rounds (see RunSettings::rounds, and several baseline reports): the relative
+    /// range of the round medians, (max - min) / median, of the noisier side; 0 when neither
+    /// side has two rounds. The threshold is at least this much.
+    double noise = 0;
+    std::size_t base_rounds = 0, new_rounds = 0; ///< round medians on each side (0: one round)
+    bool noisy = false; ///< noise exceeds the configured threshold: gated only beyond the noise
+    /// The smallest relative change in the bad direction that this comparison would call a
+    /// regression, from the threshold and the interval's width; 0 when no ratio.
+    double detectable = 0;
     Verdict verdict = Verdict::inconclusive;
     std::string note; ///< why inconclusive, or where the figure comes from
     /// Decides the result's verdict: the primary metric (metrics[0], the one sampling
@@ -155,6 +167,13 @@ struct CompareOutcome {
 
 /// Throws UsageError when two results of `report` share a key (naming `label`).
 void check_unique_keys(const nlohmann::json& report, const std::string& label);
+
+/// Several reports of one build as one baseline: each result's samples are pooled over the
+/// reports that measured it ok, and its round medians are every report's round medians (or
+/// its median, for a report of one round), so the spread between the reports' processes is
+/// what compare gates beyond. The first report gives everything else. Throws UsageError
+/// when two of them come from different hardware or a report has duplicate keys.
+nlohmann::json pool_baselines(const std::vector<nlohmann::json>& reports, const std::vector<std::string>& labels);
 
 /// Compares two loaded reports (see load_report). Throws UsageError for duplicate keys,
 /// and when the hardware differs and `options.cross_machine` is false (the hint names

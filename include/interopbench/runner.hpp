@@ -23,6 +23,11 @@ struct RunSettings {
                                ///< relative to the median, is at most this ("converged")
     double max_time_s = 3.0;   ///< per configuration, warm-up included ("time_budget")
     double sample_time_s = 0.01; ///< target duration of one sample
+    /// Rounds per configuration, each a fresh setup (a new process where the caller can
+    /// start one; see session.hpp). The sample budget (min_samples, max_samples, max_time_s)
+    /// is shared between them (per_round); the spread of the round medians is the noise
+    /// between setups that compare gates beyond.
+    int rounds = 3;
     bool bind_numa = true;
     std::string storage_dir; ///< --storage-dir (empty: a scratch directory under TMPDIR)
     bool keep_files = false; ///< --keep-files
@@ -34,6 +39,9 @@ struct RunSettings {
     void apply_json(const nlohmann::json& j, const std::string& origin);
     /// Throws UsageError when values are out of range (min > max, noise <= 0...).
     void validate() const;
+    /// The settings of one of `rounds` rounds: the sample budget divided between them (at
+    /// least 3 samples each), warm-up and sample time unchanged, rounds = 1.
+    RunSettings per_round() const;
 };
 
 /// One selection in a plan: scenarios matching `pattern`, with axis values overridden.
@@ -58,7 +66,9 @@ Status status_from_string(const std::string& s);
 struct MetricResult {
     MetricInfo info;
     Stats stats;
-    std::vector<double> samples;
+    std::vector<double> samples;   ///< every round's samples, in round order
+    /// The median of each round's samples (empty for a run of one round).
+    std::vector<double> round_medians;
 };
 
 /// One configuration's outcome.
@@ -71,6 +81,7 @@ struct Result {
     std::string reason;   ///< why skipped or failed; empty when ok
     std::string stop_reason; ///< converged | max_samples | time_budget | interrupted
     int warmup_samples = 0;
+    int rounds = 1;       ///< rounds whose samples were pooled (see RunSettings::rounds)
     double wall_time_s = 0;
     std::string counting;
     nlohmann::json details = nlohmann::json::object();
@@ -101,6 +112,13 @@ std::vector<Config> expand_plan(const Registry& registry, const RunPlan& plan,
 /// For tests and tools that build one configuration by hand. Throws UsageError.
 Params typed_params(const ScenarioInfo& info, const std::vector<std::pair<std::string, std::string>>& values,
                     const Machine& machine);
+
+/// Pools the rounds of every configuration: `rounds[0]` is the first round's results,
+/// the others later rounds' (in any order, matched by key). A result keeps the first round's
+/// status, details and stop reason; the samples of every round that ended ok are pooled,
+/// each metric's round medians recorded and its statistics recomputed. A later round that
+/// did not end ok is named in the result's details ("rounds_not_ok") and not pooled.
+std::vector<Result> merge_rounds(std::vector<std::vector<Result>> rounds);
 
 /// Decides when to stop sampling; exposed for tests.
 /// Returns the stop reason, or empty to continue.

@@ -1,6 +1,8 @@
 #pragma once
 /// One run of a plan, the same for the binary and the tests: the configurations measured in
-/// order by the Runner, with signals (SIGINT, SIGTERM, SIGHUP stop after the current
+/// order by the Runner (in RunSettings::rounds rounds: the first in this process, each later
+/// one over the configurations that ended ok, in a new process where the caller can start
+/// one, the rounds then pooled by merge_rounds), with signals (SIGINT, SIGTERM, SIGHUP stop after the current
 /// sample), checkpoints of the report, the MPI gather and merge, the topology annotation,
 /// the final write (with a fallback file when it fails) and the baseline gate.
 ///
@@ -29,6 +31,12 @@ struct SessionHooks {
     std::function<void(std::size_t index, std::size_t count, const Config& config)> progress;
     /// Called before flagged results are measured again for the gate (--confirm).
     std::function<void(std::size_t flagged, int rounds)> confirming;
+    /// Measures round `round` (from 2) of `configs` with `settings` in a fresh process and
+    /// returns its results. Throws (any exception) when that process could not run; the
+    /// session then warns and measures the round in this process. Without this hook, and
+    /// under MPI, every round runs in this process, each with a fresh setup.
+    std::function<std::vector<Result>(const std::vector<Config>& configs, const RunSettings& settings, int round)>
+        run_round;
 };
 
 struct SessionOptions {

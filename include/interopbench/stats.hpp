@@ -28,6 +28,18 @@ Stats compute_stats(std::vector<double> samples);
 /// Linear-interpolated quantile q in [0,1] of sorted data (type 7, as R and numpy).
 double quantile_sorted(const std::vector<double>& sorted, double q);
 
+/// (max - min) / median of the finite values: how far a figure moved between rounds; 0 for
+/// fewer than two values or a median that is not positive.
+double relative_range(std::vector<double> values);
+
+/// A round spread at or above this is called noisy in the outputs of `run` and `show`
+/// (compare's own mark is relative to its threshold).
+inline constexpr double k_noisy_range = 0.05;
+
+/// Quantile p in (0,1) of Student's t distribution with `df` > 0 degrees of freedom (df may
+/// be fractional, as Welch's approximation gives). Accurate to about 1e-9.
+double student_t_quantile(double p, double df);
+
 void to_json(nlohmann::json& j, const Stats& s);
 void from_json(const nlohmann::json& j, Stats& s);
 

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "interopbench/errors.hpp"
+#include "interopbench/runner.hpp"
 #include "interopbench/scenario.hpp"
 
 namespace interopbench::cli {
@@ -24,6 +25,13 @@ void add_show(CLI::App& app, Outcome& out);
 void add_topo(CLI::App& app, Outcome& out);
 void add_doctor(CLI::App& app, Outcome& out);
 void add_compare(CLI::App& app, Outcome& out);
+void add_round(CLI::App& app, Outcome& out); // internal: later rounds of `run --rounds`
+
+/// Measures round `round` of `configs` in a new process of this binary (`_round`) with the
+/// same --devices, and returns its results. Throws std::runtime_error when the process
+/// cannot start or writes no results; passes a stop signal of this process on to it.
+std::vector<Result> run_round_process(const std::vector<Config>& configs, const RunSettings& settings, int round,
+                                      const std::string& devices, bool progress);
 
 /// Probes CUDA and NCCL and applies `--devices` (comma list of ordinals or PCI bus ids;
 /// empty selects all). Throws UsageError for a device that does not exist.

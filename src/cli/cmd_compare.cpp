@@ -1,4 +1,4 @@
-// `interopbench compare BASE.json NEW.json`: the CI gate. Exit 0 without regression, 1 with
+// `interopbench compare BASE.json [BASE2.json ...] NEW.json`: the CI gate. Exit 0 without regression, 1 with
 // one, 2 for bad input (or different hardware without --cross-machine), 3 for inconclusive
 // results when --fail-on-inconclusive is given.
 #include <memory>
@@ -15,7 +15,8 @@ namespace interopbench::cli {
 
 void add_compare(CLI::App& app, Outcome& out) {
     struct Args {
-        std::string base, fresh, format = "table", out_file;
+        std::vector<std::string> reports;
+        std::string format = "table", out_file;
         std::vector<std::string> thresholds, floors;
         bool fail_on_inconclusive = false, cross_machine = false;
     };
@@ -24,9 +25,14 @@ void add_compare(CLI::App& app, Outcome& out) {
     cmd->footer(
         "A result regresses when the whole 95% bootstrap interval of the ratio of medians (new/base) lies beyond\n"
         "the threshold in the metric's bad direction; an interval straddling the threshold is inconclusive.\n"
+        "Several baselines (reports of one build, each run in its own process) are pooled: what moves between them is\n"
+        "noise, and results are gated only beyond it, as for the rounds of 'run --rounds'.\n"
         "Exit codes: 0 no regression, 1 regression, 2 usage or input error, 3 inconclusive (with --fail-on-inconclusive).");
-    cmd->add_option("base", args->base, "baseline report (JSON from 'interopbench run --out')")->required();
-    cmd->add_option("new", args->fresh, "new report to judge against the baseline")->required();
+    cmd->add_option("reports", args->reports,
+                    "baseline report(s) (JSON from 'interopbench run --out'), then the new report to judge; with several "
+                    "baselines their spread is the noise to gate beyond")
+        ->required()
+        ->expected(2, 1000);
     cmd->add_option("--threshold", args->thresholds,
                     "minimum effect: 5% (all metrics, the default), SCENARIO=3% or SCENARIO.METRIC=3% "
                     "(SCENARIO may be a glob); repeatable, the most specific wins")
@@ -46,19 +52,25 @@ void add_compare(CLI::App& app, Outcome& out) {
         for (const auto& t : args->thresholds) add_threshold(options, t);
         for (const auto& f : args->floors) add_floor(options, f);
         options.cross_machine = args->cross_machine;
-        options.base_label = args->base;
-        options.new_label = args->fresh;
+        if (args->reports.size() < 2)
+            throw UsageError("compare needs a baseline report and a new report", "write: interopbench compare BASE.json NEW.json");
+        const std::vector<std::string> bases(args->reports.begin(), args->reports.end() - 1);
+        const std::string& fresh_file = args->reports.back();
+        options.base_label = bases.size() == 1 ? bases[0] : fmt::format("{} (+{} more)", bases[0], bases.size() - 1);
+        options.new_label = fresh_file;
         if (!args->out_file.empty()) {
             check_output_path(args->out_file);
             // The same file by device and inode, whatever the spelling (links, ./, hard links).
-            for (const std::string* input : {&args->base, &args->fresh})
-                if (same_file(args->out_file, *input))
+            for (const std::string& input : args->reports)
+                if (same_file(args->out_file, input))
                     throw UsageError(fmt::format("--out '{}' is the input report '{}': it would be overwritten",
-                                                 args->out_file, *input),
+                                                 args->out_file, input),
                                      "write the comparison to another file");
         }
-        const auto base = load_report(args->base);
-        const auto fresh = load_report(args->fresh);
+        std::vector<nlohmann::json> loaded;
+        for (const auto& b : bases) loaded.push_back(load_report(b));
+        const auto base = pool_baselines(loaded, bases);
+        const auto fresh = load_report(fresh_file);
         // Reports of different hardware are refused by compare_reports, in one line naming
         // the differences; --cross-machine lists them all in the output.
         const auto outcome = compare_reports(base, fresh, options);

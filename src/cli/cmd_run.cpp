@@ -25,7 +25,7 @@ struct RunOptions {
     bool anonymize = false;
     std::string storage_dir;
     bool keep_files = false;
-    std::optional<int> warmup, min_samples, max_samples;
+    std::optional<int> warmup, min_samples, max_samples, rounds;
     std::optional<std::string> noise;
     std::optional<double> max_time, sample_time;
     struct Baseline {
@@ -90,6 +90,7 @@ RunPlan build_plan(const RunOptions& o, const Registry& registry) {
     if (o.warmup) s.warmup = *o.warmup;
     if (o.min_samples) s.min_samples = *o.min_samples;
     if (o.max_samples) s.max_samples = *o.max_samples;
+    if (o.rounds) s.rounds = *o.rounds;
     if (o.noise) s.noise = parse_fraction(*o.noise, "noise target");
     if (o.max_time) s.max_time_s = *o.max_time;
     if (o.sample_time) s.sample_time_s = *o.sample_time;
@@ -161,6 +162,9 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
             fmt::print(stderr, "[{}/{}] {}\n", i + 1, n, c.key());
             std::fflush(stderr);
         };
+    hooks.run_round = [&o](const std::vector<Config>& cs, const RunSettings& s, int round) {
+        return run_round_process(cs, s, round, o.devices, o.progress);
+    };
     if (!o.quiet)
         hooks.confirming = [](std::size_t flagged, int rounds) {
             fmt::print(stderr, "confirming {} flagged result(s) with {} re-measurement(s) each\n", flagged, rounds);
@@ -226,6 +230,9 @@ void add_run(CLI::App& app, Outcome& out) {
     cmd->add_option("--warmup", o->warmup, "untimed samples before measuring");
     cmd->add_option("--min-samples", o->min_samples, "never stop sampling before this many");
     cmd->add_option("--max-samples", o->max_samples, "stop sampling at this many");
+    cmd->add_option("--rounds", o->rounds,
+                    "measure each configuration in N rounds, each in a new process with a fresh setup, sharing the "
+                    "sample budget; compare gates beyond the spread of the round medians (profiles set it)");
     cmd->add_option("--noise", o->noise, "stop when the median's 95% CI half-width is within this (0.005 or 0.5%)");
     cmd->add_option("--max-time", o->max_time, "time budget per configuration, seconds");
     cmd->add_option("--sample-time", o->sample_time, "target duration of one sample, seconds");

@@ -142,6 +142,7 @@ int run(int argc, char** argv) {
         cli::add_topo(app, out);
         cli::add_doctor(app, out);
         cli::add_compare(app, out);
+        cli::add_round(app, out);
         app.add_subcommand("version", "print the version and git revision")->callback([] {
             fmt::print("interopbench {} ({})\n", tool_version(), tool_git_sha());
         });

@@ -273,6 +273,55 @@ Verdict decide(Better better, double lo, double hi, double t) {
     return Verdict::inconclusive;
 }
 
+// Mean and sample variance of the logarithms of positive values.
+std::pair<double, double> log_mean_var(const std::vector<double>& v) {
+    double sum = 0, sq = 0;
+    for (double x : v) sum += std::log(x);
+    const double n = static_cast<double>(v.size()), mean = sum / n;
+    for (double x : v) sq += (std::log(x) - mean) * (std::log(x) - mean);
+    return {mean, v.size() > 1 ? sq / (n - 1) : 0};
+}
+
+// The spread between rounds: the noise (range of the round medians, the noisier side) and
+// the ratio interval widened to Welch's t interval of the log round medians. With rounds
+// on one side only, that side's variance stands for both.
+void add_round_spread(MetricComparison& m, const std::vector<double>& base_rounds, const std::vector<double>& new_rounds,
+                      double confidence) {
+    auto positive = [](const std::vector<double>& v) {
+        std::vector<double> out;
+        for (double x : v)
+            if (std::isfinite(x) && x > 0) out.push_back(x);
+        return out.size() > 1 ? out : std::vector<double>{};
+    };
+    const auto b = positive(base_rounds), f = positive(new_rounds);
+    m.base_rounds = b.size();
+    m.new_rounds = f.size();
+    m.noise = std::max(relative_range(b), relative_range(f));
+    if (b.empty() && f.empty()) return;
+    if (!m.has_ratio || !(m.base_median > 0) || !(m.new_median > 0)) return;
+    double se2 = 0, df = 0;
+    if (!b.empty() && !f.empty()) {
+        const auto [mb, vb] = log_mean_var(b);
+        const auto [mf, vf] = log_mean_var(f);
+        const double nb = static_cast<double>(b.size()), nf = static_cast<double>(f.size());
+        se2 = vb / nb + vf / nf;
+        const double den = (vb / nb) * (vb / nb) / (nb - 1) + (vf / nf) * (vf / nf) / (nf - 1);
+        df = den > 0 ? se2 * se2 / den : nb + nf - 2;
+    } else {
+        const auto& one = b.empty() ? f : b;
+        const auto [mean, var] = log_mean_var(one);
+        (void)mean;
+        se2 = var * (1 / static_cast<double>(one.size()) + 1);
+        df = static_cast<double>(one.size()) - 1;
+    }
+    if (!(se2 > 0)) return;
+    const double t = student_t_quantile(0.5 + confidence / 2, df);
+    const double half = t * std::sqrt(se2);
+    const double center = std::log(m.new_median / m.base_median);
+    m.ci_lo = std::min(m.ci_lo, std::exp(center - half));
+    m.ci_hi = std::max(m.ci_hi, std::exp(center + half));
+}
+
 MetricComparison compare_metric(const MetricResult& base, const MetricResult& fresh, const std::string& key,
                                 const std::string& scenario, const CompareOptions& opt) {
     MetricComparison m;
@@ -325,9 +374,19 @@ MetricComparison compare_metric(const MetricResult& base, const MetricResult& fr
     m.threshold = threshold_for(opt, scenario, m.name);
     if (const auto fl = opt.floors.find(m.unit); fl != opt.floors.end())
         m.threshold = std::max(m.threshold, fl->second / m.base_median);
+    const double configured = m.threshold;
+    add_round_spread(m, base.round_medians, fresh.round_medians, opt.confidence);
+    m.threshold = std::max(m.threshold, m.noise);
+    m.noisy = m.noise > configured;
     m.verdict = decide(m.better, m.ci_lo, m.ci_hi, m.threshold);
+    if (m.ratio > 0 && m.ci_lo > 0 && m.ci_hi > 0)
+        m.detectable = m.better == Better::higher ? 1 - (1 - m.threshold) * m.ratio / m.ci_hi
+                                                  : (1 + m.threshold) * m.ratio / m.ci_lo - 1;
+    if (m.noisy)
+        m.note = fmt::format("noisy: round medians moved {:.1f}% between processes; gated beyond it", m.noise * 100);
     if (m.verdict == Verdict::inconclusive)
-        m.note = fmt::format("too noisy: the interval straddles the \u00b1{:.1f}% threshold", m.threshold * 100);
+        m.note = fmt::format("too noisy: the interval straddles the \u00b1{:.1f}% threshold{}", m.threshold * 100,
+                             m.noisy ? fmt::format(" (round medians moved {:.1f}%)", m.noise * 100) : std::string{});
     return m;
 }
 
@@ -376,8 +435,10 @@ void decide_result(ResultComparison& rc) {
         if (m.gated && severity(m.verdict) > severity(rc.verdict)) rc.verdict = m.verdict;
     if (const auto* d = rc.deciding()) {
         if (rc.verdict == Verdict::inconclusive) rc.reason = d->name + ": " + d->note;
-        else rc.reason = fmt::format("{} {} ±{:.1f}%", d->name, rc.verdict == Verdict::unchanged ? "within" : "beyond",
-                                     d->threshold * 100);
+        else rc.reason = fmt::format("{} {} ±{:.1f}%{}", d->name, rc.verdict == Verdict::unchanged ? "within" : "beyond",
+                                     d->threshold * 100,
+                                     d->noisy ? fmt::format(" (noisy: round medians moved {:.1f}%)", d->noise * 100)
+                                              : std::string{});
     }
 }
 
@@ -480,6 +541,59 @@ void check_unique_keys(const nlohmann::json& report, const std::string& label) {
             throw UsageError(fmt::format("report '{}' has result key '{}' twice", label, key),
                              "give a report written by one 'interopbench run'; merged or edited reports must keep keys unique");
     }
+}
+
+nlohmann::json pool_baselines(const std::vector<nlohmann::json>& reports, const std::vector<std::string>& labels) {
+    if (reports.empty()) throw UsageError("no baseline report given");
+    for (std::size_t i = 0; i < reports.size(); ++i) check_unique_keys(reports[i], labels.at(i));
+    for (std::size_t i = 1; i < reports.size(); ++i)
+        for (const auto& d : compare_fingerprints(reports[0], reports[i]))
+            if (d.hardware)
+                throw UsageError(fmt::format("baselines '{}' and '{}' come from different hardware ({}: '{}' vs '{}')",
+                                             labels[0], labels[i], d.field, d.base, d.fresh),
+                                 "give baselines of one machine; several reports of the same build measure its noise");
+    if (reports.size() == 1) return reports[0];
+    // Every report's results by key, in the order keys first appear.
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<Result>> by_key;
+    for (const auto& rep : reports)
+        for (auto& r : report_results(rep)) {
+            if (!by_key.count(r.key)) order.push_back(r.key);
+            by_key[r.key].push_back(std::move(r));
+        }
+    nlohmann::json pooled = reports[0];
+    pooled["results"] = nlohmann::json::array();
+    for (const auto& key : order) {
+        auto& all = by_key[key];
+        const auto first_ok = std::find_if(all.begin(), all.end(), [](const Result& r) { return r.status == Status::ok; });
+        if (first_ok == all.end()) {
+            pooled["results"].push_back(all.front());
+            continue;
+        }
+        Result out = *first_ok;
+        int rounds = 0;
+        for (auto& m : out.metrics) {
+            std::vector<double> samples, medians;
+            for (const auto& r : all) {
+                if (r.status != Status::ok) continue;
+                const MetricResult* rm = r.metric(m.info.name);
+                if (!rm) continue;
+                samples.insert(samples.end(), rm->samples.begin(), rm->samples.end());
+                if (rm->round_medians.size() > 1) medians.insert(medians.end(), rm->round_medians.begin(), rm->round_medians.end());
+                else if (rm->stats.n > 0) medians.push_back(rm->stats.median);
+            }
+            m.samples = std::move(samples);
+            m.stats = compute_stats(m.samples);
+            m.round_medians = std::move(medians);
+        }
+        for (const auto& r : all)
+            if (r.status == Status::ok) rounds += std::max(1, r.rounds);
+        out.rounds = rounds;
+        if (!out.details.is_object()) out.details = nlohmann::json::object();
+        out.details["baseline_reports"] = std::count_if(all.begin(), all.end(), [](const Result& r) { return r.status == Status::ok; });
+        pooled["results"].push_back(out);
+    }
+    return pooled;
 }
 
 CompareOutcome compare_reports(const nlohmann::json& base, const nlohmann::json& fresh, const CompareOptions& opt) {
@@ -626,6 +740,11 @@ nlohmann::json metric_json(const MetricComparison& m) {
                         {"new_n", m.new_n},
                         {"threshold", m.threshold},
                         {"gated", m.gated},
+                        {"noise", m.noise},
+                        {"noisy", m.noisy},
+                        {"base_rounds", m.base_rounds},
+                        {"new_rounds", m.new_rounds},
+                        {"detectable", m.detectable},
                         {"note", m.note}};
     if (m.has_ratio) {
         j["ratio"] = m.ratio;

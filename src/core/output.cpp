@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "interopbench/errors.hpp"
+#include "interopbench/stats.hpp"
 
 namespace interopbench {
 
@@ -291,7 +292,14 @@ std::string render_results(const std::vector<Result>& results, OutputFormat form
             row.push_back(to_string(r->status));
             for (const auto& m : r->metrics) row.push_back(r->status == Status::ok || m.stats.n ? metric_cell(m) : "-");
             row.push_back(r->metrics.empty() ? "0" : std::to_string(r->metrics[0].stats.n));
-            row.push_back(r->status == Status::ok ? r->stop_reason : r->reason);
+            std::string note = r->status == Status::ok ? r->stop_reason : r->reason;
+            if (r->status == Status::ok && !r->metrics.empty() && r->metrics[0].round_medians.size() > 1) {
+                const double spread = relative_range(r->metrics[0].round_medians);
+                note += fmt::format("; {}{} rounds {} {:.1f}%", spread >= k_noisy_range ? "noisy: " : "",
+                                    r->metrics[0].round_medians.size(), spread >= k_noisy_range ? "spread" : "within",
+                                    spread * 100);
+            }
+            row.push_back(note);
             rows.push_back(std::move(row));
         }
         out += render_table(rows, md);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <new>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -19,7 +20,7 @@ std::atomic<bool> g_interrupted{false};
 nlohmann::json RunSettings::to_json() const {
     return {{"warmup", warmup},           {"min_samples", min_samples}, {"max_samples", max_samples},
             {"noise", noise},             {"max_time_s", max_time_s},   {"sample_time_s", sample_time_s},
-            {"bind_numa", bind_numa}};
+            {"bind_numa", bind_numa},     {"rounds", rounds}};
 }
 
 void RunSettings::apply_json(const nlohmann::json& j, const std::string& origin) {
@@ -46,12 +47,13 @@ void RunSettings::apply_json(const nlohmann::json& j, const std::string& origin)
         else if (k == "noise") { want_number(false); noise = v.get<double>(); }
         else if (k == "max_time_s") { want_number(false); max_time_s = v.get<double>(); }
         else if (k == "sample_time_s") { want_number(false); sample_time_s = v.get<double>(); }
+        else if (k == "rounds") { want_number(true); rounds = v.get<int>(); }
         else if (k == "bind_numa") {
             if (!v.is_boolean()) throw UsageError(fmt::format("{}: setting 'bind_numa' must be true or false", origin));
             bind_numa = v.get<bool>();
         } else {
             throw UsageError(fmt::format("{}: unknown setting '{}'", origin, k),
-                             "known settings: warmup, min_samples, max_samples, noise, max_time_s, sample_time_s, bind_numa");
+                             "known settings: warmup, min_samples, max_samples, noise, max_time_s, sample_time_s, rounds, bind_numa");
         }
     }
 }
@@ -72,6 +74,70 @@ void RunSettings::validate() const {
     if (!(max_time_s > 0)) throw UsageError(fmt::format("time budget {} s must be positive", max_time_s));
     if (!(sample_time_s > 0) || sample_time_s > max_time_s)
         throw UsageError(fmt::format("sample time {} s must be positive and within the time budget", sample_time_s));
+    if (rounds < 1 || rounds > 100)
+        throw UsageError(fmt::format("rounds {} is out of range", rounds), "give 1 to 100 rounds (--rounds); 3 is typical");
+}
+
+RunSettings RunSettings::per_round() const {
+    RunSettings s = *this;
+    s.rounds = 1;
+    if (rounds <= 1) return s;
+    auto share = [&](int n) { return std::max(3, (n + rounds - 1) / rounds); };
+    s.min_samples = std::min(share(min_samples), std::max(min_samples, 3));
+    s.max_samples = std::max(s.min_samples, share(max_samples));
+    s.max_time_s = max_time_s / rounds;
+    s.sample_time_s = std::min(sample_time_s, s.max_time_s);
+    return s;
+}
+
+std::vector<Result> merge_rounds(std::vector<std::vector<Result>> rounds) {
+    if (rounds.empty()) return {};
+    std::vector<Result> merged = std::move(rounds.front());
+    if (rounds.size() == 1) return merged;
+    std::map<std::string, std::vector<const Result*>> later;
+    for (std::size_t i = 1; i < rounds.size(); ++i)
+        for (const auto& r : rounds[i]) later[r.key].push_back(&r);
+    for (auto& r : merged) {
+        const auto it = later.find(r.key);
+        std::vector<const Result*> pooled;
+        if (r.status == Status::ok) pooled.push_back(&r);
+        nlohmann::json not_ok = nlohmann::json::array();
+        if (it != later.end())
+            for (const Result* o : it->second) {
+                if (o->status == Status::ok && r.status == Status::ok) pooled.push_back(o);
+                else if (o->status != Status::ok)
+                    not_ok.push_back(o->reason.empty() ? std::string(to_string(o->status))
+                                                       : fmt::format("{}: {}", to_string(o->status), o->reason));
+            }
+        if (!not_ok.empty()) {
+            if (!r.details.is_object()) r.details = nlohmann::json::object();
+            r.details["rounds_not_ok"] = std::move(not_ok);
+        }
+        if (r.status != Status::ok) continue;
+        for (std::size_t m = 0; m < r.metrics.size(); ++m) {
+            std::vector<double> all, medians;
+            for (const Result* o : pooled) {
+                const MetricResult* om = o == &r ? &r.metrics[m] : o->metric(r.metrics[m].info.name);
+                if (!om) continue;
+                const Stats st = compute_stats(om->samples);
+                if (st.n > 0) medians.push_back(st.median);
+                all.insert(all.end(), om->samples.begin(), om->samples.end());
+            }
+            r.metrics[m].samples = std::move(all);
+            r.metrics[m].round_medians = medians.size() > 1 ? std::move(medians) : std::vector<double>{};
+            r.metrics[m].stats = compute_stats(r.metrics[m].samples);
+        }
+        double wall = 0;
+        int warm = 0;
+        for (const Result* o : pooled) {
+            wall += o->wall_time_s;
+            warm += o->warmup_samples;
+        }
+        r.wall_time_s = wall;
+        r.warmup_samples = warm;
+        r.rounds = static_cast<int>(pooled.size());
+    }
+    return merged;
 }
 
 // ---- results ------------------------------------------------------------------------------
@@ -107,11 +173,13 @@ void to_json(nlohmann::json& j, const Result& r) {
     for (const auto& m : r.metrics) {
         nlohmann::json samples = nlohmann::json::array();
         for (double v : m.samples) samples.push_back(std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr));
-        metrics.push_back({{"name", m.info.name},
-                           {"unit", m.info.unit},
-                           {"better", m.info.better == Better::higher ? "higher" : "lower"},
-                           {"stats", m.stats},
-                           {"samples", std::move(samples)}});
+        nlohmann::json mj = {{"name", m.info.name},
+                             {"unit", m.info.unit},
+                             {"better", m.info.better == Better::higher ? "higher" : "lower"},
+                             {"stats", m.stats},
+                             {"samples", std::move(samples)}};
+        if (!m.round_medians.empty()) mj["round_medians"] = m.round_medians;
+        metrics.push_back(std::move(mj));
     }
     j = {{"key", r.key},
          {"scenario", r.scenario},
@@ -126,6 +194,7 @@ void to_json(nlohmann::json& j, const Result& r) {
          {"reason", r.reason},
          {"stop_reason", r.stop_reason},
          {"warmup_samples", r.warmup_samples},
+         {"rounds", r.rounds},
          {"wall_time_s", r.wall_time_s},
          {"counting", r.counting},
          {"details", r.details},
@@ -151,6 +220,7 @@ void from_json(const nlohmann::json& j, Result& r) {
     r.reason = j.value("reason", std::string{});
     r.stop_reason = j.value("stop_reason", std::string{});
     r.warmup_samples = j.value("warmup_samples", 0);
+    r.rounds = j.contains("rounds") && j["rounds"].is_number_integer() ? j["rounds"].get<int>() : 1;
     r.wall_time_s = j.value("wall_time_s", 0.0);
     r.counting = j.value("counting", std::string{});
     r.details = j.value("details", nlohmann::json::object());
@@ -164,6 +234,9 @@ void from_json(const nlohmann::json& j, Result& r) {
             if (mj.contains("stats") && mj["stats"].is_object()) m.stats = mj["stats"].get<Stats>();
             if (mj.contains("samples") && mj["samples"].is_array())
                 for (const auto& v : mj["samples"]) m.samples.push_back(v.is_number() ? v.get<double>() : NAN);
+            if (mj.contains("round_medians") && mj["round_medians"].is_array())
+                for (const auto& v : mj["round_medians"])
+                    if (v.is_number() && std::isfinite(v.get<double>())) m.round_medians.push_back(v.get<double>());
             r.metrics.push_back(std::move(m));
         }
     }

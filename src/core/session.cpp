@@ -91,7 +91,8 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
     };
 
     rec.started = now_iso8601();
-    Runner runner(machine, rec.plan.settings);
+    const RunSettings round_settings = rec.plan.settings.per_round();
+    Runner runner(machine, round_settings);
     auto last_checkpoint = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < configs.size() && !g_interrupted; ++i) {
         if (hooks.progress) hooks.progress(i, configs.size(), configs[i]);
@@ -112,6 +113,36 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
             }
             last_checkpoint = std::chrono::steady_clock::now();
         }
+    }
+    // Later rounds: a fresh setup each (a new process where the caller starts one), so that
+    // the spread of the round medians shows what moves between processes, not only within one.
+    const int rounds = rec.plan.settings.rounds;
+    if (rounds > 1 && runner.fatal().empty() && !g_interrupted) {
+        std::vector<Config> again;
+        for (std::size_t i = 0; i < rec.results.size(); ++i)
+            if (rec.results[i].status == Status::ok) again.push_back(configs[i]);
+        std::vector<std::vector<Result>> all{std::move(rec.results)};
+        for (int round = 2; round <= rounds && !again.empty() && runner.fatal().empty() && !g_interrupted; ++round) {
+            std::vector<Result> got;
+            bool measured = false;
+            if (hooks.run_round && !machine.world) {
+                try {
+                    got = hooks.run_round(again, round_settings, round);
+                    measured = true;
+                } catch (const std::exception& e) {
+                    rec.warnings.push_back(fmt::format("round {} could not run in a new process ({}); it ran in this one",
+                                                       round, e.what()));
+                }
+            }
+            if (!measured)
+                for (std::size_t i = 0; i < again.size() && !g_interrupted; ++i) {
+                    if (hooks.progress) hooks.progress(i, again.size(), again[i]);
+                    got.push_back(runner.run_one(again[i]));
+                    if (!runner.fatal().empty()) break;
+                }
+            all.push_back(std::move(got));
+        }
+        rec.results = merge_rounds(std::move(all));
     }
     rec.finished = now_iso8601();
     out.interrupted = g_interrupted;

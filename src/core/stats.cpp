@@ -13,6 +13,61 @@ double Stats::rel_ci_halfwidth() const {
     return (median_ci_hi - median_ci_lo) / 2.0 / std::fabs(median);
 }
 
+namespace {
+
+// Regularized incomplete beta I_x(a, b) by its continued fraction (modified Lentz).
+double incomplete_beta(double a, double b, double x) {
+    if (x <= 0) return 0;
+    if (x >= 1) return 1;
+    if (x > (a + 1) / (a + b + 2)) return 1 - incomplete_beta(b, a, 1 - x);
+    const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x)) / a;
+    constexpr double tiny = 1e-300;
+    double f = 1, c = 1, d = 0;
+    for (int i = 0; i <= 400; ++i) {
+        const int m = i / 2;
+        double num;
+        if (i == 0) num = 1;
+        else if (i % 2 == 0) num = m * (b - m) * x / ((a + 2.0 * m - 1) * (a + 2.0 * m));
+        else num = -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1));
+        d = 1 + num * d;
+        d = std::fabs(d) < tiny ? tiny : d;
+        d = 1 / d;
+        c = 1 + num / c;
+        c = std::fabs(c) < tiny ? tiny : c;
+        const double cd = c * d;
+        f *= cd;
+        if (std::fabs(1 - cd) < 1e-12) break;
+    }
+    return front * (f - 1);
+}
+
+double student_t_cdf(double t, double df) {
+    const double tail = 0.5 * incomplete_beta(df / 2, 0.5, df / (df + t * t));
+    return t >= 0 ? 1 - tail : tail;
+}
+
+} // namespace
+
+double relative_range(std::vector<double> v) {
+    v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
+    if (v.size() < 2) return 0;
+    std::sort(v.begin(), v.end());
+    const double mid = quantile_sorted(v, 0.5);
+    return mid > 0 ? (v.back() - v.front()) / mid : 0;
+}
+
+double student_t_quantile(double p, double df) {
+    if (!(p > 0 && p < 1) || !(df > 0)) return std::nan("");
+    if (p < 0.5) return -student_t_quantile(1 - p, df);
+    double lo = 0, hi = 1;
+    while (student_t_cdf(hi, df) < p && hi < 1e12) hi *= 2;
+    for (int i = 0; i < 200 && hi - lo > 1e-10 * std::max(1.0, hi); ++i) {
+        const double mid = (lo + hi) / 2;
+        (student_t_cdf(mid, df) < p ? lo : hi) = mid;
+    }
+    return (lo + hi) / 2;
+}
+
 double quantile_sorted(const std::vector<double>& s, double q) {
     if (s.empty()) return 0;
     const double h = (static_cast<double>(s.size()) - 1) * std::clamp(q, 0.0, 1.0);

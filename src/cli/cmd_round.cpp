@@ -1,0 +1,152 @@
+// Later rounds of `run --rounds N` in a new process each: the parent writes the round's
+// configurations and settings to a plan file and starts this binary's hidden `_round`
+// command on it, which measures them with a fresh CUDA context, fresh buffers, threads and
+// pools, and writes a report the parent pools (merge_rounds). What moves between these
+// processes is what moves between two runs of the tool: the gate needs to know it.
+#include <signal.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cli/cli.hpp"
+#include "families/builtin.hpp"
+#include "interopbench/cleanup.hpp"
+#include "interopbench/file_io.hpp"
+#include "interopbench/report.hpp"
+#include "interopbench/runner.hpp"
+#include "interopbench/session.hpp"
+
+extern char** environ;
+
+namespace interopbench::cli {
+namespace {
+
+constexpr int k_plan_version = 1;
+
+std::string temp_path(const char* what, int round) {
+    const char* tmp = std::getenv("TMPDIR");
+    return fmt::format("{}/interopbench-round-{}-{}-{}.json", tmp && *tmp ? tmp : "/tmp", static_cast<long>(getpid()),
+                       round, what);
+}
+
+/// The path of this executable, for starting it again.
+std::string self_path() {
+    char buf[4096];
+    const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) throw std::runtime_error("cannot find this executable (/proc/self/exe)");
+    buf[n] = '\0';
+    return buf;
+}
+
+int round_command(const std::string& plan_file, const std::string& out_file, bool progress) {
+    // The parent waits for this process; if the parent dies first, stop (and leave nothing).
+    const pid_t parent = getppid();
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) return static_cast<int>(ExitCode::failed);
+    const nlohmann::json plan = nlohmann::json::parse(read_input_file(plan_file, "round plan", k_max_profile_bytes));
+    if (plan.value("version", 0) != k_plan_version)
+        throw UsageError(fmt::format("round plan '{}' has another version", plan_file),
+                         "the round plan is written by 'interopbench run --rounds'; do not start _round by hand");
+    const Registry registry = builtin_registry();
+    Machine machine = probe_machine(plan.value("devices", std::string{}));
+    RunRecord rec;
+    rec.plan.settings.apply_json(plan.at("settings"), "round plan");
+    rec.plan.settings.storage_dir = plan.value("storage_dir", std::string{});
+    rec.plan.settings.keep_files = plan.value("keep_files", false);
+    std::vector<Config> configs;
+    for (const auto& c : plan.at("configs")) {
+        const std::string id = c.at("scenario").get<std::string>();
+        const Scenario* s = registry.find(id);
+        if (!s) throw UsageError(fmt::format("round plan names unknown scenario '{}'", id));
+        configs.push_back({s, typed_params(s->info(), c.at("params").get<std::vector<std::pair<std::string, std::string>>>(),
+                                           machine)});
+    }
+    SessionOptions options;
+    options.out = out_file;
+    SessionHooks hooks;
+    const int round = plan.value("round", 0);
+    if (progress)
+        hooks.progress = [round](std::size_t i, std::size_t n, const Config& c) {
+            fmt::print(stderr, "[round {}: {}/{}] {}\n", round, i + 1, n, c.key());
+            std::fflush(stderr);
+        };
+    const SessionResult run = run_session(configs, std::move(rec), machine, options, hooks);
+    if (getppid() != parent) { // orphaned: nobody reads the report
+        unlink(out_file.c_str());
+        return static_cast<int>(ExitCode::failed);
+    }
+    return run.written == out_file ? 0 : static_cast<int>(ExitCode::failed);
+}
+
+} // namespace
+
+std::vector<Result> run_round_process(const std::vector<Config>& configs, const RunSettings& settings, int round,
+                                      const std::string& devices, bool progress) {
+    nlohmann::json plan = {{"version", k_plan_version}, {"round", round}, {"devices", devices}};
+    nlohmann::json s = settings.to_json();
+    s["rounds"] = 1;
+    plan["settings"] = std::move(s);
+    plan["storage_dir"] = settings.storage_dir;
+    plan["keep_files"] = settings.keep_files;
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& c : configs) list.push_back({{"scenario", c.scenario->info().id}, {"params", c.params.items()}});
+    plan["configs"] = std::move(list);
+
+    const std::string plan_file = temp_path("plan", round), out_file = temp_path("results", round);
+    cleanup::Guard plan_guard(plan_file), out_guard(out_file);
+    write_file_atomic(plan_file, plan.dump() + "\n");
+    const std::string exe = self_path();
+    std::vector<std::string> args{"interopbench", "_round", "--plan", plan_file, "--out", out_file};
+    if (progress) args.push_back("--progress");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    if (const int err = posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv.data(), environ); err != 0)
+        throw std::runtime_error(fmt::format("cannot start {}: {}", exe, std::strerror(err)));
+    // Wait; a stop signal of ours is passed on once, and the round ends after its sample.
+    bool told = false;
+    int status = 0;
+    while (true) {
+        const pid_t got = waitpid(pid, &status, WNOHANG);
+        if (got == pid) break;
+        if (got < 0 && errno != EINTR) throw std::runtime_error(fmt::format("waiting for round {}: {}", round, std::strerror(errno)));
+        if (g_interrupted && !told) {
+            kill(pid, SIGINT);
+            told = true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (access(out_file.c_str(), F_OK) != 0) {
+        if (WIFSIGNALED(status))
+            throw std::runtime_error(fmt::format("its process ended by signal {}", WTERMSIG(status)));
+        throw std::runtime_error(fmt::format("its process exited with status {} and wrote no results", WEXITSTATUS(status)));
+    }
+    return report_results(load_report(out_file));
+}
+
+void add_round(CLI::App& app, Outcome& out) {
+    struct Options {
+        std::string plan, out;
+        bool progress = false;
+    };
+    auto o = std::make_shared<Options>();
+    auto* cmd = app.add_subcommand("_round", "");
+    cmd->group(""); // internal: started by 'run --rounds', not listed in --help
+    cmd->add_option("--plan", o->plan)->required();
+    cmd->add_option("--out", o->out)->required();
+    cmd->add_flag("--progress", o->progress);
+    cmd->callback([o, &out] { out.code = round_command(o->plan, o->out, o->progress); });
+}
+
+} // namespace interopbench::cli

@@ -1,0 +1,277 @@
+// Rounds (each a fresh process) and the gate between processes: the budget split, the
+// pooling of rounds and of several baselines, the spread the gate allows for, Student's t,
+// recorded report pairs (no false alarm; a 10% slowdown caught where the spread allows),
+// and the command line.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "interopbench/compare.hpp"
+#include "interopbench/report.hpp"
+#include "interopbench/runner.hpp"
+#include "interopbench/stats.hpp"
+#include "test_support.hpp"
+
+using namespace interopbench;
+using nlohmann::json;
+
+namespace {
+
+const std::string k_reports = INTEROPBENCH_SOURCE_DIR "/tests/data/reports/";
+const std::string k_key = "host_memcpy/size=262144,threads=multi";
+
+// A result of `base.json` with `rounds` rounds of samples around the given medians
+// (relative jitter 0.2% within a round).
+json with_rounds(json report, const std::string& key, const std::vector<double>& medians) {
+    for (auto& r : report["results"]) {
+        if (r["key"] != key) continue;
+        auto& m = r["metrics"][0];
+        std::vector<double> samples, meds;
+        for (double med : medians) {
+            for (int i = 0; i < 8; ++i) samples.push_back(med * (1 + 0.002 * ((i % 5) - 2)));
+            meds.push_back(med);
+        }
+        m["samples"] = samples;
+        m["round_medians"] = medians.size() > 1 ? json(meds) : json::array();
+        m["stats"] = compute_stats(samples);
+        r["rounds"] = static_cast<int>(medians.size());
+    }
+    return report;
+}
+
+const ResultComparison& result(const CompareOutcome& o, const std::string& key) {
+    for (const auto& r : o.results)
+        if (r.key == key) return r;
+    FAIL("no result " << key);
+    throw std::logic_error("unreachable");
+}
+
+// Every metric scaled by 0.9 in its bad direction (bandwidth x 0.9, time / 0.9).
+json slowed(json report) {
+    for (auto& r : report["results"])
+        for (auto& m : r["metrics"]) {
+            const double f = m.value("better", std::string("higher")) == "lower" ? 1 / 0.9 : 0.9;
+            for (auto& v : m["samples"])
+                if (v.is_number()) v = v.get<double>() * f;
+            if (m.contains("round_medians"))
+                for (auto& v : m["round_medians"]) v = v.get<double>() * f;
+            for (auto& [k, v] : m["stats"].items())
+                if (v.is_number_float()) v = v.get<double>() * f;
+        }
+    return report;
+}
+
+} // namespace
+
+TEST_CASE("Student's t quantiles match the tables") {
+    CHECK(student_t_quantile(0.975, 1) == doctest::Approx(12.7062).epsilon(1e-4));
+    CHECK(student_t_quantile(0.975, 2) == doctest::Approx(4.3027).epsilon(1e-4));
+    CHECK(student_t_quantile(0.975, 4) == doctest::Approx(2.7764).epsilon(1e-4));
+    CHECK(student_t_quantile(0.975, 30) == doctest::Approx(2.0423).epsilon(1e-4));
+    CHECK(student_t_quantile(0.5, 7) == doctest::Approx(0).epsilon(1e-9));
+    CHECK(student_t_quantile(0.025, 4) == doctest::Approx(-2.7764).epsilon(1e-4));
+    CHECK(std::isnan(student_t_quantile(1.5, 3)));
+    CHECK(std::isnan(student_t_quantile(0.9, 0)));
+}
+
+TEST_CASE("rounds share the sample budget, at least three samples each") {
+    RunSettings s;
+    s.rounds = 3;
+    s.min_samples = 20;
+    s.max_samples = 200;
+    s.max_time_s = 3;
+    const RunSettings r = s.per_round();
+    CHECK(r.rounds == 1);
+    CHECK(r.min_samples == 7);
+    CHECK(r.max_samples == 67);
+    CHECK(r.max_time_s == doctest::Approx(1.0));
+    s.min_samples = 2;
+    s.max_samples = 4;
+    CHECK(s.per_round().min_samples == 3);
+    CHECK(s.per_round().max_samples == 3);
+    s.rounds = 1;
+    CHECK(s.per_round().min_samples == 2);
+    s.rounds = 0;
+    CHECK_THROWS_AS(s.validate(), UsageError);
+    s.rounds = 101;
+    CHECK_THROWS_AS(s.validate(), UsageError);
+    RunSettings fromjson;
+    fromjson.apply_json(json{{"rounds", 5}}, "test");
+    CHECK(fromjson.rounds == 5);
+    CHECK_THROWS_AS(fromjson.apply_json(json{{"rounds", "many"}}, "test"), UsageError);
+}
+
+TEST_CASE("merge_rounds pools the rounds that ended ok and records their medians") {
+    auto make = [](const std::string& key, Status st, std::vector<double> v) {
+        Result r;
+        r.key = key;
+        r.status = st;
+        r.reason = st == Status::ok ? "" : "device lost";
+        r.wall_time_s = 1;
+        r.metrics.push_back(MetricResult{{"bandwidth", "B/s", Better::higher, ""}, compute_stats(v), v, {}});
+        return r;
+    };
+    std::vector<std::vector<Result>> rounds = {
+        {make("a", Status::ok, {10, 11, 12}), make("b", Status::ok, {5, 5, 5}), make("c", Status::skipped, {})},
+        {make("b", Status::failed, {}), make("a", Status::ok, {20, 21, 22})},
+        {make("a", Status::ok, {30, 31, 32}), make("b", Status::ok, {6, 6, 6})},
+    };
+    const auto merged = merge_rounds(rounds);
+    REQUIRE(merged.size() == 3);
+    CHECK(merged[0].rounds == 3);
+    CHECK(merged[0].metrics[0].samples.size() == 9);
+    CHECK(merged[0].metrics[0].round_medians == std::vector<double>{11, 21, 31});
+    CHECK(merged[0].metrics[0].stats.median == 21);
+    CHECK(merged[0].wall_time_s == doctest::Approx(3));
+    CHECK(merged[1].rounds == 2); // the failed round is named, not pooled
+    CHECK(merged[1].metrics[0].round_medians == std::vector<double>{5, 6});
+    REQUIRE(merged[1].details.contains("rounds_not_ok"));
+    CHECK(merged[1].details["rounds_not_ok"][0].get<std::string>().find("device lost") != std::string::npos);
+    CHECK(merged[2].status == Status::skipped);
+    CHECK(merged[2].rounds == 1);
+    // A result's round medians survive the report.
+    json j = merged[0];
+    CHECK(j["rounds"] == 3);
+    const Result back = j.get<Result>();
+    CHECK(back.metrics[0].round_medians == std::vector<double>{11, 21, 31});
+}
+
+TEST_CASE("the gate allows for the spread between rounds") {
+    const json base = load_report(k_reports + "base.json");
+    CompareOptions opt;
+    SUBCASE("a shift inside the rounds' spread is not a regression, and it is marked noisy") {
+        const auto b = with_rounds(base, k_key, {100e9, 120e9, 90e9});
+        const auto f = with_rounds(base, k_key, {85e9, 95e9, 80e9});
+        const auto o = compare_reports(b, f, opt);
+        const auto& r = result(o, k_key);
+        CHECK(r.verdict != Verdict::regression);
+        REQUIRE(!r.metrics.empty());
+        CHECK(r.metrics[0].noisy);
+        CHECK(r.metrics[0].noise == doctest::Approx(0.30).epsilon(0.01));
+        CHECK(r.metrics[0].threshold >= r.metrics[0].noise);
+        CHECK(r.metrics[0].base_rounds == 3);
+        CHECK(render_comparison(o, CompareFormat::table).find("noisy") != std::string::npos);
+        CHECK(comparison_json(o).dump().find("\"noisy\":true") != std::string::npos);
+    }
+    SUBCASE("a 10% slowdown of stable rounds is a regression") {
+        const auto b = with_rounds(base, k_key, {100e9, 100.5e9, 99.7e9});
+        const auto f = with_rounds(base, k_key, {90e9, 90.3e9, 89.8e9});
+        const auto& r = result(compare_reports(b, f, opt), k_key);
+        CHECK(r.verdict == Verdict::regression);
+        CHECK_FALSE(r.metrics[0].noisy);
+        CHECK(r.metrics[0].detectable < 0.10);
+    }
+    SUBCASE("within one process the samples agree, between rounds they do not: the interval widens") {
+        // The samples alone would call this -8% a regression (tight rounds of 8 samples
+        // each); the round medians say the figure moves by 6% between processes.
+        const auto b = with_rounds(base, k_key, {100e9, 106e9, 103e9});
+        const auto f = with_rounds(base, k_key, {94e9, 97.5e9, 93e9});
+        const auto& r = result(compare_reports(b, f, opt), k_key);
+        CHECK(r.verdict != Verdict::regression);
+        CHECK(r.metrics[0].ci_hi > 0.95);
+    }
+    SUBCASE("rounds on one side only still widen the interval") {
+        const auto b = with_rounds(base, k_key, {100e9});
+        const auto f = with_rounds(base, k_key, {100e9, 130e9, 80e9});
+        const auto& r = result(compare_reports(b, f, opt), k_key);
+        CHECK(r.metrics[0].base_rounds == 0);
+        CHECK(r.metrics[0].new_rounds == 3);
+        CHECK(r.verdict != Verdict::regression);
+    }
+}
+
+TEST_CASE("several baselines pool into one whose spread is the noise") {
+    const json base = load_report(k_reports + "base.json");
+    const auto b1 = with_rounds(base, k_key, {100e9});
+    const auto b2 = with_rounds(base, k_key, {120e9});
+    const auto b3 = with_rounds(base, k_key, {95e9, 97e9});
+    const json pooled = pool_baselines({b1, b2, b3}, {"b1", "b2", "b3"});
+    const auto results = report_results(pooled);
+    const auto it = std::find_if(results.begin(), results.end(), [](const Result& r) { return r.key == k_key; });
+    REQUIRE(it != results.end());
+    CHECK(it->metrics[0].round_medians.size() == 4);
+    CHECK(it->metrics[0].samples.size() == 32);
+    CHECK(it->rounds == 4);
+    CHECK(it->details["baseline_reports"] == 3);
+    // 112 is within what moved between the baselines: not a change.
+    const auto& r = result(compare_reports(pooled, with_rounds(base, k_key, {112e9}), {}), k_key);
+    CHECK(r.metrics[0].noisy);
+    CHECK(r.verdict != Verdict::regression);
+    CHECK(r.verdict != Verdict::improvement);
+    // One report is itself.
+    CHECK(pool_baselines({base}, {"b"}) == base);
+    CHECK_THROWS_AS(pool_baselines({base, load_report(k_reports + "other_machine.json")}, {"b", "o"}), UsageError);
+    CHECK_THROWS_AS(pool_baselines({}, {}), UsageError);
+}
+
+TEST_CASE("recorded pairs of one build: no false regression; a 10% slowdown caught where the spread allows") {
+    // Back-to-back runs of one binary (tests/data/reports/rounds/README.md says which).
+    const std::filesystem::path dir = k_reports + "rounds";
+    std::vector<std::string> runs;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+        if (e.path().extension() == ".json") runs.push_back(e.path().string());
+    std::sort(runs.begin(), runs.end());
+    REQUIRE(runs.size() >= 2);
+    std::size_t stable = 0, compared = 0;
+    for (std::size_t i = 0; i + 1 < runs.size(); ++i) {
+        const json a = load_report(runs[i]), b = load_report(runs[i + 1]);
+        if (a["host"].value("hostname", "") != b["host"].value("hostname", "")) continue; // pairs of one machine
+        if (a["invocation"].value("profile_hash", "") != b["invocation"].value("profile_hash", "")) continue;
+        CAPTURE(runs[i]);
+        const auto same = compare_reports(a, b, {});
+        for (const auto& r : same.results) {
+            CAPTURE(r.key);
+            CAPTURE(r.reason);
+            CHECK(r.verdict != Verdict::regression);
+        }
+        const auto slow = compare_reports(a, slowed(b), {});
+        for (const auto& r : slow.results) {
+            if (r.metrics.empty() || !r.metrics.front().has_ratio || !r.metrics.front().gated) continue;
+            ++compared;
+            if (r.metrics.front().detectable > 0.10) continue;
+            ++stable;
+            CAPTURE(r.key);
+            CAPTURE(r.reason);
+            CHECK(r.verdict == Verdict::regression);
+        }
+    }
+    CHECK(compared > 0);
+    CHECK(stable > 0);
+    MESSAGE(fmt::format("recorded pairs: {} of {} compared results could detect a 10% change, all caught", stable, compared));
+}
+
+TEST_CASE("run --rounds measures in new processes and records the round medians") {
+    const auto dir = testing::scratch("rounds-cli");
+    const std::string out = (dir / "r.json").string();
+    const std::string cmd = fmt::format("'{}' run --scenario host_memcpy --size 64K --axis threads=single --max-time 0.3 "
+                                        "--min-samples 6 --rounds 2 -q --out '{}' > '{}' 2>&1",
+                                        INTEROPBENCH_BINARY, out, (dir / "log").string());
+    const int rc = std::system(cmd.c_str());
+    INFO(testing::slurp(dir / "log"));
+    REQUIRE(WIFEXITED(rc));
+    CHECK(WEXITSTATUS(rc) == 0);
+    const json rep = load_report(out);
+    REQUIRE(rep["results"].size() == 1);
+    CHECK(rep["results"][0]["rounds"] == 2);
+    CHECK(rep["results"][0]["metrics"][0]["round_medians"].size() == 2);
+    CHECK(rep["invocation"]["settings"]["rounds"] == 2);
+    // No round file is left behind.
+    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
+        CHECK(e.path().filename().string().rfind("interopbench-round-", 0) != 0);
+    for (const char* bad : {"--rounds 0", "--rounds 101", "--rounds x"}) {
+        const int code = std::system(fmt::format("'{}' run --scenario host_memcpy --size 4K {} > /dev/null 2>&1",
+                                                 INTEROPBENCH_BINARY, bad).c_str());
+        CHECK(WEXITSTATUS(code) == 2);
+    }
+    // compare takes several baselines; the last report is the new one.
+    const int three = std::system(fmt::format("'{0}' compare '{1}' '{1}' '{1}' > /dev/null 2>&1", INTEROPBENCH_BINARY, out).c_str());
+    CHECK(WEXITSTATUS(three) == 0);
+}
