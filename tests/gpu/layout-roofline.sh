@@ -15,8 +15,17 @@ before=$1; after=$2; out=$3
 mkdir -p "$out"
 summary="$out/summary.txt"
 : >"$summary"
+# The whole script stops starting steps past BUDGET_S seconds (default 270), and no step
+# runs past it: what ran is kept, what did not is listed as skipped.
+budget=${BUDGET_S:-270}
 step() { # step NAME LIMIT_S CMD...: stdout+stderr to NAME.log, status to the summary
   local name=$1 limit=$2; shift 2
+  local left=$((budget - SECONDS))
+  if ((left < 5)); then
+    printf '%-26s skipped: time budget spent  %s\n' "$name" "$*" | tee -a "$summary"
+    return 0
+  fi
+  ((limit > left)) && limit=$left
   local t0=$SECONDS
   timeout --signal=INT --kill-after=10 "$limit" "$@" >"$out/$name.log" 2>&1
   local rc=$?
@@ -34,33 +43,19 @@ step version-before 10 "$before" version
 # 1. The device-local copy first: the roofline everything else is read against.
 step d2d 60 "$after" run -s d2d_copy --size 16M,64M,256M,512M,1G -a method=ce,sm "${sampling[@]}" --out "$out/d2d.json"
 
-# 2. All layout scenarios, after and before.
-step layout-after 110 "$after" run "${layout[@]}" "${sampling[@]}" --out "$out/layout-after.json"
-step layout-before 110 "$before" run "${layout[@]}" "${sampling[@]}" --out "$out/layout-before.json"
-
-# 3. Non-default sizes (non-power-of-two; shapes come out odd at every size) and the other shapes.
-step shapes-after 40 "$after" run -s 'layout_transpose' -a variant=gpu -a dtype=int8,fp16,fp32,fp64 -a shape=square,tall,wide --size 3M,100M "${sampling[@]}" --out "$out/shapes-after.json"
-step shapes-strided 20 "$after" run -s 'layout_strided' -a variant=gpu -a shape=tall,wide --size 100M "${sampling[@]}" --out "$out/shapes-strided.json"
-
-# 4. The GPU edge tests (one element, one row, one column, primes, tile and sector edges).
+# 2. The GPU edge tests (one element, one row, one column, primes, tile and sector edges).
 tests_bin=$(dirname "$after")/tests/interopbench_tests
 if [ -x "$tests_bin" ]; then
-  step gpu-tests 120 "$tests_bin" --test-case='gpu:*'
+  step gpu-tests 60 "$tests_bin" --test-case='gpu:*'
 else
   echo "gpu-tests: no test binary at $tests_bin (skipped)" | tee -a "$summary"
 fi
 
-# 5. Tables and the comparison.
-for r in d2d layout-after layout-before shapes-after shapes-strided; do
-  [ -s "$out/$r.json" ] && step "md-$r" 20 "$after" show --format markdown "$out/$r.json"
-done
-[ -s "$out/layout-before.json" ] && [ -s "$out/layout-after.json" ] &&
-  step compare 30 "$after" compare --format markdown "$out/layout-before.json" "$out/layout-after.json"
-for r in d2d layout-after layout-before shapes-after shapes-strided; do
-  [ -s "$out/md-$r.log" ] && cp "$out/md-$r.log" "$out/$r.md"
-done
+# 3. All layout scenarios, after and before.
+step layout-after 120 "$after" run "${layout[@]}" "${sampling[@]}" --out "$out/layout-after.json"
+step layout-before 100 "$before" run "${layout[@]}" "${sampling[@]}" --out "$out/layout-before.json"
 
-# 6. Nsight Compute on the worst cases, before and after: one tiny run each, few launches.
+# 4. Nsight Compute on the worst cases, before and after: one tiny run each, few launches.
 tiny=(--warmup 0 --min-samples 1 --max-samples 1 --max-time 1 --sample-time 0.0001 --no-topology)
 ncu_bin=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || true)
 if [ -z "$ncu_bin" ]; then
@@ -69,21 +64,35 @@ else
   ncu_opts=(--clock-control none --target-processes all -c 2 --csv --page details
             --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats)
   cases=(
-    "transpose-int8-wide|transpose_kernel|-s layout_transpose -a variant=gpu -a dtype=int8 -a shape=wide --size 256M"
-    "transpose-fp16-wide|transpose_kernel|-s layout_transpose -a variant=gpu -a dtype=fp16 -a shape=wide --size 256M"
-    "binary-from-dense|dense_to_binary_kernel|-s layout_arrow_dense -a variant=gpu -a dtype=binary -a direction=from_dense --size 256M"
-    "soa-to-aos-packed|soa_to_aos_kernel|-s layout_aos_soa -a variant=gpu -a record=packed -a direction=soa_to_aos --size 256M"
+    "transpose-int8-wide|transpose_kernel|-s layout_transpose -a variant=gpu -a dtype=int8 -a shape=wide --size 64M"
+    "transpose-fp16-wide|transpose_kernel|-s layout_transpose -a variant=gpu -a dtype=fp16 -a shape=wide --size 64M"
+    "binary-from-dense|dense_to_binary_kernel|-s layout_arrow_dense -a variant=gpu -a dtype=binary -a direction=from_dense --size 64M"
+    "soa-to-aos-packed|soa_to_aos_kernel|-s layout_aos_soa -a variant=gpu -a record=packed -a direction=soa_to_aos --size 64M"
   )
   for c in "${cases[@]}"; do
     IFS='|' read -r name kernel args <<<"$c"
     for which in before after; do
       bin=$before; [ "$which" = after ] && bin=$after
       # shellcheck disable=SC2086
-      step "ncu-$name-$which" 60 "$ncu_bin" "${ncu_opts[@]}" -k "regex:$kernel" "$bin" run $args "${tiny[@]}" --quiet
+      step "ncu-$name-$which" 25 "$ncu_bin" "${ncu_opts[@]}" -k "regex:$kernel" "$bin" run $args "${tiny[@]}" --quiet
       [ -s "$out/ncu-$name-$which.log" ] && cp "$out/ncu-$name-$which.log" "$out/ncu-$name-$which.txt"
     done
   done
 fi
+
+# 5. Non-default sizes (non-power-of-two; shapes come out odd at every size) and the other shapes.
+step shapes-after 30 "$after" run -s 'layout_transpose' -a variant=gpu -a dtype=int8,fp16,fp32,fp64 -a shape=square,tall,wide --size 3M,100M "${sampling[@]}" --out "$out/shapes-after.json"
+step shapes-strided 20 "$after" run -s 'layout_strided' -a variant=gpu -a shape=tall,wide --size 100M "${sampling[@]}" --out "$out/shapes-strided.json"
+
+# 6. Tables and the comparison.
+for r in d2d layout-after layout-before shapes-after shapes-strided; do
+  [ -s "$out/$r.json" ] && step "md-$r" 20 "$after" show --format markdown "$out/$r.json"
+done
+[ -s "$out/layout-before.json" ] && [ -s "$out/layout-after.json" ] &&
+  step compare 30 "$after" compare --format markdown "$out/layout-before.json" "$out/layout-after.json"
+for r in d2d layout-after layout-before shapes-after shapes-strided; do
+  [ -s "$out/md-$r.log" ] && cp "$out/md-$r.log" "$out/$r.md"
+done
 
 # 7. A short table last: efficiency per configuration, before and after.
 python3 - "$out" <<'PY' 2>&1 | tee "$out/efficiency.md"
