@@ -214,5 +214,11 @@ void strided_to_contiguous_reference(const void* parent, void* dst, const Stride
 /// The view's elements read (only those, not the gaps the hardware may also fetch) and
 /// written.
 ByteCount strided_bytes(const StridedView& view, std::size_t elem);
+/// The device-memory traffic the view forces when memory moves in `sector`-byte sectors
+/// aligned to the parent's start (a GPU's 32-byte sectors): every sector holding an element
+/// of the view is read once (a sector two rows share, once), and the dense result is written
+/// in whole sectors. At least strided_bytes(view, elem).total(); for column stride 2 about
+/// 1.5 times it.
+std::uint64_t strided_sector_bytes(const StridedView& view, std::size_t elem, std::uint64_t sector = 32);
 
 } // namespace interopbench

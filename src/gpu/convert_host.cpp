@@ -655,3 +655,30 @@ ByteCount strided_bytes(const StridedView& view, std::size_t elem) {
 }
 
 } // namespace interopbench
+
+namespace interopbench {
+
+std::uint64_t strided_sector_bytes(const StridedView& view, std::size_t elem, std::uint64_t sector) {
+    view_extent(view);
+    const std::uint64_t out = matrix_bytes(view.dims, elem);
+    const std::uint64_t step = view.col_stride * elem;
+    std::uint64_t read = 0;
+    if (step > sector) {
+        // Every element sits alone in its sector (elements never straddle one: 32 % elem == 0).
+        read = checked_mul(view.dims.rows * view.dims.cols, sector, "sector bytes");
+    } else {
+        // Each row's span is fetched whole; rows that share a sector share its fetch.
+        std::uint64_t last = ~0ull, sectors = 0;
+        const std::uint64_t span = ((view.dims.cols - 1) * view.col_stride + 1) * elem;
+        for (std::uint64_t r = 0; r < view.dims.rows; ++r) {
+            const std::uint64_t first_byte = (view.offset + r * view.row_stride) * elem;
+            const std::uint64_t s0 = first_byte / sector, s1 = (first_byte + span - 1) / sector;
+            sectors += s1 - s0 + 1 - (s0 == last ? 1 : 0);
+            last = s1;
+        }
+        read = sectors * sector;
+    }
+    return read + (out + sector - 1) / sector * sector;
+}
+
+} // namespace interopbench

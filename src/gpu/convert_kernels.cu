@@ -104,27 +104,44 @@ unsigned grid_for(std::uint64_t items, std::uint64_t per_block) {
 // A block owns a tile of TR input rows x TC input columns (256-byte row segments). Phase 1
 // loads each row segment as the aligned 16-byte vectors covering it and stores it into
 // shared memory shifted so that the tile's first column sits at byte 0 of the tile row
-// (rows of an odd-width matrix start at every alignment). Phase 2 builds the output rows
-// (input columns): each thread gathers the V elements of one aligned 16-byte output vector
-// from V consecutive tile rows and stores it; the partial vectors at both ends of an
-// output row segment, which the neighbouring tiles share, are stored element by element.
+// (rows of an odd-width matrix start at every alignment). Phase 2 writes the output rows
+// (input columns) in whole aligned 32-byte sectors: a sector of output row c belongs to the
+// tile holding the input row of its first element, and that tile also loads the GV - 1
+// input rows past its own (a halo, mostly served by L2), so no sector is ever written in
+// part by two blocks and nearly every store is a full 16-byte vector. Each thread gathers
+// the V elements of one vector from V consecutive tile rows. Only the sectors that straddle
+// two output rows (one per input column) are stored element by element. When the whole
+// matrix has at most TR rows, the tile's output is one contiguous run, written in aligned
+// vectors end to end (only the two vectors at its ends are shared with the neighbouring
+// tiles): short, wide matrices stay at full vector width too.
 // Tile rows are skewed by a few words per group of V rows so that the lanes of a warp,
 // which read rows V apart, hit different banks.
 
 template <int E>
 struct TransposeShape {
     static constexpr int V = 16 / E;
+    static constexpr int GV = 32 / E;                 // elements of a 32-byte sector
     static constexpr int TC = 256 / E;
     static constexpr int TR = E == 1 ? 128 : 256 / E;
+    static constexpr int LR = TR + GV - 1;            // rows loaded: the tile's and the halo
     static constexpr int SEG_WORDS = TC * E / 4;      // 64: words of a row segment
     static constexpr int IN_SLOTS = 17;               // vectors covering a row segment
-    static constexpr int OUT_SLOTS = TR * E / 16 + 1; // vectors covering an output segment
+    static constexpr int SECTORS = TR / GV;           // sector starts per column in a tile
+    static constexpr int OUT_SLOTS = 2 * (SECTORS + 1); // two vectors per sector, and the head
     static constexpr int SKEW = E == 8 ? 8 : 4;       // bytes; keeps 8-byte elements aligned
     static constexpr int SKEWS = E == 8 ? 4 : 8;
     static constexpr int PITCH = TC * E + SKEW * (SKEWS - 1);
-    static constexpr int IN_PER_THREAD = (TR * IN_SLOTS + k_threads - 1) / k_threads;
+    static constexpr int IN_PER_THREAD = (LR * IN_SLOTS + k_threads - 1) / k_threads;
     static constexpr int OUT_PER_THREAD = (TC * OUT_SLOTS + k_threads - 1) / k_threads;
+    static_assert(TR % GV == 0, "a tile holds whole sectors of rows");
+    static_assert(LR * PITCH <= 48 * 1024, "static shared memory");
 };
+
+template <int E>
+__device__ __forceinline__ const std::uint8_t* tile_at(const std::uint8_t* tile, int rl, int cl) {
+    using S = TransposeShape<E>;
+    return tile + rl * S::PITCH + S::SKEW * ((rl / S::V) % S::SKEWS) + cl * E;
+}
 
 template <int E>
 __global__ void __launch_bounds__(k_threads)
@@ -132,11 +149,12 @@ __global__ void __launch_bounds__(k_threads)
                      std::uint64_t rows, std::uint64_t cols, std::uint32_t tiles_c) {
     using S = TransposeShape<E>;
     using T = typename Bits<E>::T;
-    __shared__ __align__(16) std::uint8_t tile[S::TR * S::PITCH];
+    __shared__ __align__(16) std::uint8_t tile[S::LR * S::PITCH];
 
     const std::uint32_t tc = blockIdx.x % tiles_c, tr = blockIdx.x / tiles_c;
     const std::uint64_t r0 = std::uint64_t(tr) * S::TR, c0 = std::uint64_t(tc) * S::TC;
     const int nr = static_cast<int>(min(std::uint64_t(S::TR), rows - r0));
+    const int nl = static_cast<int>(min(std::uint64_t(S::LR), rows - r0)); // rows loaded
     const int nc = static_cast<int>(min(std::uint64_t(S::TC), cols - c0));
 
     uint4 vec[S::IN_PER_THREAD];
@@ -147,7 +165,7 @@ __global__ void __launch_bounds__(k_threads)
         const int rl = s / S::IN_SLOTS, k = s - rl * S::IN_SLOTS;
         vec[j] = make_uint4(0, 0, 0, 0);
         next[j] = 0;
-        if (rl < nr) {
+        if (rl < nl) {
             const std::uint64_t seg = ((r0 + rl) * cols + c0) * E;
             const std::uint64_t seg_end = seg + std::uint64_t(nc) * E;
             const std::uint64_t at = (seg & ~15ull) + 16ull * k;
@@ -164,7 +182,7 @@ __global__ void __launch_bounds__(k_threads)
     for (int j = 0; j < S::IN_PER_THREAD; ++j) {
         const int s = threadIdx.x + j * k_threads;
         const int rl = s / S::IN_SLOTS, k = s - rl * S::IN_SLOTS;
-        if (rl < nr) {
+        if (rl < nl) {
             const std::uint64_t seg = ((r0 + rl) * cols + c0) * E;
             const std::uint64_t seg_end = seg + std::uint64_t(nc) * E;
             if ((seg & ~15ull) + 16ull * k < seg_end) {
@@ -183,18 +201,67 @@ __global__ void __launch_bounds__(k_threads)
     }
     __syncthreads();
 
+    if (rows <= std::uint64_t(S::TR)) {
+        // Short matrix: output elements [c0 * rows, (c0 + nc) * rows) are one run.
+        const std::uint32_t rws = static_cast<std::uint32_t>(rows);
+        const std::uint64_t first = c0 * rows, end = first + std::uint64_t(nc) * rows;
+        const std::uint64_t v0 = first * E / 16, v1 = (end * E + 15) / 16;
+        for (std::uint64_t v = v0 + threadIdx.x; v < v1; v += k_threads) {
+            const std::uint64_t o0 = v * S::V;
+            if (o0 >= first && o0 + S::V <= end) {
+                const std::uint32_t rel = static_cast<std::uint32_t>(o0 - first);
+                int cl = static_cast<int>(rel / rws);
+                int rl = static_cast<int>(rel - std::uint32_t(cl) * rws);
+                T e[S::V];
+#pragma unroll
+                for (int i = 0; i < S::V; ++i) {
+                    e[i] = *reinterpret_cast<const T*>(tile_at<E>(tile, rl, cl));
+                    if (++rl == int(rws)) {
+                        rl = 0;
+                        ++cl;
+                    }
+                }
+                store16(dst + v * 16, pack<E>(e));
+            } else {
+                for (int i = 0; i < S::V; ++i) {
+                    const std::uint64_t o = o0 + i;
+                    if (o < first || o >= end) continue;
+                    const std::uint32_t rel = static_cast<std::uint32_t>(o - first);
+                    const int cl = static_cast<int>(rel / rws), rl = static_cast<int>(rel - std::uint32_t(cl) * rws);
+                    reinterpret_cast<T*>(dst)[o] = *reinterpret_cast<const T*>(tile_at<E>(tile, rl, cl));
+                }
+            }
+        }
+        return;
+    }
+
 #pragma unroll
     for (int j = 0; j < S::OUT_PER_THREAD; ++j) {
         const int s = threadIdx.x + j * k_threads;
-        const int cl = s / S::OUT_SLOTS, k = s - cl * S::OUT_SLOTS;
+        const int cl = s / S::OUT_SLOTS, slot = s - cl * S::OUT_SLOTS;
         if (cl >= nc) continue;
-        const std::uint64_t out_first = (c0 + cl) * rows + r0;
-        const std::uint64_t vec_first = ((out_first * E) & ~15ull) / E + std::uint64_t(k) * S::V;
-        const std::int64_t rb = std::int64_t(vec_first) - std::int64_t(out_first);
-        if (rb >= nr) continue;
-        if (rb >= 0 && rb + S::V <= nr) {
-            // Rows rb .. rb+V-1 cross at most one skew step.
-            const int rbi = static_cast<int>(rb);
+        const int k = slot / 2, half = slot % 2;
+        const std::uint64_t col_first = (c0 + cl) * rows; // output element of (c, row 0)
+        // First row of the column at which a sector starts.
+        const std::uint64_t h = (S::GV - col_first % S::GV) % S::GV;
+        if (k == S::SECTORS) {
+            // Head: rows before the column's first sector start; that sector also holds the
+            // previous column's last rows, whose tile stores those.
+            if (r0 != 0) continue;
+            const std::uint64_t lo = std::uint64_t(half) * S::V, hi = min(min(h, rows), lo + S::V);
+            for (std::uint64_t r = lo; r < hi; ++r)
+                reinterpret_cast<T*>(dst)[col_first + r] =
+                    *reinterpret_cast<const T*>(tile_at<E>(tile, static_cast<int>(r), cl));
+            continue;
+        }
+        const std::uint64_t k0 = r0 <= h ? 0 : (r0 - h + S::GV - 1) / S::GV;
+        const std::uint64_t rs = h + (k0 + k) * S::GV;
+        if (rs >= r0 + nr) continue;
+        const std::uint64_t rb = rs + std::uint64_t(half) * S::V;
+        if (rb >= rows) continue;
+        const int rbi = static_cast<int>(rb - r0);
+        if (rb + S::V <= rows) {
+            // Rows rbi .. rbi+V-1 cross at most one skew step.
             const int q0 = rbi / S::V, step_at = S::V - (rbi - q0 * S::V);
             const int skew_a = S::SKEW * (q0 % S::SKEWS), skew_b = S::SKEW * ((q0 + 1) % S::SKEWS);
             const std::uint8_t* base = tile + rbi * S::PITCH + cl * E;
@@ -202,17 +269,12 @@ __global__ void __launch_bounds__(k_threads)
 #pragma unroll
             for (int i = 0; i < S::V; ++i)
                 e[i] = *reinterpret_cast<const T*>(base + i * S::PITCH + (i < step_at ? skew_a : skew_b));
-            store16(dst + vec_first * E, pack<E>(e));
+            store16(dst + (col_first + rb) * E, pack<E>(e));
         } else {
-#pragma unroll
-            for (int i = 0; i < S::V; ++i) {
-                const std::int64_t rl = rb + i;
-                if (rl >= 0 && rl < nr) {
-                    const int rli = static_cast<int>(rl);
-                    reinterpret_cast<T*>(dst)[vec_first + i] = *reinterpret_cast<const T*>(
-                        tile + rli * S::PITCH + S::SKEW * ((rli / S::V) % S::SKEWS) + cl * E);
-                }
-            }
+            // The sector runs past the column's end: its rows here, the next column's head there.
+            for (int i = 0; i < S::V && rb + i < rows; ++i)
+                reinterpret_cast<T*>(dst)[col_first + rb + i] =
+                    *reinterpret_cast<const T*>(tile_at<E>(tile, rbi + i, cl));
         }
     }
 }
@@ -333,31 +395,71 @@ __global__ void __launch_bounds__(k_threads)
         store_run(soa + a.soa_offset[f] + i0 * a.width[f], fields + a.staged[f], nr * a.width[f]);
 }
 
+// Records are built in registers, one aligned 16-byte output vector per thread: the thread
+// gathers every field of every record that overlaps its vector from the staged field
+// slices (one aligned shared load per field) and shifts it into place in a 128-bit word, so
+// packed and padded records cost no byte-wise shared-memory traffic and the global stores
+// are whole coalesced vectors; gap bytes stay zero.
 __global__ void __launch_bounds__(k_threads)
     soa_to_aos_kernel(std::uint8_t* __restrict__ aos, const std::uint8_t* __restrict__ soa,
                       std::uint64_t n, RecordArgs a) {
     extern __shared__ __align__(16) std::uint8_t smem[];
-    std::uint8_t* records = smem;
-    std::uint8_t* fields = smem + a.chunk * a.record_bytes;
+    std::uint8_t* fields = smem;
     const std::uint64_t i0 = std::uint64_t(blockIdx.x) * a.chunk;
     const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(a.chunk), n - i0));
 
-    if (a.gaps)
-        for (std::uint32_t v = threadIdx.x; v < (nr * a.record_bytes + 15) / 16; v += k_threads)
-            *reinterpret_cast<uint4*>(records + 16 * v) = make_uint4(0, 0, 0, 0);
+    constexpr int k_batch = 4;
     for (std::uint32_t f = 0; f < a.nfields; ++f) {
         const std::uint8_t* in = soa + a.soa_offset[f] + i0 * a.width[f];
         const std::uint32_t nvec = (nr * a.width[f] + 15) / 16;
-        for (std::uint32_t v = threadIdx.x; v < nvec; v += k_threads)
-            *reinterpret_cast<uint4*>(fields + a.staged[f] + 16 * v) = load16(in + 16ull * v);
+        for (std::uint32_t base = 0; base < nvec; base += k_batch * k_threads) {
+            uint4 v[k_batch];
+#pragma unroll
+            for (int u = 0; u < k_batch; ++u) {
+                const std::uint32_t at = base + u * k_threads + threadIdx.x;
+                if (at < nvec) v[u] = load16(in + 16ull * at);
+            }
+#pragma unroll
+            for (int u = 0; u < k_batch; ++u) {
+                const std::uint32_t at = base + u * k_threads + threadIdx.x;
+                if (at < nvec) *reinterpret_cast<uint4*>(fields + a.staged[f] + 16 * at) = v[u];
+            }
+        }
     }
     __syncthreads();
-    for (std::uint32_t f = 0; f < a.nfields; ++f)
-        for (std::uint32_t i = threadIdx.x; i < nr; i += k_threads)
-            copy_field(records + i * a.record_bytes + a.offset[f], fields + a.staged[f] + i * a.width[f],
-                       a.width[f], a.aligned != 0, false);
-    __syncthreads();
-    store_run(aos + i0 * a.record_bytes, records, nr * a.record_bytes);
+
+    const std::uint32_t rb = a.record_bytes, run = nr * rb, full = run / 16;
+    std::uint8_t* out = aos + i0 * rb;
+    for (std::uint32_t v = threadIdx.x; v < (run + 15) / 16; v += k_threads) {
+        const std::uint32_t b0 = 16 * v;
+        const std::uint32_t first = b0 / rb, last = min(nr - 1, (b0 + 15) / rb);
+        unsigned __int128 acc = 0;
+        for (std::uint32_t i = first; i <= last; ++i) {
+            for (std::uint32_t f = 0; f < a.nfields; ++f) {
+                const int p = static_cast<int>(i * rb + a.offset[f]) - static_cast<int>(b0);
+                const std::uint32_t w = a.width[f];
+                if (p >= 16 || p + int(w) <= 0) continue;
+                const std::uint8_t* at = fields + a.staged[f] + i * w;
+                unsigned long long val;
+                switch (w) {
+                case 1: val = *at; break;
+                case 2: val = *reinterpret_cast<const std::uint16_t*>(at); break;
+                case 4: val = *reinterpret_cast<const std::uint32_t*>(at); break;
+                default: val = *reinterpret_cast<const unsigned long long*>(at);
+                }
+                if (p >= 0) acc |= static_cast<unsigned __int128>(val) << (8 * p);
+                else acc |= static_cast<unsigned __int128>(val >> (-8 * p));
+            }
+        }
+        const auto lo = static_cast<unsigned long long>(acc), hi = static_cast<unsigned long long>(acc >> 64);
+        if (v < full) {
+            store16(out + b0, make_uint4(std::uint32_t(lo), std::uint32_t(lo >> 32), std::uint32_t(hi),
+                                         std::uint32_t(hi >> 32)));
+        } else {
+            for (std::uint32_t b = 0; b0 + b < run; ++b)
+                out[b0 + b] = static_cast<std::uint8_t>(b < 8 ? lo >> (8 * b) : hi >> (8 * (b - 8)));
+        }
+    }
 }
 
 bool record_args(const RecordLayout& rec, std::uint64_t n, RecordArgs& a, std::size_t& smem) {
@@ -623,17 +725,20 @@ __device__ __forceinline__ void write_status(unsigned long long* p, unsigned lon
     cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*p).store(v, cuda::memory_order_relaxed);
 }
 
-// Called by warp 0. Returns the sum of the totals of all blocks before `tile`. A block that
+// Publishes a block's total as soon as it is known, before the block packs its values, so
+// that successors looking back rarely wait: tile 0's total is its inclusive prefix.
+__device__ __forceinline__ void publish_total(unsigned long long* status, std::uint32_t tile,
+                                              unsigned long long total) {
+    write_status(status + tile, (tile == 0 ? k_status_inclusive : k_status_aggregate) | total);
+}
+
+// Called by warp 0 after publish_total. Returns the sum of the totals of all blocks before `tile`. A block that
 // has not published after the timeout counts as 0, so a fault elsewhere gives wrong data
 // (caught by the check) instead of a hung device.
 __device__ unsigned long long look_back(unsigned long long* status, std::uint32_t tile,
                                         unsigned long long total) {
     const unsigned lane = threadIdx.x % 32;
-    if (tile == 0) {
-        if (lane == 0) write_status(status, k_status_inclusive | total);
-        return 0;
-    }
-    if (lane == 0) write_status(status + tile, k_status_aggregate | total);
+    if (tile == 0) return 0; // published as inclusive already (publish_total)
     unsigned long long prefix = 0;
     std::int64_t end = std::int64_t(tile) - 1;
     const unsigned long long started = global_ns();
@@ -688,12 +793,6 @@ __device__ __forceinline__ std::uint32_t word_of(uint4 v, unsigned i) {
     return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
 
-// Bytes [lo, hi) of a word, all ones.
-__device__ __forceinline__ std::uint32_t byte_mask(int lo, int hi) {
-    const std::uint32_t upto = hi >= 4 ? ~0u : (1u << (8 * hi)) - 1;
-    return upto & ~((1u << (8 * lo)) - 1);
-}
-
 __global__ void __launch_bounds__(k_threads)
     dense_to_binary_kernel(std::int32_t* __restrict__ offsets, std::uint8_t* __restrict__ data,
                            const std::uint8_t* __restrict__ dense, std::uint64_t n, std::uint32_t width,
@@ -728,13 +827,15 @@ __global__ void __launch_bounds__(k_threads)
     }
     __syncthreads();
 
-    // Row lengths, one row per thread per round, scanned round by round in row order.
-    std::uint32_t carry = 0;
-    for (std::uint32_t first = 0; first < rows_per_tile; first += k_threads) {
-        const std::uint32_t row = first + threadIdx.x;
-        std::uint32_t len = 0;
-        if (row < nr) {
+    // Row lengths: each thread measures `per` consecutive rows (one block scan in all).
+    const std::uint32_t per = (rows_per_tile + k_threads - 1) / k_threads; // at most 4 (width >= 16)
+    std::uint32_t lens[4] = {0, 0, 0, 0}, mine = 0;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        const std::uint32_t row = threadIdx.x * per + q;
+        if (q < int(per) && row < nr) {
             const std::uint8_t* r = tile + row * width;
+            std::uint32_t len = 0;
             for (int p = int(width / 16) - 1; p >= 0 && len == 0; --p) {
                 const uint4 v = *reinterpret_cast<const uint4*>(r + 16 * p);
 #pragma unroll
@@ -743,43 +844,51 @@ __global__ void __launch_bounds__(k_threads)
                     if (len == 0 && diff != 0) len = 16 * p + 4 * t + (31 - __clz(diff)) / 8 + 1;
                 }
             }
+            lens[q] = len;
+            mine += len;
         }
-        std::uint32_t round_total;
-        const std::uint32_t before = block_exclusive_scan(len, warp_sums, round_total);
-        if (row < rows_per_tile) local[row] = carry + before;
-        carry += round_total;
     }
-    const std::uint32_t total = carry;
+    std::uint32_t total;
+    std::uint32_t at = block_exclusive_scan(mine, warp_sums, total);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        const std::uint32_t row = threadIdx.x * per + q;
+        if (q < int(per) && row < rows_per_tile) {
+            local[row] = at;
+            at += lens[q];
+        }
+    }
+    if (threadIdx.x == 0) publish_total(scratch + 1, tile_no, total);
+    __syncthreads();
 
+    // Values packed into staging, one 4-byte word of a row per thread: every staging byte
+    // belongs to exactly one row, so plain byte stores need no clearing and no atomics.
+    const std::uint32_t wpr = width / 4;
+    auto* packed = reinterpret_cast<std::uint8_t*>(staging);
+    for (std::uint32_t it = threadIdx.x; it < nr * wpr; it += k_threads) {
+        const std::uint32_t row = it / wpr, k = it - row * wpr;
+        const std::uint32_t d = local[row];
+        const std::uint32_t len = (row + 1 < nr ? local[row + 1] : total) - d;
+        if (4 * k >= len) continue;
+        const std::uint32_t word = *reinterpret_cast<const std::uint32_t*>(tile + row * width + 4 * k);
+        const std::uint32_t keep = min(4u, len - 4 * k), to = d + 4 * k;
+        if (keep == 4 && to % 4 == 0) {
+            staging[to / 4] = word;
+        } else {
+            for (std::uint32_t b = 0; b < keep; ++b) packed[to + b] = static_cast<std::uint8_t>(word >> (8 * b));
+        }
+    }
     if (threadIdx.x < 32) {
         const unsigned long long p = look_back(scratch + 1, tile_no, total);
         if (threadIdx.x == 0) tile_prefix = p;
     }
-    for (std::uint32_t w = threadIdx.x; w < total / 4 + 8; w += k_threads) staging[w] = 0;
+    // Zero the words past the run so that the 16-byte reads below see defined bytes.
+    if (threadIdx.x < 8) staging[(total + 3) / 4 + threadIdx.x] = 0;
     __syncthreads();
     const unsigned long long prefix = tile_prefix;
-
-    for (std::uint32_t row = threadIdx.x; row < nr; row += k_threads) {
+    for (std::uint32_t row = threadIdx.x; row < nr; row += k_threads)
         offsets[i0 + row] = static_cast<std::int32_t>(prefix + local[row]);
-        const std::uint32_t d = local[row];
-        const std::uint32_t len = (row + 1 < nr ? local[row + 1] : total) - d;
-        const std::uint32_t s = d & 3, dw = d >> 2, words = (s + len + 3) / 4;
-        const std::uint8_t* r = tile + row * width;
-        std::uint32_t prev = 0;
-        uint4 piece = make_uint4(0, 0, 0, 0);
-        for (std::uint32_t m = 0; m < words; ++m) {
-            if (m % 4 == 0)
-                piece = 4 * m < width ? *reinterpret_cast<const uint4*>(r + 4 * m) : make_uint4(0, 0, 0, 0);
-            const std::uint32_t cur = word_of(piece, m % 4);
-            const int lo = m == 0 ? int(s) : 0, hi = min(4, int(len + s) - 4 * int(m));
-            const std::uint32_t val = __funnelshift_l(prev, cur, 8 * s) & byte_mask(lo, hi);
-            prev = cur;
-            if (lo == 0 && hi == 4) staging[dw + m] = val;
-            else atomicOr(&staging[dw + m], val);
-        }
-    }
     if (threadIdx.x == 0 && i0 + nr == n) offsets[n] = static_cast<std::int32_t>(prefix + total);
-    __syncthreads();
 
     // The run [prefix, prefix + total) of `data`: ends byte by byte, the middle in aligned vectors.
     const auto* bytes = reinterpret_cast<const std::uint8_t*>(staging);
@@ -924,6 +1033,8 @@ cudaError_t launch_soa_to_aos(void* aos, const void* soa, const RecordLayout& re
     RecordArgs a;
     std::size_t smem = 0;
     if (!aligned16(soa) || !aligned16(aos) || !record_args(rec, n, a, smem)) return cudaErrorInvalidValue;
+    // Records are built in registers: only the field slices are staged.
+    smem -= std::size_t(a.chunk) * a.record_bytes;
     soa_to_aos_kernel<<<static_cast<unsigned>((n + a.chunk - 1) / a.chunk), k_threads, smem, stream>>>(
         static_cast<std::uint8_t*>(aos), static_cast<const std::uint8_t*>(soa), n, a);
     return cudaGetLastError();

@@ -18,7 +18,7 @@ namespace interopbench::kernels {
 
 /// Row-major `dims` matrix of `elem`-byte elements (1, 2, 4, 8) at `src` -> row-major
 /// cols x rows at `dst`. Shared-memory tiles of 256-byte row segments, 16-byte loads and
-/// stores; rows of any length and alignment.
+/// stores, output written in whole 32-byte sectors; rows of any length and alignment.
 cudaError_t launch_transpose(void* dst, const void* src, Dims2 dims, std::size_t elem,
                              cudaStream_t stream);
 

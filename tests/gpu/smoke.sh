@@ -51,6 +51,7 @@ if has copy; then
   run h2d-2 300 "$ib" run -s h2d_copy,d2h_copy --size 16M,256M,1G -a host_mem=pageable,pinned --out "$R/copy-2.json"
   run h2d-kinds 300 "$ib" run -s h2d_copy,d2h_copy --size 4K,64K,1M,512M -a host_mem=all -a engine=ce,sm --out "$R/copy-kinds.json"
   run host-memcpy 100 "$ib" run -s host_memcpy --size 1M,256M --out "$R/host-memcpy.json"
+  run d2d 120 "$ib" run -s d2d_copy -a method=ce,sm --out "$R/d2d.json"
 fi
 if has bidir; then
   log "both directions, all GPUs"

@@ -1,4 +1,5 @@
-// Host<->device copies: h2d_copy, d2h_copy, bidir_copy, host_all_gpus.
+// Host<->device copies: h2d_copy, d2h_copy, bidir_copy, host_all_gpus (d2d_copy, the
+// device-local copy, is in device_local_copy.cpp and registered here after them).
 //
 // What: copy bandwidth and time per copy between host memory of four kinds (pageable
 // malloc, pinned cudaHostAlloc, registered cudaHostRegister, write-combined pinned) and
@@ -25,6 +26,7 @@
 #include "topology/topology.hpp"
 #include "gpu/kernels.hpp"
 #include "families/builtin.hpp"
+#include "families/copy/copy_family.hpp"
 
 namespace interopbench {
 namespace {
@@ -314,6 +316,7 @@ void register_host_device_copy(Registry& r) {
     r.add(std::make_unique<OneWayCopy>(Dir::d2h));
     r.add(std::make_unique<BidirCopy>());
     r.add(std::make_unique<HostAllGpus>());
+    register_device_local_copy(r);
 }
 
 } // namespace interopbench

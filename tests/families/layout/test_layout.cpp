@@ -595,9 +595,11 @@ TEST_CASE("layout scenarios are registered with their axes and metrics") {
         CHECK_FALSE(info.needs_gpu);
         CHECK(info.axes.front().name == "variant");
         CHECK(info.axes.back().name == "size");
-        REQUIRE(info.metrics.size() == 4);
+        // The four shared metrics keep their places; views add the traffic-aware efficiency.
+        REQUIRE(info.metrics.size() == (std::string(id) == "layout_strided" ? 5u : 4u));
         CHECK(info.metrics[0].name == "bandwidth");
         CHECK(info.metrics[3].name == "efficiency");
+        if (info.metrics.size() == 5) CHECK(info.metrics[4].name == "efficiency_traffic");
         CHECK(info.counting.find("read + ") != std::string::npos);
     }
     const ScenarioInfo& h = r.find("handoff")->info();
@@ -648,7 +650,7 @@ TEST_CASE("host variant of every conversion measures, verifies and reports its b
         REQUIRE_FALSE(s->unsupported(m, params).has_value());
         auto c = s->prepare(ctx, params);
         const Sample sample = c->measure();
-        REQUIRE(sample.size() == 4);
+        REQUIRE(sample.size() == s->info().metrics.size());
         CHECK(sample[0] > 0);
         CHECK(sample[1] > 0);
         CHECK(sample[2] > 0);
@@ -660,5 +662,32 @@ TEST_CASE("host variant of every conversion measures, verifies and reports its b
         CHECK(d.at("copy_bytes").get<std::uint64_t>() ==
               (d.at("bytes_read").get<std::uint64_t>() + d.at("bytes_written").get<std::uint64_t>() + 1) / 2);
         CHECK(d.at("bytes_read").get<std::uint64_t>() + d.at("bytes_written").get<std::uint64_t>() <= 3 * 300000);
+        if (id == "layout_strided") {
+            // The traffic-aware limit: sectors of the view's span, never less than the bytes.
+            const auto sectors = d.at("sector_bytes").get<std::uint64_t>();
+            CHECK(sectors >= d.at("bytes_read").get<std::uint64_t>() + d.at("bytes_written").get<std::uint64_t>());
+            CHECK(sample[4] == doctest::Approx(sample[3] * double(sectors) /
+                                               double(d.at("bytes_read").get<std::uint64_t>() +
+                                                      d.at("bytes_written").get<std::uint64_t>())));
+        } else {
+            CHECK_FALSE(d.contains("sector_bytes"));
+        }
     }
+}
+
+TEST_CASE("sector traffic of strided views") {
+    // Contiguous, sector-aligned rows: exactly the bytes.
+    CHECK(strided_sector_bytes(StridedView{{4, 8}, 8, 1, 0}, 4) == 2 * 128);
+    // Every other fp32 of 8: a 60-byte span from byte 64 r, two sectors per row; output 128 B.
+    CHECK(strided_sector_bytes(StridedView{{4, 8}, 16, 2, 0}, 4) == 4 * 64 + 128);
+    // Step 2 reads about twice what it uses.
+    const StridedView v{{1001, 1001}, 2 * 1001 + 3, 2, 1};
+    const ByteCount b = strided_bytes(v, 4);
+    const double ratio = double(strided_sector_bytes(v, 4)) / double(b.total());
+    CHECK(ratio > 1.45);
+    CHECK(ratio < 1.55);
+    // Rows that share a sector fetch it once: a 1-element-wide view of consecutive bytes.
+    CHECK(strided_sector_bytes(StridedView{{64, 1}, 1, 1, 0}, 1) == 2 * 32 + 64);
+    // A stride past a sector: one sector per element.
+    CHECK(strided_sector_bytes(StridedView{{2, 3}, 100, 5, 0}, 8) == 6 * 32 + 64);
 }
