@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.hpp"
+#include "interopbench/ci_formats.hpp"
 #include "interopbench/compare.hpp"
 #include "interopbench/file_io.hpp"
 #include "interopbench/output.hpp"
@@ -19,6 +20,8 @@ void add_compare(CLI::App& app, Outcome& out) {
         std::string format = "table", out_file;
         std::vector<std::string> thresholds, floors;
         bool fail_on_inconclusive = false, cross_machine = false;
+        std::vector<std::string> exports; // --export FORMAT=PATH (CI formats)
+        std::string metrics = "primary";  // CI formats: which metrics of each result
     };
     auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand("compare", "compare two reports and gate on regressions");
@@ -41,13 +44,32 @@ void add_compare(CLI::App& app, Outcome& out) {
                     "absolute tolerance per unit, UNIT=VALUE: differences below it never count "
                     "(default s=500ns, so times under 10 us are not gated on fractions of a microsecond); UNIT=0 removes it; repeatable")
         ->allow_extra_args(false);
-    cmd->add_option("--format", args->format, "table (default), markdown, json, junit or html (a page with the ratios as charts)");
+    cmd->add_option("--format", args->format,
+                    "table (default), markdown, json, junit, html (a page with the ratios as charts), or for CI systems " +
+                        ci_format_names() + " (the new report's values with the verdicts)");
     cmd->add_option("--out", args->out_file, "write the chosen format to FILE (the table still goes to stdout)");
+    cmd->add_option("--export", args->exports,
+                    "also write a CI format to a file, FORMAT=PATH (FORMAT: " + ci_format_names() + "); repeatable")
+        ->allow_extra_args(false);
+    cmd->add_option("--metrics", args->metrics,
+                    "CI formats: primary (each result's primary and gated metrics, the default) or all");
     cmd->add_flag("--fail-on-inconclusive", args->fail_on_inconclusive, "exit 3 when results are inconclusive");
     cmd->add_flag("--cross-machine", args->cross_machine,
                   "compare reports from different hardware; efficiency against each machine's path bandwidth is compared too");
     cmd->callback([args, &out] {
-        const CompareFormat format = parse_compare_format(args->format);
+        // ---- formats CI systems read (see ci_formats.hpp): --format and --export
+        const auto ci = find_ci_format(args->format);
+        const CiMetrics ci_metrics = parse_ci_metrics(args->metrics);
+        std::vector<CiExport> exports;
+        for (const auto& e : args->exports) exports.push_back(parse_ci_export(e));
+        CompareFormat format = CompareFormat::table;
+        if (!ci) {
+            try {
+                format = parse_compare_format(args->format);
+            } catch (const UsageError& e) {
+                throw UsageError(e.what(), "use table, markdown, json, junit, html, " + ci_format_names());
+            }
+        }
         CompareOptions options;
         for (const auto& t : args->thresholds) add_threshold(options, t);
         for (const auto& f : args->floors) add_floor(options, f);
@@ -58,6 +80,10 @@ void add_compare(CLI::App& app, Outcome& out) {
         const std::string& fresh_file = args->reports.back();
         options.base_label = bases.size() == 1 ? bases[0] : fmt::format("{} (+{} more)", bases[0], bases.size() - 1);
         options.new_label = fresh_file;
+        std::vector<std::pair<std::string, std::string>> taken;
+        for (const auto& r : args->reports) taken.push_back({fmt::format("the input report '{}'", r), r});
+        taken.push_back({"the --out file", args->out_file});
+        check_ci_exports(exports, taken);
         if (!args->out_file.empty()) {
             check_output_path(args->out_file);
             // The same file by device and inode, whatever the spelling (links, ./, hard links).
@@ -74,13 +100,16 @@ void add_compare(CLI::App& app, Outcome& out) {
         // Reports of different hardware are refused by compare_reports, in one line naming
         // the differences; --cross-machine lists them all in the output.
         const auto outcome = compare_reports(base, fresh, options);
-        const std::string text = render_comparison(outcome, format);
+        const auto fresh_results = ci || !exports.empty() ? report_results(fresh) : std::vector<Result>{};
+        const std::string text =
+            ci ? render_ci(outcome, fresh_results, *ci, ci_metrics) : render_comparison(outcome, format);
         if (args->out_file.empty()) {
             fmt::print("{}", text);
         } else {
             write_file_atomic(args->out_file, text);
-            fmt::print("{}", format == CompareFormat::table ? text : render_comparison(outcome, CompareFormat::table));
+            fmt::print("{}", !ci && format == CompareFormat::table ? text : render_comparison(outcome, CompareFormat::table));
         }
+        for (const auto& e : exports) write_file_atomic(e.path, render_ci(outcome, fresh_results, e.format, ci_metrics));
         out.code = static_cast<int>(compare_exit_code(outcome, args->fail_on_inconclusive));
     });
 }

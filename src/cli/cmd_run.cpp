@@ -6,6 +6,7 @@
 #include "families/builtin.hpp"
 #include "cli/cli.hpp"
 #include "gpu/gpu_facts.hpp"
+#include "interopbench/ci_formats.hpp"
 #include "interopbench/compare.hpp"
 #include "interopbench/file_io.hpp"
 #include "interopbench/output.hpp"
@@ -23,6 +24,8 @@ struct RunOptions {
     std::vector<std::string> axes;
     bool quiet = false, require_gpu = false, no_numa_bind = false, no_topology = false, progress = false;
     bool anonymize = false;
+    std::vector<std::string> exports;       ///< --export FORMAT=PATH (CI formats)
+    std::string export_metrics = "primary"; ///< --export-metrics
     std::string storage_dir;
     bool keep_files = false;
     std::optional<int> warmup, min_samples, max_samples, rounds;
@@ -112,6 +115,23 @@ void print_gate(const RunOptions& o, const CompareOutcome& outcome) {
     else if (!to_stdout) fmt::print(stderr, "\n{}", text);
 }
 
+/// Writes the --export files from the report's results, after the report itself, so a
+/// failure here never loses the report. False (each failure on stderr) when one failed.
+bool write_exports(const std::vector<CiExport>& exports, CiMetrics metrics, const SessionResult& run) {
+    if (exports.empty()) return true;
+    const auto results = run.report.is_object() ? report_results(run.report) : run.record.results;
+    bool ok = true;
+    for (const auto& e : exports) {
+        try {
+            write_file_atomic(e.path, render_ci(results, e.format, metrics));
+        } catch (const std::exception& err) {
+            fmt::print(stderr, "error: the {} export was not written: {}\n", to_string(e.format), err.what());
+            ok = false;
+        }
+    }
+    return ok;
+}
+
 int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     const OutputFormat format = parse_format(o.format);
     if (!o.out.empty()) check_output_path(o.out); // before any measuring
@@ -124,6 +144,11 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
             throw UsageError(fmt::format("--html '{}' is the baseline '{}': the run would overwrite it", o.html, o.baseline.file),
                              "write the page to another file");
     }
+    // ---- --export: checked before measuring, written after the report (see write_exports)
+    std::vector<CiExport> exports;
+    for (const auto& e : o.exports) exports.push_back(parse_ci_export(e));
+    const CiMetrics export_metrics = parse_ci_metrics(o.export_metrics);
+    check_ci_exports(exports, {{"the --out report", o.out}, {"the --html page", o.html}, {"the baseline", o.baseline.file}});
     const Registry registry = builtin_registry();
     RunRecord rec;
     rec.argv = argv;
@@ -187,6 +212,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     if (run.interrupted)
         fmt::print(stderr, "interrupted: the report holds the {} finished result(s)\n", run.record.results.size());
     if (!run.fatal.empty()) fmt::print(stderr, "error: {}\n", run.fatal);
+    const bool exported = write_exports(exports, export_metrics, run);
     if (!run.html_error.empty()) {
         fmt::print(stderr, "error: the HTML page was not written: {}\n", run.html_error);
         return static_cast<int>(ExitCode::failed);
@@ -197,6 +223,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
                                        : fmt::format("the finished results were saved to {}", run.written));
         return static_cast<int>(ExitCode::failed);
     }
+    if (!exported) return static_cast<int>(ExitCode::failed);
     if (o.require_gpu && !machine.cuda_available) {
         fmt::print(stderr, "error: --require-gpu given but {}\n", machine.cuda_note);
         return static_cast<int>(ExitCode::failed);
@@ -223,6 +250,12 @@ void add_run(CLI::App& app, Outcome& out) {
     cmd->add_option("-o,--out", o->out, "write the JSON report to FILE (atomically)");
     cmd->add_option("--html", o->html, "also write the report as one self-contained HTML page with charts to FILE (atomically)");
     cmd->add_option("-f,--format", o->format, "stdout format: table, json, csv, markdown");
+    cmd->add_option("--export", o->exports,
+                    "also write the results in a CI format to a file (atomically, after the report), FORMAT=PATH with "
+                    "FORMAT " + ci_format_names() + "; repeatable")
+        ->allow_extra_args(false);
+    cmd->add_option("--export-metrics", o->export_metrics,
+                    "metrics in the --export files: primary (each result's primary metric, the default) or all");
     cmd->add_flag("-q,--quiet", o->quiet, "print nothing on stdout (errors still go to stderr)");
     cmd->add_flag("--require-gpu", o->require_gpu, "exit 1 when no usable GPU is found");
     cmd->add_flag("--progress", o->progress,

@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 
 #include "cli/cli.hpp"
+#include "interopbench/ci_formats.hpp"
+#include "interopbench/compare.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/html.hpp"
 #include "interopbench/output.hpp"
@@ -23,18 +25,33 @@ std::string text_of(const nlohmann::json& obj, const char* key, const char* fall
 void add_show(CLI::App& app, Outcome& out) {
     struct Options {
         std::string file, format = "table";
+        std::string metrics = "primary"; // CI formats: which metrics of each result
         bool anonymize = false;
     };
     auto o = std::make_shared<Options>();
     auto* cmd = app.add_subcommand("show", "render a saved JSON report as tables");
     cmd->add_option("file", o->file, "report written by 'interopbench run --out' (or an HTML page of one)")->required();
-    cmd->add_option("-f,--format", o->format, "table, json, csv, markdown or html (one self-contained page on stdout)");
+    cmd->add_option("-f,--format", o->format,
+                    "table, json, csv, markdown, html (one self-contained page on stdout), or for CI systems " +
+                        ci_format_names());
+    cmd->add_option("--metrics", o->metrics, "CI formats: primary (each result's primary metric, the default) or all");
     cmd->add_flag("--anonymize", o->anonymize, "leave out host name, UUIDs, serial numbers and home directories");
     cmd->callback([o, &out] {
+        // ---- formats CI systems read (see ci_formats.hpp)
+        const CiMetrics metrics = parse_ci_metrics(o->metrics);
+        if (const auto ci = find_ci_format(o->format)) {
+            auto doc = load_report(o->file);
+            check_unique_keys(doc, o->file); // a key names one figure in every CI format
+            if (o->anonymize) anonymize_report(doc);
+            fmt::print("{}", render_ci(report_results(doc), *ci, metrics));
+            out.code = 0;
+            return;
+        }
         const bool page = o->format == "html";
         if (!page && o->format != "table" && o->format != "json" && o->format != "csv" && o->format != "markdown" &&
             o->format != "md")
-            throw UsageError(fmt::format("unknown output format '{}'", o->format), "use table, json, csv, markdown or html");
+            throw UsageError(fmt::format("unknown output format '{}'", o->format),
+                             "use table, json, csv, markdown, html, " + ci_format_names());
         const OutputFormat format = page ? OutputFormat::table : parse_format(o->format);
         auto doc = load_report(o->file);
         if (o->anonymize) anonymize_report(doc);
