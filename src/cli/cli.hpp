@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "families/plugin/plugin.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/scenario.hpp"
 
@@ -24,6 +25,10 @@ void add_show(CLI::App& app, Outcome& out);
 void add_topo(CLI::App& app, Outcome& out);
 void add_doctor(CLI::App& app, Outcome& out);
 void add_compare(CLI::App& app, Outcome& out);
+
+/// Adds --plugin-path DIR (repeatable), --plugin-timeout S and --no-default-plugins, for the
+/// subcommands that find plugins (list, run).
+void add_plugin_options(CLI::App* cmd, PluginOptions& options);
 
 /// Probes CUDA and NCCL and applies `--devices` (comma list of ordinals or PCI bus ids;
 /// empty selects all). Throws UsageError for a device that does not exist.

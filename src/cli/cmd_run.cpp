@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "families/builtin.hpp"
+#include "families/plugin/plugin.hpp"
 #include "cli/cli.hpp"
 #include "gpu/gpu_facts.hpp"
 #include "interopbench/compare.hpp"
@@ -28,6 +29,7 @@ struct RunOptions {
     std::optional<int> warmup, min_samples, max_samples;
     std::optional<std::string> noise;
     std::optional<double> max_time, sample_time;
+    PluginOptions plugins;
     struct Baseline {
         std::string file;                    ///< --baseline: compare the run with this report
         int confirm = 0;                     ///< --confirm N: re-measure flagged results N times
@@ -123,8 +125,11 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
             throw UsageError(fmt::format("--html '{}' is the baseline '{}': the run would overwrite it", o.html, o.baseline.file),
                              "write the page to another file");
     }
-    const Registry registry = builtin_registry();
+    std::vector<std::string> plugin_warnings;
+    const Registry registry = scenario_registry(o.plugins, plugin_warnings);
+    for (const auto& w : plugin_warnings) fmt::print(stderr, "warning: {}\n", w);
     RunRecord rec;
+    rec.warnings = plugin_warnings;
     rec.argv = argv;
     rec.plan = build_plan(o, registry);
     Machine machine = probe_machine(o.devices);
@@ -234,6 +239,7 @@ void add_run(CLI::App& app, Outcome& out) {
     cmd->add_option("--storage-dir", o->storage_dir,
                     "directory for the storage scenarios' files (default: a scratch directory under TMPDIR)");
     cmd->add_flag("--keep-files", o->keep_files, "keep the storage scenarios' files for the next run");
+    add_plugin_options(cmd, o->plugins);
     cmd->add_flag("--anonymize", o->anonymize, "leave out host name, UUIDs, serial numbers and home directories");
     cmd->add_option("--baseline", o->baseline.file,
                     "compare this run with a baseline report, as 'interopbench compare' does; exit 1 on a regression");
