@@ -20,7 +20,7 @@
 #include "interopbench/cleanup.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/runner.hpp"
-#include "test_support.hpp"
+#include "../../test_support.hpp"
 
 using namespace interopbench;
 namespace fs = std::filesystem;
@@ -173,7 +173,7 @@ TEST_CASE("plugin: misbehaviour at run time costs the configuration, never the r
         CAPTURE(r.err);
         CHECK(r.code == (std::string(c.status) == "failed" ? 1 : 0));
         const auto rep = report(dir / "r.json");
-        CHECK(rep["status"] == "complete");
+        CHECK(rep["invocation"]["status"] == "complete");
         // Each configuration gets its own outcome: a failed one is followed by the next.
         CHECK(rep["results"].size() == (std::string(c.mode).rfind("describe", 0) == 0 || c.mode == std::string("wrong_version") ? 1 : 2));
         const auto& res = result_with(rep, c.status);
