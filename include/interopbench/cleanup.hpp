@@ -1,6 +1,6 @@
 #pragma once
 /// Files the tool creates and must not leave behind (report temporaries, storage test files,
-/// scratch directories). The owner holds a Guard while the path exists; the guard removes it
+/// scratch directories), and the process groups it starts (plugins). The owner holds a Guard while the path exists; the guard removes it
 /// when destroyed. When the process is ended first (a second Ctrl-C, SIGTERM or SIGHUP while
 /// a run is stopping), the session's signal handler calls remove_all_from_signal(), which
 /// removes every path still guarded. kill -9 cannot be caught: owners that care remove stale
@@ -37,11 +37,23 @@ private:
     int m_slot = -1;
 };
 
-/// Async-signal-safe: removes every guarded path, files first, then directories. For signal
-/// handlers; never throws, allocates nothing.
+/// Async-signal-safe: kills every guarded process group (SIGKILL), then removes every guarded
+/// path, files first, then directories. For signal handlers; never throws, allocates nothing.
 void remove_all_from_signal() noexcept;
+
+/// Most process groups guarded at once; beyond that a group is still killed by its owner,
+/// but not by the signal path.
+inline constexpr int k_max_groups = 64;
+
+/// Guards the process group `pgid` (a child started as a group leader): the signal path
+/// kills it. Returns the slot to release, or -1 when every slot is taken.
+int guard_process_group(int pgid) noexcept;
+/// Stops guarding the group of `slot` (its owner has killed and reaped it); -1 is ignored.
+void release_process_group(int slot) noexcept;
 
 /// How many paths are guarded now (for tests).
 int guarded_count() noexcept;
+/// How many process groups are guarded now (for tests).
+int guarded_group_count() noexcept;
 
 } // namespace interopbench::cleanup

@@ -83,3 +83,19 @@ Machine probe_machine(const std::string& devices) {
 }
 
 } // namespace interopbench::cli
+
+namespace interopbench::cli {
+
+void add_plugin_options(CLI::App* cmd, PluginOptions& options) {
+    cmd->add_option("--plugin-path", options.paths,
+                    "also look for plugin manifests (NAME.json) in DIR (repeatable; searched before "
+                    "INTEROPBENCH_PLUGIN_PATH and the shipped plugins folder)")
+        ->allow_extra_args(false);
+    cmd->add_option_function<double>(
+        "--plugin-timeout", [&options](double s) { options.timeout_s = s; },
+        "seconds a plugin may take to answer one request (replaces each manifest's timeout_s)");
+    cmd->add_flag_callback("--no-default-plugins", [&options] { options.defaults = false; },
+                           "do not look in the shipped plugins folder");
+}
+
+} // namespace interopbench::cli

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "families/builtin.hpp"
+#include "families/plugin/plugin.hpp"
 #include "cli/cli.hpp"
 #include "interopbench/output.hpp"
 #include "interopbench/profile.hpp"
@@ -13,15 +14,16 @@ void add_list(CLI::App& app, Outcome& out) {
     struct Options {
         std::string format = "table", scenarios;
         bool profiles = false;
+        PluginOptions plugins;
     };
     auto o = std::make_shared<Options>();
     auto* cmd = app.add_subcommand("list", "list scenarios (axes, defaults, metrics) or profiles");
     cmd->add_option("-f,--format", o->format, "table, json, csv or markdown");
     cmd->add_option("-s,--scenario", o->scenarios, "only scenarios matching these globs");
     cmd->add_flag("--profiles", o->profiles, "list the built-in profiles instead");
+    add_plugin_options(cmd, o->plugins);
     cmd->callback([o, &out] {
         const OutputFormat format = parse_format(o->format);
-        const Registry registry = builtin_registry();
         if (o->profiles) {
             std::vector<std::vector<std::string>> rows{{"profile", "description"}};
             nlohmann::json js = nlohmann::json::array();
@@ -36,12 +38,32 @@ void add_list(CLI::App& app, Outcome& out) {
             out.code = 0;
             return;
         }
-        std::vector<const ScenarioInfo*> infos;
+        std::vector<std::string> warnings;
+        const Registry registry = scenario_registry(o->plugins, warnings);
+        for (const auto& w : warnings) fmt::print(stderr, "warning: {}\n", w);
+        std::vector<const Scenario*> selected;
         if (o->scenarios.empty())
-            for (const auto& s : registry.all()) infos.push_back(&s->info());
+            for (const auto& s : registry.all()) selected.push_back(s.get());
         else
-            for (const auto* s : registry.select(o->scenarios)) infos.push_back(&s->info());
-        fmt::print("{}", render_scenarios(infos, format));
+            selected = registry.select(o->scenarios);
+        std::vector<const ScenarioInfo*> infos;
+        std::vector<std::vector<std::string>> plugins{{"plugin scenario", "manifest"}};
+        for (const auto* s : selected) {
+            infos.push_back(&s->info());
+            if (auto origin = scenario_origin(*s); !origin.empty()) plugins.push_back({s->info().id, origin});
+        }
+        std::string text = render_scenarios(infos, format);
+        // Where each plugin scenario comes from: an "origin" field in JSON, a table of their
+        // manifests after the scenarios in text (CSV keeps its one table).
+        if (format == OutputFormat::json) {
+            auto doc = nlohmann::json::parse(text);
+            for (std::size_t i = 0; i < selected.size(); ++i)
+                if (auto origin = scenario_origin(*selected[i]); !origin.empty()) doc[i]["origin"] = origin;
+            text = doc.dump(2) + "\n";
+        } else if (format != OutputFormat::csv && plugins.size() > 1) {
+            text += "\n" + render_table(plugins, format == OutputFormat::markdown);
+        }
+        fmt::print("{}", text);
         out.code = 0;
     });
 }

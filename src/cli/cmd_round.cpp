@@ -20,6 +20,7 @@
 
 #include "cli/cli.hpp"
 #include "families/builtin.hpp"
+#include "families/plugin/plugin.hpp"
 #include "interopbench/cleanup.hpp"
 #include "interopbench/file_io.hpp"
 #include "interopbench/report.hpp"
@@ -57,7 +58,14 @@ int round_command(const std::string& plan_file, const std::string& out_file, boo
     if (plan.value("version", 0) != k_plan_version)
         throw UsageError(fmt::format("round plan '{}' has another version", plan_file),
                          "the round plan is written by 'interopbench run --rounds'; do not start _round by hand");
-    const Registry registry = builtin_registry();
+    PluginOptions plugins;
+    if (const auto& pj = plan.value("plugins", nlohmann::json::object()); pj.is_object()) {
+        plugins.paths = pj.value("paths", std::vector<std::string>{});
+        plugins.defaults = pj.value("defaults", true);
+        if (pj.contains("timeout_s") && pj["timeout_s"].is_number()) plugins.timeout_s = pj["timeout_s"].get<double>();
+    }
+    std::vector<std::string> warnings; // said once, by the parent
+    const Registry registry = scenario_registry(plugins, warnings);
     Machine machine = probe_machine(plan.value("devices", std::string{}));
     RunRecord rec;
     rec.plan.settings.apply_json(plan.at("settings"), "round plan");
@@ -91,8 +99,10 @@ int round_command(const std::string& plan_file, const std::string& out_file, boo
 } // namespace
 
 std::vector<Result> run_round_process(const std::vector<Config>& configs, const RunSettings& settings, int round,
-                                      const std::string& devices, bool progress) {
+                                      const std::string& devices, const PluginOptions& plugins, bool progress) {
     nlohmann::json plan = {{"version", k_plan_version}, {"round", round}, {"devices", devices}};
+    plan["plugins"] = {{"paths", plugins.paths}, {"defaults", plugins.defaults}};
+    if (plugins.timeout_s) plan["plugins"]["timeout_s"] = *plugins.timeout_s;
     nlohmann::json s = settings.to_json();
     s["rounds"] = 1;
     plan["settings"] = std::move(s);

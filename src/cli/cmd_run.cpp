@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "families/builtin.hpp"
+#include "families/plugin/plugin.hpp"
 #include "cli/cli.hpp"
 #include "gpu/gpu_facts.hpp"
 #include "interopbench/ci_formats.hpp"
@@ -31,6 +32,7 @@ struct RunOptions {
     std::optional<int> warmup, min_samples, max_samples, rounds;
     std::optional<std::string> noise;
     std::optional<double> max_time, sample_time;
+    PluginOptions plugins;
     struct Baseline {
         std::string file;                    ///< --baseline: compare the run with this report
         int confirm = 0;                     ///< --confirm N: re-measure flagged results N times
@@ -149,8 +151,11 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     for (const auto& e : o.exports) exports.push_back(parse_ci_export(e));
     const CiMetrics export_metrics = parse_ci_metrics(o.export_metrics);
     check_ci_exports(exports, {{"the --out report", o.out}, {"the --html page", o.html}, {"the baseline", o.baseline.file}});
-    const Registry registry = builtin_registry();
+    std::vector<std::string> plugin_warnings;
+    const Registry registry = scenario_registry(o.plugins, plugin_warnings);
+    for (const auto& w : plugin_warnings) fmt::print(stderr, "warning: {}\n", w);
     RunRecord rec;
+    rec.warnings = plugin_warnings;
     rec.argv = argv;
     rec.plan = build_plan(o, registry);
     Machine machine = probe_machine(o.devices);
@@ -188,7 +193,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
             std::fflush(stderr);
         };
     hooks.run_round = [&o](const std::vector<Config>& cs, const RunSettings& s, int round) {
-        return run_round_process(cs, s, round, o.devices, o.progress);
+        return run_round_process(cs, s, round, o.devices, o.plugins, o.progress);
     };
     if (!o.quiet)
         hooks.confirming = [](std::size_t flagged, int rounds) {
@@ -274,6 +279,7 @@ void add_run(CLI::App& app, Outcome& out) {
     cmd->add_option("--storage-dir", o->storage_dir,
                     "directory for the storage scenarios' files (default: a scratch directory under TMPDIR)");
     cmd->add_flag("--keep-files", o->keep_files, "keep the storage scenarios' files for the next run");
+    add_plugin_options(cmd, o->plugins);
     cmd->add_flag("--anonymize", o->anonymize, "leave out host name, UUIDs, serial numbers and home directories");
     cmd->add_option("--baseline", o->baseline.file,
                     "compare this run with a baseline report, as 'interopbench compare' does; exit 1 on a regression");

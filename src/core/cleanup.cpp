@@ -1,5 +1,6 @@
 #include "interopbench/cleanup.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -40,6 +41,8 @@ void free_slot(int slot) {
     g_slots[slot].state.store(0);
 }
 
+std::atomic<int> g_groups[k_max_groups] = {}; // 0: free, else a guarded process group id
+
 void remove_path(const char* path, bool directory) {
     if (directory) (void)::rmdir(path);
     else (void)::unlink(path);
@@ -78,9 +81,30 @@ void Guard::release() noexcept {
 }
 
 void remove_all_from_signal() noexcept {
+    for (auto& g : g_groups)
+        if (const int pgid = g.load(); pgid > 0) (void)::kill(-pgid, SIGKILL);
     for (bool directories : {false, true})
         for (auto& s : g_slots)
             if (s.state.load() == 2 && s.directory == directories) remove_path(s.path, s.directory);
+}
+
+int guard_process_group(int pgid) noexcept {
+    if (pgid <= 0) return -1;
+    for (int i = 0; i < k_max_groups; ++i) {
+        int expected = 0;
+        if (g_groups[i].compare_exchange_strong(expected, pgid)) return i;
+    }
+    return -1;
+}
+
+void release_process_group(int slot) noexcept {
+    if (slot >= 0 && slot < k_max_groups) g_groups[slot].store(0);
+}
+
+int guarded_group_count() noexcept {
+    int n = 0;
+    for (const auto& g : g_groups) n += g.load() != 0;
+    return n;
 }
 
 int guarded_count() noexcept {

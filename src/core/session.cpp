@@ -20,7 +20,8 @@ namespace {
 constexpr int k_stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
 // The first stop signal asks the runner to stop after the current sample; a second one ends
-// the process at once, after removing the files the tool created (async-signal-safe).
+// the process at once, after killing the plugins' process groups and removing the files the
+// tool created (async-signal-safe).
 extern "C" void on_stop_signal(int sig) {
     if (!g_interrupted.exchange(true)) return;
     cleanup::remove_all_from_signal();

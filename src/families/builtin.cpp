@@ -4,6 +4,7 @@
 // Adding a family: its folder with a CMakeLists.txt, one add_subdirectory, its registration
 // function declared in builtin.hpp and named in the list here.
 #include "families/builtin.hpp"
+#include "families/plugin/plugin.hpp"
 
 namespace interopbench {
 
@@ -12,6 +13,12 @@ Registry builtin_registry() {
     for (auto* add : {register_host_memcpy, register_host_device_copy, register_alloc, register_peer,
                       register_nccl, register_layout, register_handoff, register_storage_read, register_storage_gpu, register_pipeline})
         add(r);
+    return r;
+}
+
+Registry scenario_registry(const PluginOptions& plugins, std::vector<std::string>& warnings) {
+    Registry r = builtin_registry();
+    register_plugins(r, plugins, warnings); // external scenarios (families/plugin), after the built-in ones
     return r;
 }
 

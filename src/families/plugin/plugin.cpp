@@ -1,0 +1,535 @@
+// External scenarios: plugin.
+//
+// What: a scenario defined by a program in any language, declared by a manifest
+// (plugins/NAME.json) and spoken to in JSON lines over its stdin and stdout; the protocol is
+// docs/PLUGINS.md. The plugin describes its axes and metrics; interopbench expands the axes,
+// and for each configuration asks the plugin to prepare, measure (one sample per request),
+// check, give its details and tear down. The runner owns warm-up, sampling, stopping, the
+// statistics, the report and compare, as for a built-in scenario.
+// How: one plugin process per scenario, started when its first configuration is prepared
+// and kept for the next ones; a process that failed (crash, silence past the deadline, a
+// reply that is not JSON, children left behind after teardown) is killed with its whole
+// process group, costs the configuration it was serving, and is started afresh for the
+// next one. A plugin that cannot describe itself (or speaks another protocol version) is
+// listed with the reason and all its configurations are skipped.
+// Reports: the plugin's metrics, as it declares them; details.plugin adds the manifest, the
+// clock(s) the plugin says it used, and the round trip of each measure request as seen by
+// interopbench (median), next to the time the plugin says it spent on it: their difference
+// is the protocol's overhead per sample.
+// Caveats: a plugin's values are what it says they are; interopbench checks their form
+// (numbers, known metrics), not their truth.
+#include "families/plugin/plugin.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "families/builtin.hpp"
+#include "families/plugin/plugin_process.hpp"
+#include "interopbench/errors.hpp"
+
+namespace interopbench {
+namespace plugin {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double k_stop_grace_s = 2;
+
+bool is_id(const std::string& s) {
+    if (s.empty() || s.size() > 64 || !(std::islower(static_cast<unsigned char>(s[0])))) return false;
+    return std::all_of(s.begin(), s.end(), [](char c) {
+        return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_';
+    });
+}
+
+bool executable(const std::string& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+}
+
+/// command[0] as an absolute path: relative to the manifest's folder when it holds a '/',
+/// else looked up in PATH. Empty when not found.
+std::string resolve_command(const std::string& name, const std::string& dir) {
+    if (name.find('/') != std::string::npos) {
+        const fs::path p = fs::path(name).is_absolute() ? fs::path(name) : fs::path(dir) / name;
+        return executable(p.string()) ? p.lexically_normal().string() : std::string{};
+    }
+    const char* path = std::getenv("PATH");
+    std::string_view rest = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+    while (true) {
+        const auto colon = rest.find(':');
+        const std::string d(rest.substr(0, colon));
+        const std::string candidate = (fs::path(d.empty() ? "." : d) / name).string();
+        if (executable(candidate)) return fs::absolute(candidate).lexically_normal().string();
+        if (colon == std::string_view::npos) return {};
+        rest.remove_prefix(colon + 1);
+    }
+}
+
+std::string value_text(const nlohmann::json& v) {
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());
+    return v.dump();
+}
+
+/// The scenario description from a describe reply; throws std::runtime_error saying what is wrong.
+ScenarioInfo parse_description(const nlohmann::json& d, const Manifest& m) {
+    auto bad = [&](const std::string& what) { return std::runtime_error(fmt::format("its describe reply {}", what)); };
+    if (!d.contains("protocol") || !d["protocol"].is_number_integer())
+        throw bad("has no integer 'protocol'");
+    if (d["protocol"].get<long long>() != k_protocol)
+        throw std::runtime_error(fmt::format("it speaks protocol {} and this interopbench speaks protocol {}: use a "
+                                             "plugin and an interopbench of the same protocol",
+                                             d["protocol"].dump(), k_protocol));
+    ScenarioInfo info;
+    info.id = m.id;
+    info.family = "plugin";
+    info.needs_gpu = m.needs_gpu;
+    info.summary = d.value("summary", std::string{});
+    if (info.summary.empty()) info.summary = fmt::format("plugin {}", m.id);
+    info.counting = d.value("counting", std::string{"as the plugin counts (it does not say)"});
+    if (!d.contains("metrics") || !d["metrics"].is_array() || d["metrics"].empty())
+        throw bad("has no 'metrics' list (at least one metric: name, unit, better)");
+    std::set<std::string> names;
+    for (const auto& mj : d["metrics"]) {
+        if (!mj.is_object() || !mj.contains("name") || !mj["name"].is_string() || !mj.contains("unit") || !mj["unit"].is_string())
+            throw bad("has a metric without a string 'name' and 'unit'");
+        MetricInfo mi;
+        mi.name = mj["name"].get<std::string>();
+        mi.unit = mj["unit"].get<std::string>();
+        if (!is_id(mi.name)) throw bad(fmt::format("names a metric '{}' (use lower case letters, digits and _)", mi.name));
+        if (!names.insert(mi.name).second) throw bad(fmt::format("names metric '{}' twice", mi.name));
+        const std::string better = mj.value("better", std::string{"higher"});
+        if (better != "higher" && better != "lower") throw bad(fmt::format("says metric '{}' is better '{}' (higher or lower)", mi.name, better));
+        mi.better = better == "higher" ? Better::higher : Better::lower;
+        mi.help = mj.value("help", std::string{});
+        info.metrics.push_back(std::move(mi));
+    }
+    names.clear();
+    for (const auto& aj : d.value("axes", nlohmann::json::array())) {
+        if (!aj.is_object() || !aj.contains("name") || !aj["name"].is_string()) throw bad("has an axis without a string 'name'");
+        Axis a;
+        a.name = aj["name"].get<std::string>();
+        if (!is_id(a.name)) throw bad(fmt::format("names an axis '{}' (use lower case letters, digits and _)", a.name));
+        if (!names.insert(a.name).second) throw bad(fmt::format("names axis '{}' twice", a.name));
+        a.help = aj.value("help", std::string{});
+        const std::string kind = aj.value("kind", std::string{"choice"});
+        if (kind == "choice") a.kind = AxisKind::choice;
+        else if (kind == "size") a.kind = AxisKind::size;
+        else if (kind == "integer") a.kind = AxisKind::integer;
+        else if (kind == "device") a.kind = AxisKind::device;
+        else throw bad(fmt::format("gives axis '{}' the kind '{}' (choice, size, integer or device)", a.name, kind));
+        const auto values = aj.value("values", nlohmann::json::array());
+        if (!values.is_array() || (values.empty() && a.kind != AxisKind::device))
+            throw bad(fmt::format("gives axis '{}' no 'values' list", a.name));
+        for (const auto& v : values) a.defaults.push_back(value_text(v));
+        for (const auto& v : aj.value("choices", nlohmann::json::array())) a.choices.push_back(value_text(v));
+        try {
+            if (a.kind == AxisKind::choice) {
+                if (a.choices.empty()) a.choices = a.defaults;
+                for (const auto& v : a.defaults)
+                    if (std::find(a.choices.begin(), a.choices.end(), v) == a.choices.end())
+                        throw bad(fmt::format("gives axis '{}' the value '{}' that is not among its choices", a.name, v));
+            } else if (a.kind == AxisKind::size) {
+                for (const auto& v : a.defaults) (void)parse_size_list(v);
+            } else if (a.kind == AxisKind::integer) {
+                for (const auto& v : a.defaults) (void)parse_uint(v, "integer axis value");
+            }
+        } catch (const UsageError& e) {
+            throw bad(fmt::format("gives axis '{}' a bad value: {}", a.name, e.what()));
+        }
+        info.axes.push_back(std::move(a));
+    }
+    return info;
+}
+
+/// The state a scenario's configurations share: the manifest, the description, the process.
+struct Host {
+    Manifest manifest;
+    ScenarioInfo info;
+    std::string unusable; ///< why every configuration is skipped, or empty
+    Process process;
+    explicit Host(Manifest m) : manifest(std::move(m)), process(manifest.id) {}
+
+    /// Starts the plugin and reads its description; throws std::runtime_error.
+    ScenarioInfo start() {
+        process.start(manifest.command, manifest.dir);
+        const auto reply = process.request({{"op", "describe"}, {"protocol", k_protocol}}, manifest.timeout_s);
+        if (reply.contains("error")) throw std::runtime_error(fmt::format("describe failed: {}", value_text(reply["error"])));
+        return parse_description(reply, manifest);
+    }
+};
+
+/// Sends one request; a protocol failure is this configuration's failure, its own error too.
+nlohmann::json ask(Host& h, const nlohmann::json& message) {
+    try {
+        return h.process.request(message, h.manifest.timeout_s);
+    } catch (const ProtocolError& e) {
+        throw ConfigError(e.what());
+    } catch (const Interrupted& e) {
+        throw ConfigError(e.what());
+    }
+}
+
+void throw_if_error(const nlohmann::json& reply, const std::string& op) {
+    if (reply.contains("error"))
+        throw ConfigError(fmt::format("the plugin's {} failed: {}", op, value_text(reply["error"])));
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+class PluginCase final : public Case {
+public:
+    explicit PluginCase(std::shared_ptr<Host> host) : m_host(std::move(host)) {}
+    ~PluginCase() override {
+        if (m_torn_down || !m_host->process.running()) return;
+        try {
+            const auto reply = m_host->process.request({{"op", "teardown"}}, m_host->manifest.timeout_s);
+            (void)reply;
+            if (!m_host->process.strays().empty()) m_host->process.kill();
+        } catch (...) {
+            // ProtocolError: the process is already gone; Interrupted: likewise.
+        }
+    }
+    PluginCase(const PluginCase&) = delete;
+    PluginCase& operator=(const PluginCase&) = delete;
+
+    Sample measure() override {
+        const auto& metrics = m_host->info.metrics;
+        Sample s(metrics.size(), std::numeric_limits<double>::quiet_NaN());
+        const auto t0 = std::chrono::steady_clock::now();
+        nlohmann::json reply;
+        try {
+            reply = m_host->process.request({{"op", "measure"}}, m_host->manifest.timeout_s);
+        } catch (const ProtocolError& e) {
+            throw ConfigError(e.what());
+        } catch (const Interrupted&) {
+            return s; // the runner sees the stop signal and records the configuration as interrupted
+        }
+        const double round_trip = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        throw_if_error(reply, "measure");
+        if (!reply.contains("values") || !reply["values"].is_object())
+            fail("its measure reply has no 'values' object (metric name -> number)");
+        if (!reply.contains("clock") || !reply["clock"].is_string() || reply["clock"].get<std::string>().empty())
+            fail("its measure reply does not say which 'clock' it used (e.g. \"host_monotonic\", \"cuda_event\")");
+        for (const auto& item : reply["values"].items()) {
+            const std::string& name = item.key(); // named, not bound: clang before 16 cannot capture bindings
+            const nlohmann::json& v = item.value();
+            const auto it = std::find_if(metrics.begin(), metrics.end(), [&](const MetricInfo& m) { return m.name == name; });
+            if (it == metrics.end()) fail(fmt::format("its measure reply has a value for '{}', which it did not describe", name));
+            if (v.is_null()) continue; // not produced by this configuration
+            if (!v.is_number() || !std::isfinite(v.get<double>()))
+                fail(fmt::format("its measure reply gives '{}' the value {}, not a finite number", name, v.dump()));
+            s[static_cast<std::size_t>(it - metrics.begin())] = v.get<double>();
+        }
+        m_clocks.insert(reply["clock"].get<std::string>());
+        m_round_trips.push_back(round_trip);
+        if (reply.contains("elapsed_s") && reply["elapsed_s"].is_number()) m_elapsed.push_back(reply["elapsed_s"].get<double>());
+        return s;
+    }
+
+    void check() override {
+        throw_if_error_check(ask(*m_host, {{"op", "check"}}));
+        fetch_details();
+        teardown();
+    }
+
+    nlohmann::json details() const override {
+        try {
+            const_cast<PluginCase*>(this)->fetch_details();
+        } catch (...) {
+        }
+        nlohmann::json d = m_details.is_object() ? m_details : nlohmann::json::object();
+        nlohmann::json p = {{"manifest", m_host->manifest.path},
+                            {"protocol", k_protocol},
+                            {"clock", fmt::format("{}", fmt::join(m_clocks, ","))},
+                            {"measure_requests", m_round_trips.size()}};
+        const double rt = median(m_round_trips);
+        if (!std::isnan(rt)) p["round_trip_median_s"] = rt;
+        if (!m_elapsed.empty() && m_elapsed.size() == m_round_trips.size()) {
+            std::vector<double> overhead(m_elapsed.size());
+            for (std::size_t i = 0; i < overhead.size(); ++i) overhead[i] = m_round_trips[i] - m_elapsed[i];
+            const double inside = median(m_elapsed), over = median(overhead);
+            p["plugin_elapsed_median_s"] = inside;
+            p["overhead_median_s"] = over;
+            if (inside > 0) p["overhead_fraction"] = over / inside;
+        }
+        d["plugin"] = std::move(p);
+        return d;
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& what) {
+        m_host->process.kill(); // its state is unknown: the next configuration starts afresh
+        throw ConfigError(fmt::format("plugin '{}': {}", m_host->manifest.id, what));
+    }
+    void throw_if_error_check(const nlohmann::json& reply) {
+        if (reply.contains("error")) throw CheckFailed(value_text(reply["error"]));
+    }
+    void fetch_details() {
+        if (m_details_fetched || !m_host->process.running()) return;
+        m_details_fetched = true;
+        const auto reply = ask(*m_host, {{"op", "details"}});
+        throw_if_error(reply, "details");
+        if (reply.contains("details")) {
+            if (!reply["details"].is_object()) fail("its details reply's 'details' is not an object");
+            m_details = reply["details"];
+        }
+    }
+    void teardown() {
+        m_torn_down = true;
+        throw_if_error(ask(*m_host, {{"op", "teardown"}}), "teardown");
+        // After teardown the group holds the plugin alone: anything else would outlive the
+        // configuration that started it.
+        const auto left = m_host->process.strays();
+        if (!left.empty()) {
+            m_host->process.kill();
+            throw ConfigError(fmt::format("plugin '{}' left {} process(es) behind after teardown: {} (killed; a plugin "
+                                          "must end what it starts)",
+                                          m_host->manifest.id, left.size(), fmt::join(left, ", ")));
+        }
+    }
+
+    std::shared_ptr<Host> m_host;
+    bool m_torn_down = false, m_details_fetched = false;
+    nlohmann::json m_details;
+    std::set<std::string> m_clocks;
+    std::vector<double> m_round_trips, m_elapsed;
+};
+
+class PluginScenario final : public Scenario {
+public:
+    explicit PluginScenario(std::shared_ptr<Host> host) : m_host(std::move(host)) {}
+    ~PluginScenario() override {
+        const std::string note = m_host->process.stop(k_stop_grace_s);
+        if (!note.empty()) std::fprintf(stderr, "warning: plugin '%s' %s\n", m_host->manifest.id.c_str(), note.c_str());
+    }
+    PluginScenario(const PluginScenario&) = delete;
+    PluginScenario& operator=(const PluginScenario&) = delete;
+
+    const ScenarioInfo& info() const override { return m_host->info; }
+    const std::string& manifest_path() const { return m_host->manifest.path; }
+
+    std::optional<std::string> unsupported(const Machine& machine, const Params&) const override {
+        if (!m_host->unusable.empty()) return m_host->unusable;
+        if (m_host->manifest.needs_gpu) return gpu_unavailable_reason(machine);
+        return std::nullopt;
+    }
+
+    std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& params) const override {
+        Host& h = *m_host;
+        if (!h.unusable.empty()) throw Unsupported(h.unusable);
+        if (!h.process.running()) {
+            // The first configuration, or the process ended with an earlier one: start it
+            // afresh. A plugin that cannot even start again is unusable from here on.
+            try {
+                const ScenarioInfo again = h.start();
+                if (again.axes.size() != h.info.axes.size() || again.metrics.size() != h.info.metrics.size())
+                    throw std::runtime_error("it describes other axes or metrics than when it was listed");
+            } catch (const std::exception& e) {
+                h.process.kill();
+                h.unusable = fmt::format("plugin unusable: {}", e.what());
+                throw ConfigError(h.unusable);
+            }
+        }
+        nlohmann::json p = nlohmann::json::object();
+        for (const auto& item : params.items()) {
+            const std::string& name = item.first;
+            const std::string& text = item.second;
+            const auto it = std::find_if(h.info.axes.begin(), h.info.axes.end(), [&](const Axis& a) { return a.name == name; });
+            const auto number = params.find_number(name);
+            if (it != h.info.axes.end() && it->kind != AxisKind::choice && number) p[name] = *number;
+            else p[name] = text;
+        }
+        auto c = std::make_unique<PluginCase>(m_host);
+        const auto reply = ask(h, {{"op", "prepare"}, {"params", p}, {"sample_time_s", ctx.sample_time_s}});
+        if (reply.contains("skip")) {
+            throw Unsupported(value_text(reply["skip"]));
+        }
+        throw_if_error(reply, "prepare");
+        return c;
+    }
+
+private:
+    std::shared_ptr<Host> m_host;
+};
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw UsageError(fmt::format("plugin manifest '{}' cannot be read", path), "check the file and its permissions");
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+} // namespace
+
+Manifest load_manifest(const std::string& path) {
+    const std::string text = read_text(path);
+    const auto j = nlohmann::json::parse(text, nullptr, false);
+    const std::string example = R"(write e.g. {"id": "my_plugin", "protocol": 1, "command": ["python3", "my_plugin.py"], "needs_gpu": false})";
+    if (j.is_discarded()) throw UsageError(fmt::format("plugin manifest '{}' is not valid JSON", path), example);
+    if (!j.is_object()) throw UsageError(fmt::format("plugin manifest '{}' is not a JSON object", path), example);
+    auto missing = [&](const char* key, const char* type) {
+        return UsageError(fmt::format("plugin manifest '{}': '{}' is missing or not {}", path, key, type), example);
+    };
+    static const std::set<std::string> k_known = {"id", "protocol", "command", "needs_gpu", "timeout_s", "description"};
+    for (const auto& item : j.items())
+        if (!k_known.count(item.key()))
+            throw UsageError(fmt::format("plugin manifest '{}': unknown field '{}'", path, item.key()),
+                             "known fields: id, protocol, command, needs_gpu, timeout_s, description");
+    Manifest m;
+    m.path = path;
+    m.dir = fs::absolute(fs::path(path)).parent_path().lexically_normal().string();
+    if (!j.contains("id") || !j["id"].is_string()) throw missing("id", "a string");
+    m.id = j["id"].get<std::string>();
+    if (!is_id(m.id))
+        throw UsageError(fmt::format("plugin manifest '{}': id '{}' is not a scenario id", path, m.id),
+                         "use lower case letters, digits and _, starting with a letter, e.g. \"my_plugin\"");
+    if (!j.contains("protocol") || !j["protocol"].is_number_integer()) throw missing("protocol", "an integer");
+    m.protocol = j["protocol"].get<int>();
+    if (m.protocol != k_protocol)
+        throw UsageError(fmt::format("plugin manifest '{}': protocol {} is not spoken by this interopbench (it speaks {})",
+                                     path, j["protocol"].dump(), k_protocol),
+                         "use a version of the plugin for protocol 1, or a newer interopbench");
+    if (!j.contains("needs_gpu") || !j["needs_gpu"].is_boolean()) throw missing("needs_gpu", "true or false");
+    m.needs_gpu = j["needs_gpu"].get<bool>();
+    if (!j.contains("command") || !j["command"].is_array() || j["command"].empty() ||
+        !std::all_of(j["command"].begin(), j["command"].end(), [](const auto& a) { return a.is_string(); }))
+        throw UsageError(fmt::format("plugin manifest '{}': 'command' is missing or not a list of strings", path),
+                         R"(write the program and its arguments as a list, e.g. "command": ["python3", "my_plugin.py"])");
+    for (const auto& a : j["command"]) m.command.push_back(a.get<std::string>());
+    const std::string program = resolve_command(m.command[0], m.dir);
+    if (program.empty())
+        throw UsageError(fmt::format("plugin manifest '{}': command '{}' is not found or not executable", path, m.command[0]),
+                         m.command[0].find('/') != std::string::npos
+                             ? "a path with '/' is taken relative to the manifest's folder; check it and its execute permission"
+                             : "install it or put it on PATH, or give its path");
+    m.command[0] = program;
+    if (j.contains("timeout_s")) {
+        if (!j["timeout_s"].is_number() || !(j["timeout_s"].get<double>() > 0) || !std::isfinite(j["timeout_s"].get<double>()) ||
+            j["timeout_s"].get<double>() > 86400)
+            throw UsageError(fmt::format("plugin manifest '{}': timeout_s {} is not a number of seconds above 0", path, j["timeout_s"].dump()),
+                             "write e.g. \"timeout_s\": 30");
+        m.timeout_s = j["timeout_s"].get<double>();
+    }
+    return m;
+}
+
+std::vector<SearchPath> search_path(const std::vector<std::string>& cli_dirs, bool defaults) {
+    std::vector<SearchPath> out;
+    std::set<std::string> seen;
+    auto add = [&](const std::string& dir, bool explicit_dir, const std::string& origin) {
+        std::error_code ec;
+        if (!fs::is_directory(dir, ec)) {
+            if (explicit_dir)
+                throw UsageError(fmt::format("plugin folder '{}' ({}) is not a directory", dir, origin),
+                                 "give a folder holding plugin manifests (NAME.json)");
+            return;
+        }
+        const std::string canonical = fs::canonical(dir, ec).string();
+        if (!seen.insert(ec ? dir : canonical).second) return;
+        out.push_back({dir, explicit_dir});
+    };
+    for (const auto& d : cli_dirs) add(d, true, "--plugin-path");
+    if (const char* env = std::getenv("INTEROPBENCH_PLUGIN_PATH"); env && *env) {
+        std::string_view rest = env;
+        while (true) {
+            const auto colon = rest.find(':');
+            const std::string d(rest.substr(0, colon));
+            if (!d.empty()) add(d, true, "INTEROPBENCH_PLUGIN_PATH");
+            if (colon == std::string_view::npos) break;
+            rest.remove_prefix(colon + 1);
+        }
+    }
+    if (defaults) {
+        std::error_code ec;
+        const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+        if (!ec) {
+            add((exe.parent_path().parent_path() / "share" / "interopbench" / "plugins").string(), false, "");
+            add((exe.parent_path() / "plugins").string(), false, "");
+        }
+#ifdef INTEROPBENCH_PLUGIN_SOURCE_DIR
+        add(INTEROPBENCH_PLUGIN_SOURCE_DIR, false, "");
+#endif
+    }
+    return out;
+}
+
+void register_from(Registry& r, const std::vector<SearchPath>& folders, std::optional<double> timeout_s,
+                   std::vector<std::string>& warnings) {
+    for (const auto& where : folders) {
+        std::vector<fs::path> files;
+        std::error_code ec;
+        for (fs::directory_iterator it(where.dir, ec), end; !ec && it != end; it.increment(ec))
+            if (it->path().extension() == ".json" && it->is_regular_file(ec)) files.push_back(it->path());
+        std::sort(files.begin(), files.end()); // a fixed `list` order
+        for (const auto& file : files) {
+            try {
+                Manifest m = load_manifest(file.string());
+                if (const Scenario* other = r.find(m.id)) {
+                    const std::string origin = scenario_origin(*other);
+                    throw UsageError(origin.empty()
+                                         ? fmt::format("plugin manifest '{}': id '{}' is a built-in scenario", m.path, m.id)
+                                         : fmt::format("plugin manifest '{}': id '{}' is already the plugin of '{}'", m.path,
+                                                       m.id, origin),
+                                     "give the plugin another id");
+                }
+                if (timeout_s) m.timeout_s = *timeout_s;
+                auto host = std::make_shared<Host>(std::move(m));
+                try {
+                    host->info = host->start();
+                } catch (const std::exception& e) {
+                    // Listed, and every configuration skipped with the reason: a broken
+                    // plugin costs its own scenario, never the run.
+                    host->unusable = fmt::format("plugin unusable: {}", e.what());
+                    host->info.id = host->manifest.id;
+                    host->info.family = "plugin";
+                    host->info.summary = host->unusable;
+                    host->info.needs_gpu = host->manifest.needs_gpu;
+                                        host->info.metrics = {MetricInfo{"value", "1", Better::higher, "unknown: the plugin did not describe itself"}};
+                    host->info.axes.clear();
+                }
+                const std::string note = host->process.stop(k_stop_grace_s);
+                if (!note.empty()) warnings.push_back(fmt::format("plugin '{}' {}", host->manifest.id, note));
+                r.add(std::make_unique<PluginScenario>(std::move(host)));
+            } catch (const UsageError& e) {
+                if (where.explicit_dir) throw;
+                warnings.push_back(fmt::format("{} (plugin left out; {})", e.what(), e.hint()));
+            }
+        }
+    }
+}
+
+
+} // namespace plugin
+
+void register_plugins(Registry& r, const PluginOptions& options, std::vector<std::string>& warnings) {
+    if (options.timeout_s && !(*options.timeout_s > 0 && *options.timeout_s <= 86400))
+        throw UsageError(fmt::format("--plugin-timeout {} is not a number of seconds above 0", *options.timeout_s),
+                         "write e.g. --plugin-timeout 30");
+    plugin::register_from(r, plugin::search_path(options.paths, options.defaults), options.timeout_s, warnings);
+}
+
+std::string scenario_origin(const Scenario& scenario) {
+    const auto* p = dynamic_cast<const plugin::PluginScenario*>(&scenario);
+    return p ? p->manifest_path() : std::string{};
+}
+
+} // namespace interopbench

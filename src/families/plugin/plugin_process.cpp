@@ -1,0 +1,388 @@
+#include "families/plugin/plugin_process.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "interopbench/cleanup.hpp"
+#include "interopbench/output.hpp"
+#include "interopbench/runner.hpp"
+
+extern char** environ;
+
+namespace interopbench::plugin {
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+// A reply longer than this is garbage, not a reply (a details matrix is a few hundred KiB).
+constexpr std::size_t k_max_line = 64u << 20;
+
+void set_nonblocking(int fd) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags >= 0) (void)::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+void close_fd(int& fd) noexcept {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+}
+
+// Writes to a pipe whose reader may be gone: SIGPIPE is blocked for the write and a pending
+// one taken back, so a dead plugin is an EPIPE error here and never ends interopbench.
+ssize_t write_no_sigpipe(int fd, const char* data, std::size_t size) {
+    sigset_t pipe_set, old;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    const ssize_t n = ::write(fd, data, size);
+    const int err = errno;
+    if (n < 0 && err == EPIPE) {
+        const timespec zero{0, 0};
+        while (sigtimedwait(&pipe_set, nullptr, &zero) == SIGPIPE) {
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    errno = err;
+    return n;
+}
+
+// Waits are cut in slices so that a stop signal delivered to another thread (whose poll
+// would not see EINTR) is still noticed within one slice.
+constexpr int k_slice_ms = 100;
+
+int remaining_ms(clock::time_point deadline) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+    return left <= 0 ? 0 : left >= k_slice_ms ? k_slice_ms : static_cast<int>(left) + 1;
+}
+
+std::string shorten(std::string s) {
+    if (s.size() > 80) s = s.substr(0, 77) + "...";
+    return display_text(s);
+}
+
+} // namespace
+
+void Process::start(const std::vector<std::string>& argv, const std::string& cwd) {
+    kill();
+    if (argv.empty()) throw ProtocolError(fmt::format("plugin '{}' has no command", m_label));
+    // Everything the child needs is made before fork: after it, only async-signal-safe calls.
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    std::vector<std::string> env_text{"INTEROPBENCH_PLUGIN_PROTOCOL=1"};
+    if (!std::getenv("PYTHONUNBUFFERED")) env_text.emplace_back("PYTHONUNBUFFERED=1");
+    std::vector<char*> env;
+    for (char** e = environ; e && *e; ++e)
+        if (std::strncmp(*e, "INTEROPBENCH_PLUGIN_PROTOCOL=", 29) != 0) env.push_back(*e);
+    for (auto& e : env_text) env.push_back(e.data());
+    env.push_back(nullptr);
+
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, exec_status[2] = {-1, -1};
+    auto close_all = [&] {
+        for (int* p : {in, out, err, exec_status})
+            for (int i = 0; i < 2; ++i) close_fd(p[i]);
+    };
+    if (::pipe2(in, O_CLOEXEC) || ::pipe2(out, O_CLOEXEC) || ::pipe2(err, O_CLOEXEC) || ::pipe2(exec_status, O_CLOEXEC)) {
+        const int e = errno;
+        close_all();
+        throw ProtocolError(fmt::format("plugin '{}' could not be started: pipe: {}", m_label, std::strerror(e)));
+    }
+    const pid_t parent = ::getpid();
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        const int e = errno;
+        close_all();
+        throw ProtocolError(fmt::format("plugin '{}' could not be started: fork: {}", m_label, std::strerror(e)));
+    }
+    if (pid == 0) {
+        // The child: its own process group (a Ctrl-C at the terminal reaches interopbench
+        // only, which then ends the group), killed should interopbench die first.
+        ::setpgid(0, 0);
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) ::_exit(127);
+        ::dup2(in[0], 0);
+        ::dup2(out[1], 1);
+        ::dup2(err[1], 2);
+        // Descriptors interopbench holds (report temporaries, storage files) stay with it.
+#ifdef SYS_close_range
+        if (::syscall(SYS_close_range, 3u, ~0u, 0u) != 0)
+#endif
+            for (int fd = 3; fd < 4096; ++fd)
+                if (fd != exec_status[1]) ::close(fd);
+        sigset_t none;
+        sigemptyset(&none);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);
+        for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_DFL);
+        int e = 0;
+        if (::chdir(cwd.c_str()) != 0) e = errno;
+        else {
+            ::execve(args[0], args.data(), env.data());
+            e = errno;
+        }
+        (void)!::write(exec_status[1], &e, sizeof e);
+        ::_exit(127);
+    }
+    ::setpgid(pid, pid); // also here: no race with the child's own call
+    close_fd(in[0]);
+    close_fd(out[1]);
+    close_fd(err[1]);
+    close_fd(exec_status[1]);
+    m_pid = pid;
+    m_guard = cleanup::guard_process_group(pid);
+    m_in = in[1];
+    m_out = out[0];
+    m_err = err[0];
+    m_outbuf.clear();
+    m_errbuf.clear();
+    int exec_errno = 0;
+    ssize_t n;
+    do n = ::read(exec_status[0], &exec_errno, sizeof exec_errno);
+    while (n < 0 && errno == EINTR);
+    close_fd(exec_status[0]);
+    if (n == static_cast<ssize_t>(sizeof exec_errno)) {
+        kill();
+        throw ProtocolError(fmt::format("plugin '{}' could not be started: {}: {}", m_label, argv[0],
+                                        std::strerror(exec_errno)));
+    }
+    set_nonblocking(m_in);
+    set_nonblocking(m_out);
+    set_nonblocking(m_err);
+}
+
+void Process::fail(const std::string& what) {
+    kill();
+    throw ProtocolError(what);
+}
+
+bool Process::read_stderr() noexcept {
+    if (m_err < 0) return false;
+    char buf[4096];
+    const ssize_t n = ::read(m_err, buf, sizeof buf);
+    if (n > 0) {
+        m_errbuf.append(buf, static_cast<std::size_t>(n));
+        forward_stderr(false);
+        return true;
+    }
+    if (n == 0) close_fd(m_err);
+    return false;
+}
+
+void Process::forward_stderr(bool everything) noexcept {
+    try {
+        std::size_t start = 0, nl;
+        while ((nl = m_errbuf.find('\n', start)) != std::string::npos) {
+            std::fprintf(stderr, "[plugin %s] %s\n", m_label.c_str(), display_text(m_errbuf.substr(start, nl - start)).c_str());
+            start = nl + 1;
+        }
+        m_errbuf.erase(0, start);
+        if ((everything && !m_errbuf.empty()) || m_errbuf.size() > 65536) {
+            std::fprintf(stderr, "[plugin %s] %s\n", m_label.c_str(), display_text(m_errbuf).c_str());
+            m_errbuf.clear();
+        }
+    } catch (...) {
+        m_errbuf.clear();
+    }
+}
+
+std::string Process::exit_text() {
+    // The pipe closed: the process is ending; give it a moment to end with its status. WNOWAIT
+    // keeps the leader a zombie, so that kill() still reaches its group by id.
+    const auto until = clock::now() + std::chrono::seconds(2);
+    siginfo_t info{};
+    bool ended = false;
+    while (!ended && clock::now() < until) {
+        info = {};
+        ended = ::waitid(P_PID, static_cast<id_t>(m_pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == m_pid;
+        if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    std::string text = "closed its output";
+    if (ended && info.si_code == CLD_EXITED) text = fmt::format("exited with code {}", info.si_status);
+    else if (ended) text = fmt::format("was killed by signal {} ({})", info.si_status, strsignal(info.si_status));
+    kill();
+    return text;
+}
+
+nlohmann::json Process::request(const nlohmann::json& message, double timeout_s) {
+    const std::string op = message.value("op", std::string{"?"});
+    if (m_pid <= 0) throw ProtocolError(fmt::format("plugin '{}' is not running", m_label));
+    const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(timeout_s));
+    const auto late = [&] {
+        return fmt::format("plugin '{}' did not answer '{}' within {:g} s (set the manifest's timeout_s or --plugin-timeout)",
+                           m_label, op, timeout_s);
+    };
+    const std::string line = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    std::size_t sent = 0;
+    while (sent < line.size()) {
+        const ssize_t n = write_no_sigpipe(m_in, line.data() + sent, line.size() - sent);
+        if (n > 0) {
+            sent += static_cast<std::size_t>(n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR && !g_interrupted) continue;
+        if (n < 0 && errno == EINTR) {
+            kill();
+            throw Interrupted("interrupted while talking to the plugin");
+        }
+        if (n < 0 && errno == EAGAIN) {
+            pollfd p[2] = {{m_in, POLLOUT, 0}, {m_err, POLLIN, 0}};
+            const int r = ::poll(p, m_err >= 0 ? 2 : 1, remaining_ms(deadline));
+            if (r == 0 && clock::now() >= deadline) fail(late());
+            if (p[1].revents) read_stderr();
+            if ((r < 0 && errno == EINTR && g_interrupted) || (r == 0 && g_interrupted)) {
+                kill();
+                throw Interrupted("interrupted while talking to the plugin");
+            }
+            continue;
+        }
+        const std::string how = errno == EPIPE ? exit_text() : std::string(std::strerror(errno));
+        fail(fmt::format("plugin '{}' could not be sent '{}': it {}", m_label, op, how));
+    }
+    while (true) {
+        std::size_t nl;
+        while ((nl = m_outbuf.find('\n')) != std::string::npos) {
+            std::string reply = m_outbuf.substr(0, nl);
+            m_outbuf.erase(0, nl + 1);
+            if (!reply.empty() && reply.back() == '\r') reply.pop_back();
+            if (reply.find_first_not_of(" \t") == std::string::npos) continue; // blank lines are allowed
+            nlohmann::json j = nlohmann::json::parse(reply, nullptr, false);
+            if (j.is_discarded() || !j.is_object())
+                fail(fmt::format("plugin '{}' answered '{}' with a line that is not a JSON object: '{}' (the protocol "
+                                 "owns stdout: print logs to stderr)",
+                                 m_label, op, shorten(reply)));
+            return j;
+        }
+        if (m_outbuf.size() > k_max_line)
+            fail(fmt::format("plugin '{}' answered '{}' with a line longer than {} MiB", m_label, op, k_max_line >> 20));
+        pollfd p[2] = {{m_out, POLLIN, 0}, {m_err, POLLIN, 0}};
+        const int r = ::poll(p, m_err >= 0 ? 2 : 1, remaining_ms(deadline));
+        if (r < 0) {
+            if (errno == EINTR && g_interrupted) {
+                kill();
+                throw Interrupted("interrupted while waiting for the plugin");
+            }
+            if (errno == EINTR) continue;
+            fail(fmt::format("plugin '{}': poll: {}", m_label, std::strerror(errno)));
+        }
+        if (r == 0 && g_interrupted) {
+            kill();
+            throw Interrupted("interrupted while waiting for the plugin");
+        }
+        if (r == 0) {
+            if (clock::now() >= deadline) fail(late());
+            continue;
+        }
+        if (m_err >= 0 && p[1].revents) read_stderr();
+        if (p[0].revents) {
+            char buf[65536];
+            const ssize_t n = ::read(m_out, buf, sizeof buf);
+            if (n > 0) m_outbuf.append(buf, static_cast<std::size_t>(n));
+            else if (n == 0) {
+                const std::string how = exit_text();
+                fail(fmt::format("plugin '{}' {} before answering '{}'", m_label, how, op));
+            } else if (errno != EAGAIN && errno != EINTR) {
+                fail(fmt::format("plugin '{}': read: {}", m_label, std::strerror(errno)));
+            }
+        }
+    }
+}
+
+std::vector<std::string> Process::strays() const {
+    std::vector<std::string> found;
+    if (m_pid <= 0) return found;
+    DIR* d = ::opendir("/proc");
+    if (!d) return found;
+    while (const dirent* e = ::readdir(d)) {
+        char* end = nullptr;
+        const long pid = std::strtol(e->d_name, &end, 10);
+        if (!end || *end || pid <= 0 || pid == m_pid) continue;
+        std::ifstream in(fmt::format("/proc/{}/stat", pid));
+        std::string stat((std::istreambuf_iterator<char>(in)), {});
+        // "PID (NAME) STATE PPID PGRP ...": NAME may hold blanks and parentheses.
+        const auto open = stat.find('('), close = stat.rfind(')');
+        if (open == std::string::npos || close == std::string::npos || close < open) continue;
+        char state = 0;
+        long ppid = 0, pgrp = 0;
+        if (std::sscanf(stat.c_str() + close + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3) continue;
+        if (pgrp != m_pid || state == 'Z' || state == 'X') continue;
+        found.push_back(fmt::format("{} ({})", pid, stat.substr(open + 1, close - open - 1)));
+    }
+    ::closedir(d);
+    return found;
+}
+
+std::string Process::stop(double grace_s) noexcept {
+    if (m_pid <= 0) return {};
+    std::string note;
+    try {
+        close_fd(m_in); // EOF: the plugin's cue to exit
+        const auto until = clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(grace_s));
+        bool exited = false;
+        while (true) {
+            siginfo_t info{};
+            // WNOWAIT: the leader stays a zombie, so its group id cannot be reused before
+            // the group is killed below.
+            if (::waitid(P_PID, static_cast<id_t>(m_pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == m_pid) {
+                exited = true;
+                break;
+            }
+            if (clock::now() >= until) break;
+            pollfd p[2] = {{m_err, POLLIN, 0}, {m_out, POLLIN, 0}};
+            if (::poll(p, 2, 10) > 0) {
+                if (p[0].revents) read_stderr();
+                if (p[1].revents) {
+                    char buf[4096];
+                    if (::read(m_out, buf, sizeof buf) == 0) close_fd(m_out);
+                }
+            }
+        }
+        const auto left = strays();
+        if (!exited) note = fmt::format("did not exit within {:g} s of the end of its input", grace_s);
+        if (!left.empty())
+            note += fmt::format("{}left {} process(es) behind: {}", note.empty() ? "" : "; ", left.size(),
+                                fmt::join(left, ", "));
+    } catch (...) {
+    }
+    kill();
+    return note;
+}
+
+void Process::kill() noexcept {
+    if (m_pid <= 0) {
+        close_fds();
+        return;
+    }
+    (void)::kill(-m_pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    while (read_stderr()) {
+    }
+    forward_stderr(true);
+    close_fds();
+    cleanup::release_process_group(m_guard);
+    m_guard = -1;
+    m_pid = -1;
+}
+
+void Process::close_fds() noexcept {
+    close_fd(m_in);
+    close_fd(m_out);
+    close_fd(m_err);
+}
+
+} // namespace interopbench::plugin

@@ -1,0 +1,69 @@
+#pragma once
+// One plugin process: started in its own process group with pipes on its stdin, stdout and
+// stderr; spoken to in JSON lines (one request, one reply), each reply awaited with a
+// deadline; its stderr forwarded to ours, line by line, with a prefix. Whatever goes wrong
+// (exit, crash, silence past the deadline, a line that is not a JSON object) kills the whole
+// group and throws ProtocolError, so nothing the plugin started outlives the question.
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace interopbench::plugin {
+
+/// The plugin did not answer as the protocol says; the process group has been killed.
+class ProtocolError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// A stop signal (Ctrl-C) arrived while waiting for a reply; the process group has been killed.
+class Interrupted : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+class Process {
+public:
+    /// `label` prefixes the forwarded stderr lines and names the plugin in errors.
+    explicit Process(std::string label) : m_label(std::move(label)) {}
+    ~Process() { kill(); }
+    Process(const Process&) = delete;
+    Process& operator=(const Process&) = delete;
+
+    /// Starts `argv` (argv[0] an absolute path) in directory `cwd` as the leader of a new
+    /// process group. Throws ProtocolError when it cannot be started.
+    void start(const std::vector<std::string>& argv, const std::string& cwd);
+    bool running() const { return m_pid > 0; }
+
+    /// Writes `message` as one line and returns the reply: the next line, a JSON object,
+    /// within `timeout_s`. Throws ProtocolError (after killing the group) on a timeout, an
+    /// exit, a write error or a reply that is not a JSON object; Interrupted on a stop signal.
+    nlohmann::json request(const nlohmann::json& message, double timeout_s);
+
+    /// The live processes of the group other than its leader, as "PID (NAME)".
+    std::vector<std::string> strays() const;
+
+    /// Closes the plugin's stdin (its cue to exit), waits up to `grace_s` for it to exit,
+    /// then kills whatever is left of the group and reaps the leader. Returns what had to be
+    /// killed ("" when the plugin exited alone and left nothing behind). Never throws.
+    std::string stop(double grace_s) noexcept;
+
+    /// Kills the group at once and reaps the leader. Never throws.
+    void kill() noexcept;
+
+private:
+    void close_fds() noexcept;
+    void forward_stderr(bool everything) noexcept;
+    bool read_stderr() noexcept;
+    std::string exit_text(); ///< how the leader ended (waits a moment for it), then kills
+    [[noreturn]] void fail(const std::string& what);
+
+    std::string m_label;
+    int m_pid = -1, m_in = -1, m_out = -1, m_err = -1;
+    int m_guard = -1;
+    std::string m_outbuf, m_errbuf;
+};
+
+} // namespace interopbench::plugin

@@ -1,0 +1,333 @@
+// External scenarios (families/plugin) with the fake plugins of tests/data/plugins: the
+// protocol, each way a plugin can misbehave (each costs its configuration or its scenario,
+// never the run), bad manifests (one-line errors, exit 2), and no process left behind, also
+// after Ctrl-C and kill -9. No timing is asserted; deadlines use short timeouts.
+#include <doctest/doctest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "families/builtin.hpp"
+#include "families/plugin/plugin.hpp"
+#include "interopbench/cleanup.hpp"
+#include "interopbench/errors.hpp"
+#include "interopbench/runner.hpp"
+#include "../../test_support.hpp"
+
+using namespace interopbench;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path k_data = fs::path(INTEROPBENCH_SOURCE_DIR) / "tests" / "data" / "plugins";
+
+struct Run {
+    int code;
+    std::string out, err;
+};
+
+/// The binary with `args`, stdin from /dev/null; `env` is prepended (VAR=value ...).
+Run run_cli(const std::string& args, const std::string& env = "") {
+    const fs::path dir = testing::scratch("plugin_cli");
+    const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
+    const std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(INTEROPBENCH_BINARY) + " " + args +
+                            " >" + out + " 2>" + err + " </dev/null";
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, testing::slurp(out), testing::slurp(err)};
+}
+
+std::string only(const std::string& folder) {
+    return "--no-default-plugins --plugin-path " + (k_data / folder).string();
+}
+
+const std::string k_fast = " --warmup 1 --min-samples 5 --max-samples 8 --max-time 10 --no-topology";
+
+bool gone(long pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    if (!in) return true;
+    std::string stat((std::istreambuf_iterator<char>(in)), {});
+    const auto close = stat.rfind(')');
+    return close != std::string::npos && close + 2 < stat.size() && (stat[close + 2] == 'Z' || stat[close + 2] == 'X');
+}
+
+/// Every pid the fake plugins wrote to `pidfile` is gone (waiting a little for the kernel to
+/// finish killing them: no timing is asserted, the wait only bounds the test).
+void expect_all_gone(const fs::path& pidfile) {
+    std::ifstream in(pidfile);
+    long pid = 0;
+    int n = 0;
+    while (in >> pid) {
+        ++n;
+        CAPTURE(pid);
+        for (int i = 0; i < 500 && !gone(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        CHECK(gone(pid));
+    }
+    CHECK(n > 0);
+}
+
+nlohmann::json report(const fs::path& p) { return nlohmann::json::parse(testing::slurp(p)); }
+
+const nlohmann::json& result_with(const nlohmann::json& rep, const std::string& status) {
+    for (const auto& r : rep["results"])
+        if (r["status"] == status) return r;
+    static const nlohmann::json none;
+    FAIL("no result with status " << status);
+    return none;
+}
+
+} // namespace
+
+TEST_CASE("plugin: a good plugin is listed with its manifest and runs like a built-in scenario") {
+    const Run l = run_cli("list --format json " + only("runtime/good"));
+    REQUIRE(l.code == 0);
+    const auto list = nlohmann::json::parse(l.out);
+    const auto it = std::find_if(list.begin(), list.end(), [](const auto& s) { return s["id"] == "fake_good"; });
+    REQUIRE(it != list.end());
+    CHECK((*it)["family"] == "plugin");
+    CHECK((*it)["origin"].get<std::string>().find("runtime/good/fake_good.json") != std::string::npos);
+    CHECK((*it)["axes"].size() == 2);
+    CHECK((*it)["metrics"][0]["name"] == "time");
+    const Run t = run_cli("list -s fake_good " + only("runtime/good"));
+    CHECK(t.out.find("plugin scenario") != std::string::npos);
+    CHECK(t.out.find("fake_good.json") != std::string::npos);
+
+    const fs::path dir = testing::scratch("plugin_good");
+    const Run r = run_cli("run -s fake_good " + only("runtime/good") + k_fast + " --out " + (dir / "r.json").string(),
+                          "FAKE_PLUGIN_PIDFILE=" + (dir / "pids").string());
+    CAPTURE(r.err);
+    CHECK(r.code == 0);
+    CHECK(r.err.find("[plugin fake_good] good: measure") != std::string::npos); // stderr forwarded, prefixed
+    const auto rep = report(dir / "r.json");
+    REQUIRE(rep["results"].size() == 2); // size 4K and 1M
+    for (const auto& res : rep["results"]) {
+        CHECK(res["status"] == "ok");
+        CHECK(res["counting"] == "size bytes once per operation");
+        CHECK(res["details"]["mode"] == "good");
+        CHECK(res["details"]["plugin"]["clock"] == "fake");
+        CHECK(res["details"]["plugin"]["manifest"].get<std::string>().find("fake_good.json") != std::string::npos);
+        CHECK(res["details"]["plugin"].contains("overhead_median_s"));
+    }
+    CHECK(rep["results"][1]["params"]["size"] == "1048576"); // sizes reach the plugin as numbers
+    CHECK(rep["results"][1]["details"]["size"] == 1048576);
+    expect_all_gone(dir / "pids");
+}
+
+TEST_CASE("plugin: in process, through the runner, nothing is left guarded") {
+    {
+        Registry r;
+        std::vector<std::string> warnings;
+        plugin::register_from(r, {{(k_data / "runtime" / "slow_start").string(), true}}, std::nullopt, warnings);
+        CHECK(warnings.empty());
+        REQUIRE(r.find("fake_slow_start"));
+        Machine m;
+        RunPlan plan;
+        plan.entries.push_back({"fake_slow_start", {{"size", {"4K"}}, {"variant", {"a,b"}}}});
+        RunSettings s;
+        s.warmup = 1;
+        s.min_samples = 3;
+        s.max_samples = 4;
+        Runner runner(m, s);
+        for (const auto& c : expand_plan(r, plan, m)) {
+            const Result res = runner.run_one(c);
+            CAPTURE(res.reason);
+            CHECK(res.status == Status::ok);
+            CHECK(res.metrics[0].samples.size() >= 3);
+            CHECK(res.details["plugin"]["measure_requests"].get<int>() >= 4);
+        }
+        CHECK(cleanup::guarded_group_count() == 1); // the plugin, kept for the next configuration
+    }
+    CHECK(cleanup::guarded_group_count() == 0);
+}
+
+TEST_CASE("plugin: misbehaviour at run time costs the configuration, never the run") {
+    struct Case {
+        const char* mode;
+        const char* status;
+        const char* words;
+    };
+    for (const Case c : {Case{"crash", "failed", "was killed by signal 9"},
+                         Case{"hang", "failed", "did not answer 'measure' within 1 s"},
+                         Case{"garbage", "failed", "not a JSON object"},
+                         Case{"child", "failed", "left 1 process(es) behind after teardown"},
+                         Case{"check_fail", "failed", "verification failed: fake: the data differ"},
+                         Case{"prepare_error", "failed", "fake: could not allocate"},
+                         Case{"skip", "skipped", "fake: this configuration is not for this machine"},
+                         Case{"describe_hang", "skipped", "did not answer 'describe' within 1 s"},
+                         Case{"describe_crash", "skipped", "exited with code 3"},
+                         Case{"describe_garbage", "skipped", "not a JSON object"},
+                         Case{"wrong_version", "skipped", "speaks protocol 2"}}) {
+        CAPTURE(c.mode);
+        const fs::path dir = testing::scratch(std::string("plugin_") + c.mode);
+        const std::string id = std::string("fake_") + c.mode;
+        const Run r = run_cli("run -s " + id + " " + only(std::string("runtime/") + c.mode) + k_fast + " --out " +
+                                  (dir / "r.json").string(),
+                              "FAKE_PLUGIN_PIDFILE=" + (dir / "pids").string());
+        CAPTURE(r.err);
+        CHECK(r.code == (std::string(c.status) == "failed" ? 1 : 0));
+        const auto rep = report(dir / "r.json");
+        CHECK(rep["invocation"]["status"] == "complete");
+        // Each configuration gets its own outcome: a failed one is followed by the next.
+        CHECK(rep["results"].size() == (std::string(c.mode).rfind("describe", 0) == 0 || c.mode == std::string("wrong_version") ? 1 : 2));
+        const auto& res = result_with(rep, c.status);
+        CHECK(res["reason"].get<std::string>().find(c.words) != std::string::npos);
+        expect_all_gone(dir / "pids");
+    }
+}
+
+TEST_CASE("plugin: a plugin that cannot describe itself is listed with the reason") {
+    const Run l = run_cli("list " + only("runtime/wrong_version"));
+    CHECK(l.code == 0);
+    CHECK(l.out.find("fake_wrong_version") != std::string::npos);
+    CHECK(l.out.find("plugin unusable: it speaks protocol 2") != std::string::npos);
+}
+
+TEST_CASE("plugin: bad manifests are one-line errors with a hint, exit 2") {
+    struct Case {
+        const char* folder;
+        const char* words;
+    };
+    for (const Case c : {Case{"not_json", "is not valid JSON"}, Case{"missing_command", "'command' is missing"},
+                         Case{"command_string", "'command' is missing or not a list of strings"},
+                         Case{"builtin_id", "id 'host_memcpy' is a built-in scenario"},
+                         Case{"not_found", "command 'no-such-program-interopbench' is not found"},
+                         Case{"wrong_protocol", "protocol 7 is not spoken"},
+                         Case{"unknown_field", "unknown field 'timeout'"}, Case{"bad_id", "is not a scenario id"},
+                         Case{"bad_timeout", "timeout_s -1 is not"}}) {
+        CAPTURE(c.folder);
+        const std::string dir = (k_data / "bad" / c.folder).string();
+        for (const Run& r : {run_cli("list --no-default-plugins --plugin-path " + dir),
+                             run_cli("run -s host_memcpy --no-default-plugins", "INTEROPBENCH_PLUGIN_PATH=" + dir)}) {
+            CAPTURE(r.err);
+            CHECK(r.code == 2);
+            CHECK(r.err.rfind("error: plugin manifest '", 0) == 0);
+            CHECK(r.err.find(c.words) != std::string::npos);
+            CHECK(r.err.find("\nhint: ") != std::string::npos);
+            CHECK(r.out.empty());
+        }
+    }
+    // Found in a shipped (default) folder, a bad manifest is a warning and the plugin is left out.
+    Registry r;
+    std::vector<std::string> warnings;
+    plugin::register_from(r, {{(k_data / "bad" / "not_json").string(), false}}, std::nullopt, warnings);
+    CHECK(r.all().empty());
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].find("is not valid JSON (plugin left out") != std::string::npos);
+}
+
+TEST_CASE("plugin: bad plugin options are usage errors") {
+    const Run a = run_cli("list --plugin-path /nonexistent-plugin-folder");
+    CHECK(a.code == 2);
+    CHECK(a.err.find("plugin folder '/nonexistent-plugin-folder' (--plugin-path) is not a directory") != std::string::npos);
+    const Run b = run_cli("list --plugin-timeout 0");
+    CHECK(b.code == 2);
+    CHECK(b.err.find("--plugin-timeout 0") != std::string::npos);
+    // --plugin-timeout replaces the manifest's deadline.
+    const Run c = run_cli("list --plugin-timeout 0.2 " + only("runtime/slow_start"));
+    CHECK(c.code == 0);
+    CHECK(c.out.find("did not answer 'describe' within 0.2 s") != std::string::npos);
+}
+
+TEST_CASE("plugin: no plugin outlives interopbench, after Ctrl-C or kill -9") {
+    for (const int sig : {SIGINT, SIGKILL}) {
+        CAPTURE(sig);
+        const fs::path dir = testing::scratch("plugin_signal");
+        const std::string pids = (dir / "pids").string(), err = (dir / "stderr").string();
+        const pid_t pid = ::fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            ::setenv("FAKE_PLUGIN_PIDFILE", pids.c_str(), 1);
+            ::freopen("/dev/null", "r", stdin);
+            ::freopen((dir / "stdout").c_str(), "w", stdout);
+            ::freopen(err.c_str(), "w", stderr);
+            const std::string path = (k_data / "runtime" / "hang").string();
+            ::execl(INTEROPBENCH_BINARY, INTEROPBENCH_BINARY, "run", "-s", "fake_hang", "--no-default-plugins", "--plugin-path",
+                    path.c_str(), "--plugin-timeout", "120", "--no-topology", "--warmup", "1", static_cast<char*>(nullptr));
+            ::_exit(127);
+        }
+        // Wait until the plugin hangs in its third measure, then stop interopbench.
+        bool hanging = false;
+        for (int i = 0; i < 1500 && !hanging; ++i) {
+            const std::string text = testing::slurp(err);
+            std::size_t n = 0, at = 0;
+            while ((at = text.find("hang: measure", at)) != std::string::npos) ++n, ++at;
+            hanging = n >= 3;
+            if (!hanging) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        CHECK(hanging);
+        ::kill(pid, sig);
+        int status = 0;
+        bool ended = false;
+        for (int i = 0; i < 1500 && !ended; ++i) {
+            ended = ::waitpid(pid, &status, WNOHANG) == pid;
+            if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        if (!ended) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, &status, 0);
+        }
+        CHECK(ended);
+        if (sig == SIGINT) {
+            CHECK(WIFEXITED(status));
+            CHECK(testing::slurp(err).find("interrupted") != std::string::npos);
+        }
+        expect_all_gone(pids);
+    }
+}
+
+TEST_CASE("plugin: the shipped plugins describe themselves without a GPU or a framework") {
+    // frameworks is in the shipped folder: listed everywhere, skipped cleanly without a GPU.
+    const Run l = run_cli("list -s frameworks --format json");
+    REQUIRE(l.code == 0);
+    const auto list = nlohmann::json::parse(l.out);
+    REQUIRE(list.size() == 1);
+    CHECK(list[0]["origin"].get<std::string>().find("plugins/frameworks.json") != std::string::npos);
+    CHECK(list[0]["needs_gpu"] == true);
+    CHECK(list[0]["summary"].get<std::string>().find("unusable") == std::string::npos);
+
+    // With a GPU claimed but no framework importable, prepare skips with the frameworks tried.
+    Registry r;
+    std::vector<std::string> warnings;
+    plugin::register_from(r, {{(fs::path(INTEROPBENCH_SOURCE_DIR) / "plugins").string(), false}}, std::nullopt, warnings);
+    CHECK(warnings.empty());
+    REQUIRE(r.find("frameworks"));
+    Machine m;
+    m.cuda_available = true;
+    RunPlan plan;
+    plan.entries.push_back({"frameworks", {{"producer", {"torch"}}, {"consumer", {"cupy"}}, {"size", {"4K"}}, {"protocol", {"dlpack"}}}});
+    Runner runner(m, RunSettings{});
+    const auto configs = expand_plan(r, plan, m);
+    REQUIRE(configs.size() == 1);
+    const Result res = runner.run_one(configs[0]);
+    CAPTURE(res.reason);
+    if (res.status == Status::skipped) // a machine with a framework but no GPU fails to import it the same way
+        CHECK(res.reason.find("import") != std::string::npos);
+    else
+        CHECK(res.status == Status::ok); // a machine with a working framework pair
+
+    // null (an example, not in the default folder) measures the protocol's overhead.
+    const fs::path dir = testing::scratch("plugin_null");
+    const Run n = run_cli("run -s null --no-default-plugins --plugin-path " +
+                          (fs::path(INTEROPBENCH_SOURCE_DIR) / "plugins" / "examples").string() + k_fast + " --out " +
+                          (dir / "r.json").string());
+    CAPTURE(n.err);
+    CHECK(n.code == 0);
+    const auto rep = report(dir / "r.json");
+    REQUIRE(rep["results"].size() == 2); // work 0 and 10ms
+    for (const auto& res2 : rep["results"]) {
+        CHECK(res2["status"] == "ok");
+        CHECK(res2["details"]["plugin"]["clock"] == "host_perf_counter");
+        CHECK(res2["details"]["plugin"].contains("overhead_median_s"));
+    }
+    CHECK(rep["results"][1]["details"]["plugin"].contains("overhead_fraction"));
+    const Run d = run_cli("list --format json");
+    REQUIRE(d.code == 0);
+    for (const auto& s : nlohmann::json::parse(d.out)) CHECK(s["id"] != "null"); // examples are not searched by default
+}
