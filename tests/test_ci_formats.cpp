@@ -288,7 +288,7 @@ void expect_usage_error(const std::string& args, const std::string& words) {
 
 TEST_SUITE("export") {
 
-TEST_CASE("export: CI format names, --export values and metric selections parse; bad ones are usage errors") {
+TEST_CASE("export: CI format names, --export values and metric selections parse / bad ones are usage errors") {
     for (const auto f : k_all_formats) CHECK(find_ci_format(to_string(f)) == f);
     CHECK_FALSE(find_ci_format("json"));
     CHECK_FALSE(find_ci_format("BMF"));
@@ -367,7 +367,7 @@ TEST_CASE("export: OpenMetrics text follows the grammar and what GitLab's metric
     CHECK(text.find("interopbench_bandwidth_bytes_per_second{key=\"" + results[0].key + "\"} ") != std::string::npos);
 }
 
-TEST_CASE("export: OpenMetrics label values and names are escaped; odd metrics and units get valid names") {
+TEST_CASE("export: OpenMetrics label values and names are escaped / odd metrics and units get valid names") {
     const std::string odd_key = "odd/name=a\"b\\c\nd,x=\u00e9";
     const std::vector<Result> results = {
         result(odd_key, Status::ok, {metric("9 lives-per:run", "ops/s", Better::higher, 3.5)}),
@@ -501,7 +501,7 @@ TEST_CASE("export: paths are checked before any work") {
     CHECK_THROWS_AS(check_ci_exports({{CiFormat::bmf, dir.string()}}, {}), UsageError);
 }
 
-TEST_CASE("export: show and compare print CI formats; bad formats are one error line and exit 2") {
+TEST_CASE("export: show and compare print CI formats / bad formats are one error line and exit 2") {
     const std::string base = "'" + k_dir + "base.json'", regression = "'" + k_dir + "regression.json'";
     auto r = cli("show " + base + " --format bmf");
     CHECK(r.code == 0);

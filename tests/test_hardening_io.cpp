@@ -335,7 +335,7 @@ TEST_CASE("writes never replace what is not a regular file, follow links, keep m
 
 // ---- 3. output and messages ------------------------------------------------------------------
 
-TEST_CASE("a closed or full stderr never crashes; a lost stdout is exit 1") {
+TEST_CASE("a closed or full stderr never crashes / a lost stdout is exit 1") {
     const fs::path d = scratch("streams");
     const std::string base = (d / "base.json").string();
     put(base, report_text());
@@ -400,7 +400,7 @@ TEST_CASE("library messages never reach users raw: which file, which field, what
     CHECK(cross.out.empty());
 }
 
-TEST_CASE("report text reaches the terminal with control characters escaped; JSON and CSV stay exact") {
+TEST_CASE("report text reaches the terminal with control characters escaped / JSON and CSV stay exact") {
     const fs::path d = scratch("escape");
     const std::string evil = "evil\x1b]0;owned\x07\x1b[2J\r\nerror: forged line\xc2\x9b" "31m";
     const std::string path = (d / "evil.json").string();

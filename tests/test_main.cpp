@@ -1,14 +1,41 @@
 // The test runner. Every test's scratch files go under one directory of this process
 // (TMPDIR is pointed there, so fs::temp_directory_path() and the binaries the tests start
-// use it too), and that directory is removed when the tests end, pass or fail.
+// use it too), and that directory is removed when the tests end, pass or fail. A run that
+// names test cases (-tc, as CTest does for each one) and runs none fails: a name CTest cut
+// short (at a ';') would otherwise pass without testing anything.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <string_view>
+
+namespace {
+
+int g_started = 0;
+
+struct CountCases : doctest::IReporter {
+    explicit CountCases(const doctest::ContextOptions&) {}
+    void report_query(const doctest::QueryData&) override {}
+    void test_run_start() override {}
+    void test_run_end(const doctest::TestRunStats&) override {}
+    void test_case_start(const doctest::TestCaseData&) override { ++g_started; }
+    void test_case_reenter(const doctest::TestCaseData&) override {}
+    void test_case_end(const doctest::CurrentTestCaseStats&) override {}
+    void test_case_exception(const doctest::TestCaseException&) override {}
+    void subcase_start(const doctest::SubcaseSignature&) override {}
+    void subcase_end() override {}
+    void log_assert(const doctest::AssertData&) override {}
+    void log_message(const doctest::MessageData&) override {}
+    void test_case_skipped(const doctest::TestCaseData&) override {}
+};
+REGISTER_LISTENER("count_cases", 1, CountCases);
+
+} // namespace
 
 int main(int argc, char** argv) {
     namespace fs = std::filesystem;
@@ -18,7 +45,16 @@ int main(int argc, char** argv) {
     fs::create_directories(root, ec);
     if (!ec) ::setenv("TMPDIR", root.c_str(), 1);
     doctest::Context context(argc, argv);
-    const int code = context.run();
+    int code = context.run();
+    bool named = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        named = named || a.rfind("-tc=", 0) == 0 || a.rfind("--test-case=", 0) == 0;
+    }
+    if (named && g_started == 0 && !context.shouldExit()) {
+        std::fprintf(stderr, "no test case matches the names given: a name with ';' is cut short by CTest\n");
+        code = code ? code : 1;
+    }
     if (!ec) fs::remove_all(root, ec);
     return code;
 }

@@ -212,7 +212,7 @@ TEST_CASE("several baselines pool into one whose spread is the noise") {
     CHECK_THROWS_AS(pool_baselines({}, {}), UsageError);
 }
 
-TEST_CASE("recorded pairs of one build: no false regression; a 10% slowdown caught where the spread allows") {
+TEST_CASE("recorded pairs of one build: no false regression / a 10% slowdown caught where the spread allows") {
     // Back-to-back runs of one binary (tests/data/reports/rounds/README.md says which).
     const std::filesystem::path dir = k_reports + "rounds";
     std::vector<std::string> runs;
@@ -264,8 +264,11 @@ TEST_CASE("run --rounds measures in new processes and records the round medians"
     CHECK(rep["results"][0]["metrics"][0]["round_medians"].size() == 2);
     CHECK(rep["invocation"]["settings"]["rounds"] == 2);
     // No round file is left behind.
-    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
+    // No round file of this run is left behind (nor of a killed earlier one: they are swept).
+    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path())) {
+        CAPTURE(e.path().string());
         CHECK(e.path().filename().string().rfind("interopbench-round-", 0) != 0);
+    }
     for (const char* bad : {"--rounds 0", "--rounds 101", "--rounds x"}) {
         const int code = std::system(fmt::format("'{}' run --scenario host_memcpy --size 4K {} > /dev/null 2>&1",
                                                  INTEROPBENCH_BINARY, bad).c_str());

@@ -23,6 +23,7 @@ RunSettings fast() {
     s.min_samples = 5;
     s.max_samples = 20;
     s.max_time_s = 5;
+    s.rounds = 1; // rounds are tested in test_rounds.cpp
     return s;
 }
 

@@ -13,6 +13,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <string_view>
 #include <stdexcept>
 #include <thread>
 
@@ -34,10 +36,30 @@ namespace {
 
 constexpr int k_plan_version = 1;
 
-std::string temp_path(const char* what, int round) {
+constexpr std::string_view k_prefix = "interopbench-round-";
+
+std::string temp_dir() {
     const char* tmp = std::getenv("TMPDIR");
-    return fmt::format("{}/interopbench-round-{}-{}-{}.json", tmp && *tmp ? tmp : "/tmp", static_cast<long>(getpid()),
-                       round, what);
+    return tmp && *tmp ? tmp : "/tmp";
+}
+
+std::string temp_path(const char* what, int round) {
+    return fmt::format("{}/{}{}-{}-{}.json", temp_dir(), k_prefix, static_cast<long>(getpid()), round, what);
+}
+
+/// Round files of runs that were killed (kill -9 cannot be caught): named by a process that
+/// no longer exists. Removed once per run.
+void sweep_stale_round_files() {
+    static bool swept = false;
+    if (swept) return;
+    swept = true;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(temp_dir(), ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.rfind(k_prefix, 0) != 0) continue;
+        const long pid = std::strtol(name.c_str() + k_prefix.size(), nullptr, 10);
+        if (pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) std::filesystem::remove(e.path(), ec);
+    }
 }
 
 /// The path of this executable, for starting it again.
@@ -112,6 +134,7 @@ std::vector<Result> run_round_process(const std::vector<Config>& configs, const 
     for (const auto& c : configs) list.push_back({{"scenario", c.scenario->info().id}, {"params", c.params.items()}});
     plan["configs"] = std::move(list);
 
+    sweep_stale_round_files();
     const std::string plan_file = temp_path("plan", round), out_file = temp_path("results", round);
     cleanup::Guard plan_guard(plan_file), out_guard(out_file);
     write_file_atomic(plan_file, plan.dump() + "\n");

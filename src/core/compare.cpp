@@ -384,7 +384,13 @@ MetricComparison compare_metric(const MetricResult& base, const MetricResult& fr
                                                   : (1 + m.threshold) * m.ratio / m.ci_lo - 1;
     if (m.noisy)
         m.note = fmt::format("noisy: round medians moved {:.1f}% between processes; gated beyond it", m.noise * 100);
-    if (m.verdict == Verdict::inconclusive)
+    if (m.noisy && m.verdict == Verdict::unchanged) {
+        // Within the noise is not "unchanged": a change smaller than the noise is invisible.
+        m.verdict = Verdict::inconclusive;
+        m.note = fmt::format("noisy: round medians moved {:.1f}% between processes, so only a change beyond that "
+                             "would show",
+                             m.noise * 100);
+    } else if (m.verdict == Verdict::inconclusive)
         m.note = fmt::format("too noisy: the interval straddles the \u00b1{:.1f}% threshold{}", m.threshold * 100,
                              m.noisy ? fmt::format(" (round medians moved {:.1f}%)", m.noise * 100) : std::string{});
     return m;

@@ -33,6 +33,7 @@ step() { # step NAME LIMIT_S CMD...: stdout+stderr to NAME.log, status to the su
   return 0
 }
 # Modest sampling: the two runs of each configuration stay short.
+# One round each (the before binary predates rounds; fills and checks of 1 GiB cost most).
 sampling=(--warmup 1 --min-samples 3 --max-samples 5 --noise 0.02 --max-time 1.5 --sample-time 0.01 --no-topology)
 layout=(-s 'layout_transpose,layout_aos_soa,layout_arrow_dense,layout_strided' -a variant=gpu --size 16M,256M,1G)
 
@@ -41,7 +42,7 @@ step version-after 10 "$after" version
 step version-before 10 "$before" version
 
 # 1. The device-local copy first: the roofline everything else is read against.
-step d2d 60 "$after" run -s d2d_copy --size 16M,64M,256M,512M,1G -a method=ce,sm "${sampling[@]}" --out "$out/d2d.json"
+step d2d 60 "$after" run -s d2d_copy --size 16M,64M,256M,512M,1G -a method=ce,sm "${sampling[@]}" --rounds 1 --out "$out/d2d.json"
 
 # 2. The GPU edge tests (one element, one row, one column, primes, tile and sector edges).
 tests_bin=$(dirname "$after")/tests/interopbench_tests
@@ -52,7 +53,7 @@ else
 fi
 
 # 3. All layout scenarios, after and before.
-step layout-after 120 "$after" run "${layout[@]}" "${sampling[@]}" --out "$out/layout-after.json"
+step layout-after 120 "$after" run "${layout[@]}" "${sampling[@]}" --rounds 1 --out "$out/layout-after.json"
 step layout-before 100 "$before" run "${layout[@]}" "${sampling[@]}" --out "$out/layout-before.json"
 
 # 4. Nsight Compute on the worst cases, before and after: one tiny run each, few launches.
@@ -72,17 +73,17 @@ else
   for c in "${cases[@]}"; do
     IFS='|' read -r name kernel args <<<"$c"
     for which in before after; do
-      bin=$before; [ "$which" = after ] && bin=$after
+      bin=$before; extra=""; [ "$which" = after ] && bin=$after && extra="--rounds 1"
       # shellcheck disable=SC2086
-      step "ncu-$name-$which" 25 "$ncu_bin" "${ncu_opts[@]}" -k "regex:$kernel" "$bin" run $args "${tiny[@]}" --quiet
+      step "ncu-$name-$which" 25 "$ncu_bin" "${ncu_opts[@]}" -k "regex:$kernel" "$bin" run $args "${tiny[@]}" $extra --quiet
       [ -s "$out/ncu-$name-$which.log" ] && cp "$out/ncu-$name-$which.log" "$out/ncu-$name-$which.txt"
     done
   done
 fi
 
 # 5. Non-default sizes (non-power-of-two; shapes come out odd at every size) and the other shapes.
-step shapes-after 30 "$after" run -s 'layout_transpose' -a variant=gpu -a dtype=int8,fp16,fp32,fp64 -a shape=square,tall,wide --size 3M,100M "${sampling[@]}" --out "$out/shapes-after.json"
-step shapes-strided 20 "$after" run -s 'layout_strided' -a variant=gpu -a shape=tall,wide --size 100M "${sampling[@]}" --out "$out/shapes-strided.json"
+step shapes-after 30 "$after" run -s 'layout_transpose' -a variant=gpu -a dtype=int8,fp16,fp32,fp64 -a shape=square,tall,wide --size 3M,100M "${sampling[@]}" --rounds 1 --out "$out/shapes-after.json"
+step shapes-strided 20 "$after" run -s 'layout_strided' -a variant=gpu -a shape=tall,wide --size 100M "${sampling[@]}" --rounds 1 --out "$out/shapes-strided.json"
 
 # 6. Tables and the comparison.
 for r in d2d layout-after layout-before shapes-after shapes-strided; do

@@ -222,7 +222,7 @@ TEST_CASE("pipeline: half floats, the casts and the host reference agree with th
     site.reset();
 }
 
-TEST_CASE("pipeline: kept dataset files are reused; a damaged kept file is an error naming it") {
+TEST_CASE("pipeline: kept dataset files are reused / a damaged kept file is an error naming it") {
     Scratch s;
     storage::Site& site = storage::Site::instance();
     site.reset();
