@@ -4,6 +4,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "interopbench/runner.hpp"
 #include "interopbench/scenario.hpp"
 
@@ -42,6 +44,13 @@ std::string render_results(const std::vector<Result>& results, OutputFormat form
 /// a digit. `markdown` renders a GitHub table instead ('|' in cells escaped). Every cell goes
 /// through display_text.
 std::string render_table(const std::vector<std::vector<std::string>>& rows, bool markdown = false);
+
+/// The matrices results carry in `details.matrix` ({title, rows, columns, cells}: e.g. the
+/// frameworks plugin's zero-copy / copies / refuses by dtype and protocol) as tables, each a
+/// header row ("matrix", "row", the columns) and a row per matrix row; every distinct title
+/// once (first seen), matrices of the same columns in one table. Shown under a scenario's
+/// results by `run`, `show` and the HTML page.
+std::vector<std::vector<std::vector<std::string>>> matrix_tables(const std::vector<const nlohmann::json*>& details);
 
 /// Scenario catalogue for `list`.
 std::string render_scenarios(const std::vector<const ScenarioInfo*>& scenarios, OutputFormat format);

@@ -1224,6 +1224,10 @@ std::string render_report_page(const nlohmann::json& report) {
                                   rs.size(), counting.empty() ? "" : "; bytes: ", escape(counting));
             if (c.empty()) charts += "<p class=\"note\">nothing to plot: no configuration of this scenario was measured</p>\n";
             charts += c;
+            // Matrices the results carry (details.matrix), as tables.
+            std::vector<const json*> details;
+            for (const auto* r : rs) details.push_back(r->details);
+            for (const auto& t : matrix_tables(details)) charts += table_html(t);
         }
         out += charts + "</section>\n";
     }

@@ -234,6 +234,48 @@ std::string metric_cell(const MetricResult& m) {
 
 } // namespace
 
+std::vector<std::vector<std::vector<std::string>>> matrix_tables(const std::vector<const nlohmann::json*>& details) {
+    std::vector<const nlohmann::json*> seen;
+    std::vector<std::string> titles;
+    for (const auto* d : details) {
+        if (!d || !d->is_object()) continue;
+        const auto it = d->find("matrix");
+        if (it == d->end() || !it->is_object()) continue;
+        const auto& m = *it;
+        if (!m.contains("rows") || !m["rows"].is_array() || !m.contains("columns") || !m["columns"].is_array() ||
+            !m.contains("cells") || !m["cells"].is_array())
+            continue;
+        const std::string title = m.contains("title") && m["title"].is_string() ? m["title"].get<std::string>() : "";
+        if (std::find(titles.begin(), titles.end(), title) != titles.end()) continue;
+        titles.push_back(title);
+        seen.push_back(&m);
+    }
+    std::vector<std::vector<std::vector<std::string>>> tables;
+    std::vector<bool> done(seen.size(), false);
+    auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+    for (std::size_t first = 0; first < seen.size(); ++first) {
+        if (done[first]) continue;
+        const auto& cols = (*seen[first])["columns"];
+        std::vector<std::vector<std::string>> rows;
+        std::vector<std::string> header{"matrix", "row"};
+        for (const auto& c : cols) header.push_back(text(c));
+        rows.push_back(header);
+        for (std::size_t i = first; i < seen.size(); ++i) {
+            const auto& m = *seen[i];
+            if (done[i] || m["columns"] != cols) continue;
+            done[i] = true;
+            for (std::size_t r = 0; r < m["rows"].size(); ++r) {
+                std::vector<std::string> row{titles[i], text(m["rows"][r])};
+                const auto& cells = r < m["cells"].size() && m["cells"][r].is_array() ? m["cells"][r] : nlohmann::json::array();
+                for (std::size_t c = 0; c < cols.size(); ++c) row.push_back(c < cells.size() ? text(cells[c]) : "");
+                rows.push_back(std::move(row));
+            }
+        }
+        tables.push_back(std::move(rows));
+    }
+    return tables;
+}
+
 std::string render_results(const std::vector<Result>& results, OutputFormat format) {
     if (format == OutputFormat::json) return nlohmann::json(results).dump(2) + "\n";
     if (format == OutputFormat::csv) {
@@ -313,6 +355,9 @@ std::string render_results(const std::vector<Result>& results, OutputFormat form
         }
         if (md && std::any_of(rs.begin(), rs.end(), [](const Result* r) { return r->details.contains("diagnosis"); }))
             out += "\n";
+        std::vector<const nlohmann::json*> details;
+        for (const auto* r : rs) details.push_back(&r->details);
+        for (const auto& t : matrix_tables(details)) out += "\n" + render_table(t, md);
     }
     return out;
 }

@@ -17,6 +17,7 @@
 
 #include "families/builtin.hpp"
 #include "families/plugin/plugin.hpp"
+#include "interopbench/output.hpp"
 #include "interopbench/cleanup.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/runner.hpp"
@@ -330,4 +331,37 @@ TEST_CASE("plugin: the shipped plugins describe themselves without a GPU or a fr
     const Run d = run_cli("list --format json");
     REQUIRE(d.code == 0);
     for (const auto& s : nlohmann::json::parse(d.out)) CHECK(s["id"] != "null"); // examples are not searched by default
+}
+
+TEST_CASE("plugin: details.matrix is shown as a table under the scenario, each title once") {
+    auto result = [](const std::string& key, const std::string& title, const std::string& cell) {
+        Result r;
+        r.key = key;
+        r.scenario = "frameworks";
+        r.status = Status::ok;
+        r.details = {{"matrix",
+                      {{"title", title},
+                       {"rows", nlohmann::json::array({"float16", "0-d"})},
+                       {"columns", nlohmann::json::array({"dlpack", "cai"})},
+                       {"cells", nlohmann::json::array({nlohmann::json::array({cell, "zero-copy"}),
+                                                        nlohmann::json::array({"refuses", "copies"})})}}}};
+        return r;
+    };
+    const std::vector<Result> rs{result("frameworks/a", "torch to cupy", "zero-copy"),
+                                 result("frameworks/b", "torch to cupy", "zero-copy"),
+                                 result("frameworks/c", "cupy to jax", "copies")};
+    const std::string text = render_results(rs, OutputFormat::table);
+    CHECK(text.find("torch to cupy") != std::string::npos);
+    CHECK(text.find("cupy to jax") != std::string::npos);
+    CHECK(text.find("refuses") != std::string::npos);
+    std::vector<const nlohmann::json*> details;
+    for (const auto& r : rs) details.push_back(&r.details);
+    const auto tables = matrix_tables(details);
+    REQUIRE(tables.size() == 1);
+    CHECK(tables[0].size() == 1 + 2 * 2); // header, two rows of each distinct matrix
+    CHECK(tables[0][0] == std::vector<std::string>{"matrix", "row", "dlpack", "cai"});
+    CHECK(tables[0][3] == std::vector<std::string>{"cupy to jax", "float16", "copies", "zero-copy"});
+    // Odd shapes are left out, never a crash.
+    const nlohmann::json odd = {{"matrix", {{"rows", 3}}}}, none = nlohmann::json::array();
+    CHECK(matrix_tables({&odd, &none, nullptr}).empty());
 }
