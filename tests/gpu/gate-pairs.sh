@@ -11,17 +11,18 @@
 # a 10% change (detectable <= 10%, "stable") must now be a regression. Writes
 # OUTDIR/summary.json and prints the figures: false regressions, stable share per family,
 # caught share, wall time per run. Exit 1 on a false regression or a missed slowdown.
+# ANALYZE_ONLY=1 counts again over the runs and pairs already in OUTDIR (with BIN's compare).
 set -u
 BIN=${1:?binary}; PAIRS=${2:?pairs}; OUT=${3:?output folder}; shift 3
 mkdir -p "$OUT"
-for ((k = 0; k <= PAIRS; k++)); do
+for ((k = 0; k <= PAIRS && ${ANALYZE_ONLY:-0} == 0; k++)); do
   t0=$EPOCHREALTIME
   "$BIN" run "$@" --out "$OUT/run-$k.json" -q
   rc=$?
   t1=$EPOCHREALTIME
   echo "run $k: exit $rc, $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s" | tee -a "$OUT/runs.txt"
 done
-for ((k = 0; k < PAIRS; k++)); do
+for ((k = 0; k < PAIRS && ${ANALYZE_ONLY:-0} == 0; k++)); do
   "$BIN" compare "$OUT/run-$k.json" "$OUT/run-$((k + 1)).json" --format json --out "$OUT/pair-$k.json" > /dev/null
   echo "pair $k: compare exit $?" >> "$OUT/runs.txt"
 done
@@ -90,7 +91,7 @@ print(f"{pairs} back-to-back pairs: verdicts {dict(totals)}")
 print(f"false regressions: {len(false_alarms)}")
 for a in false_alarms:
     print("  " + a)
-print("10% slowdown caught on stable results: %d of %d" % (caught, caught + missed))
+print(f"10% slowdown caught on stable results: {caught} of {caught + missed}")
 for m in missed_keys:
     print("  missed " + m)
 print("stable share per family (detectable change <= 10%):")
