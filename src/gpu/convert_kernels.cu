@@ -701,20 +701,17 @@ __device__ __forceinline__ void write_status(unsigned long long* p, unsigned lon
     cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*p).store(v, cuda::memory_order_relaxed);
 }
 
-// Publishes a block's total as soon as it is known, before the block packs its values, so
-// that successors looking back rarely wait: tile 0's total is its inclusive prefix.
-__device__ __forceinline__ void publish_total(unsigned long long* status, std::uint32_t tile,
-                                              unsigned long long total) {
-    write_status(status + tile, (tile == 0 ? k_status_inclusive : k_status_aggregate) | total);
-}
-
-// Called by warp 0 after publish_total. Returns the sum of the totals of all blocks before `tile`. A block that
+// Called by warp 0. Returns the sum of the totals of all blocks before `tile`. A block that
 // has not published after the timeout counts as 0, so a fault elsewhere gives wrong data
 // (caught by the check) instead of a hung device.
 __device__ unsigned long long look_back(unsigned long long* status, std::uint32_t tile,
                                         unsigned long long total) {
     const unsigned lane = threadIdx.x % 32;
-    if (tile == 0) return 0; // published as inclusive already (publish_total)
+    if (tile == 0) {
+        if (lane == 0) write_status(status, k_status_inclusive | total);
+        return 0;
+    }
+    if (lane == 0) write_status(status + tile, k_status_aggregate | total);
     unsigned long long prefix = 0;
     std::int64_t end = std::int64_t(tile) - 1;
     const unsigned long long started = global_ns();
@@ -769,6 +766,12 @@ __device__ __forceinline__ std::uint32_t word_of(uint4 v, unsigned i) {
     return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
 
+// Bytes [lo, hi) of a word, all ones.
+__device__ __forceinline__ std::uint32_t byte_mask(int lo, int hi) {
+    const std::uint32_t upto = hi >= 4 ? ~0u : (1u << (8 * hi)) - 1;
+    return upto & ~((1u << (8 * lo)) - 1);
+}
+
 __global__ void __launch_bounds__(k_threads)
     dense_to_binary_kernel(std::int32_t* __restrict__ offsets, std::uint8_t* __restrict__ data,
                            const std::uint8_t* __restrict__ dense, std::uint64_t n, std::uint32_t width,
@@ -803,15 +806,13 @@ __global__ void __launch_bounds__(k_threads)
     }
     __syncthreads();
 
-    // Row lengths: each thread measures `per` consecutive rows (one block scan in all).
-    const std::uint32_t per = (rows_per_tile + k_threads - 1) / k_threads; // at most 4 (width >= 16)
-    std::uint32_t lens[4] = {0, 0, 0, 0}, mine = 0;
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-        const std::uint32_t row = threadIdx.x * per + q;
-        if (q < int(per) && row < nr) {
+    // Row lengths, one row per thread per round, scanned round by round in row order.
+    std::uint32_t carry = 0;
+    for (std::uint32_t first = 0; first < rows_per_tile; first += k_threads) {
+        const std::uint32_t row = first + threadIdx.x;
+        std::uint32_t len = 0;
+        if (row < nr) {
             const std::uint8_t* r = tile + row * width;
-            std::uint32_t len = 0;
             for (int p = int(width / 16) - 1; p >= 0 && len == 0; --p) {
                 const uint4 v = *reinterpret_cast<const uint4*>(r + 16 * p);
 #pragma unroll
@@ -820,51 +821,43 @@ __global__ void __launch_bounds__(k_threads)
                     if (len == 0 && diff != 0) len = 16 * p + 4 * t + (31 - __clz(diff)) / 8 + 1;
                 }
             }
-            lens[q] = len;
-            mine += len;
         }
+        std::uint32_t round_total;
+        const std::uint32_t before = block_exclusive_scan(len, warp_sums, round_total);
+        if (row < rows_per_tile) local[row] = carry + before;
+        carry += round_total;
     }
-    std::uint32_t total;
-    std::uint32_t at = block_exclusive_scan(mine, warp_sums, total);
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-        const std::uint32_t row = threadIdx.x * per + q;
-        if (q < int(per) && row < rows_per_tile) {
-            local[row] = at;
-            at += lens[q];
-        }
-    }
-    if (threadIdx.x == 0) publish_total(scratch + 1, tile_no, total);
-    __syncthreads();
+    const std::uint32_t total = carry;
 
-    // Values packed into staging, one 4-byte word of a row per thread: every staging byte
-    // belongs to exactly one row, so plain byte stores need no clearing and no atomics.
-    const std::uint32_t wpr = width / 4;
-    auto* packed = reinterpret_cast<std::uint8_t*>(staging);
-    for (std::uint32_t it = threadIdx.x; it < nr * wpr; it += k_threads) {
-        const std::uint32_t row = it / wpr, k = it - row * wpr;
-        const std::uint32_t d = local[row];
-        const std::uint32_t len = (row + 1 < nr ? local[row + 1] : total) - d;
-        if (4 * k >= len) continue;
-        const std::uint32_t word = *reinterpret_cast<const std::uint32_t*>(tile + row * width + 4 * k);
-        const std::uint32_t keep = min(4u, len - 4 * k), to = d + 4 * k;
-        if (keep == 4 && to % 4 == 0) {
-            staging[to / 4] = word;
-        } else {
-            for (std::uint32_t b = 0; b < keep; ++b) packed[to + b] = static_cast<std::uint8_t>(word >> (8 * b));
-        }
-    }
     if (threadIdx.x < 32) {
         const unsigned long long p = look_back(scratch + 1, tile_no, total);
         if (threadIdx.x == 0) tile_prefix = p;
     }
-    // Zero the words past the run so that the 16-byte reads below see defined bytes.
-    if (threadIdx.x < 8) staging[(total + 3) / 4 + threadIdx.x] = 0;
+    for (std::uint32_t w = threadIdx.x; w < total / 4 + 8; w += k_threads) staging[w] = 0;
     __syncthreads();
     const unsigned long long prefix = tile_prefix;
-    for (std::uint32_t row = threadIdx.x; row < nr; row += k_threads)
+
+    for (std::uint32_t row = threadIdx.x; row < nr; row += k_threads) {
         offsets[i0 + row] = static_cast<std::int32_t>(prefix + local[row]);
+        const std::uint32_t d = local[row];
+        const std::uint32_t len = (row + 1 < nr ? local[row + 1] : total) - d;
+        const std::uint32_t s = d & 3, dw = d >> 2, words = (s + len + 3) / 4;
+        const std::uint8_t* r = tile + row * width;
+        std::uint32_t prev = 0;
+        uint4 piece = make_uint4(0, 0, 0, 0);
+        for (std::uint32_t m = 0; m < words; ++m) {
+            if (m % 4 == 0)
+                piece = 4 * m < width ? *reinterpret_cast<const uint4*>(r + 4 * m) : make_uint4(0, 0, 0, 0);
+            const std::uint32_t cur = word_of(piece, m % 4);
+            const int lo = m == 0 ? int(s) : 0, hi = min(4, int(len + s) - 4 * int(m));
+            const std::uint32_t val = __funnelshift_l(prev, cur, 8 * s) & byte_mask(lo, hi);
+            prev = cur;
+            if (lo == 0 && hi == 4) staging[dw + m] = val;
+            else atomicOr(&staging[dw + m], val);
+        }
+    }
     if (threadIdx.x == 0 && i0 + nr == n) offsets[n] = static_cast<std::int32_t>(prefix + total);
+    __syncthreads();
 
     // The run [prefix, prefix + total) of `data`: ends byte by byte, the middle in aligned vectors.
     const auto* bytes = reinterpret_cast<const std::uint8_t*>(staging);
