@@ -54,6 +54,12 @@ struct CompareOptions {
     int resamples = 2000;               ///< bootstrap resamples
     std::uint64_t seed = 0x1b5eedULL;   ///< bootstrap seed; fixed so verdicts are repeatable
     double confidence = 0.95;           ///< confidence level of the ratio's interval
+    /// The noise allowance: a result is gated only beyond this many times the range of its
+    /// round medians (the noisier side). Three rounds see less than two runs move: in
+    /// recorded back-to-back pairs (tests/data/reports/rounds, an H200 and a loaded 2-core
+    /// host) one change in ten between runs exceeded the range of its rounds, one in fifty
+    /// twice it, and the comparison's own interval comes on top.
+    double noise_factor = 2.0;
     bool cross_machine = false;         ///< allow different hardware; also compare efficiency
     std::string base_label = "base";    ///< names shown in outputs (file names)
     std::string new_label = "new";
@@ -118,10 +124,10 @@ struct MetricComparison {
     double threshold = 0;                   ///< effective relative threshold
     /// Between rounds (see RunSettings::rounds, and several baseline reports): the relative
     /// range of the round medians, (max - min) / median, of the noisier side; 0 when neither
-    /// side has two rounds. The threshold is at least this much.
+    /// side has two rounds. The threshold is at least CompareOptions::noise_factor times it.
     double noise = 0;
     std::size_t base_rounds = 0, new_rounds = 0; ///< round medians on each side (0: one round)
-    bool noisy = false; ///< noise exceeds the configured threshold: gated only beyond the noise
+    bool noisy = false; ///< the noise allowance exceeds the configured threshold: gated beyond it
     /// The smallest relative change in the bad direction that this comparison would call a
     /// regression, from the threshold and the interval's width; 0 when no ratio.
     double detectable = 0;

@@ -376,20 +376,21 @@ MetricComparison compare_metric(const MetricResult& base, const MetricResult& fr
         m.threshold = std::max(m.threshold, fl->second / m.base_median);
     const double configured = m.threshold;
     add_round_spread(m, base.round_medians, fresh.round_medians, opt.confidence);
-    m.threshold = std::max(m.threshold, m.noise);
-    m.noisy = m.noise > configured;
+    m.threshold = std::max(m.threshold, opt.noise_factor * m.noise);
+    m.noisy = opt.noise_factor * m.noise > configured;
     m.verdict = decide(m.better, m.ci_lo, m.ci_hi, m.threshold);
     if (m.ratio > 0 && m.ci_lo > 0 && m.ci_hi > 0)
         m.detectable = m.better == Better::higher ? 1 - (1 - m.threshold) * m.ratio / m.ci_hi
                                                   : (1 + m.threshold) * m.ratio / m.ci_lo - 1;
     if (m.noisy)
-        m.note = fmt::format("noisy: round medians moved {:.1f}% between processes; gated beyond it", m.noise * 100);
+        m.note = fmt::format("noisy: round medians moved {:.1f}% between processes; gated beyond {:.1f}%", m.noise * 100,
+                             m.threshold * 100);
     if (m.noisy && m.verdict == Verdict::unchanged) {
         // Within the noise is not "unchanged": a change smaller than the noise is invisible.
         m.verdict = Verdict::inconclusive;
-        m.note = fmt::format("noisy: round medians moved {:.1f}% between processes, so only a change beyond that "
+        m.note = fmt::format("noisy: round medians moved {:.1f}% between processes, so only a change beyond {:.1f}% "
                              "would show",
-                             m.noise * 100);
+                             m.noise * 100, m.threshold * 100);
     } else if (m.verdict == Verdict::inconclusive)
         m.note = fmt::format("too noisy: the interval straddles the \u00b1{:.1f}% threshold{}", m.threshold * 100,
                              m.noisy ? fmt::format(" (round medians moved {:.1f}%)", m.noise * 100) : std::string{});
