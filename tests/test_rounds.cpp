@@ -164,7 +164,8 @@ TEST_CASE("the gate allows for the spread between rounds") {
     SUBCASE("a 10% slowdown of stable rounds is a regression") {
         const auto b = with_rounds(base, k_key, {100e9, 100.5e9, 99.7e9});
         const auto f = with_rounds(base, k_key, {90e9, 90.3e9, 89.8e9});
-        const auto& r = result(compare_reports(b, f, opt), k_key);
+        const auto outcome1 = compare_reports(b, f, opt);
+        const auto& r = result(outcome1, k_key);
         CHECK(r.verdict == Verdict::regression);
         CHECK_FALSE(r.metrics[0].noisy);
         CHECK(r.metrics[0].detectable < 0.10);
@@ -174,14 +175,16 @@ TEST_CASE("the gate allows for the spread between rounds") {
         // each); the round medians say the figure moves by 6% between processes.
         const auto b = with_rounds(base, k_key, {100e9, 106e9, 103e9});
         const auto f = with_rounds(base, k_key, {94e9, 97.5e9, 93e9});
-        const auto& r = result(compare_reports(b, f, opt), k_key);
+        const auto outcome2 = compare_reports(b, f, opt);
+        const auto& r = result(outcome2, k_key);
         CHECK(r.verdict != Verdict::regression);
         CHECK(r.metrics[0].ci_hi > 0.95);
     }
     SUBCASE("rounds on one side only still widen the interval") {
         const auto b = with_rounds(base, k_key, {100e9});
         const auto f = with_rounds(base, k_key, {100e9, 130e9, 80e9});
-        const auto& r = result(compare_reports(b, f, opt), k_key);
+        const auto outcome3 = compare_reports(b, f, opt);
+        const auto& r = result(outcome3, k_key);
         CHECK(r.metrics[0].base_rounds == 0);
         CHECK(r.metrics[0].new_rounds == 3);
         CHECK(r.verdict != Verdict::regression);
@@ -202,7 +205,8 @@ TEST_CASE("several baselines pool into one whose spread is the noise") {
     CHECK(it->rounds == 4);
     CHECK(it->details["baseline_reports"] == 3);
     // 112 is within what moved between the baselines: not a change.
-    const auto& r = result(compare_reports(pooled, with_rounds(base, k_key, {112e9}), {}), k_key);
+    const auto outcome4 = compare_reports(pooled, with_rounds(base, k_key, {112e9}), {});
+    const auto& r = result(outcome4, k_key);
     CHECK(r.metrics[0].noisy);
     CHECK(r.verdict != Verdict::regression);
     CHECK(r.verdict != Verdict::improvement);
