@@ -11,7 +11,7 @@
 # a 10% change (detectable <= 10%, "stable") must now be a regression. Writes
 # OUTDIR/summary.json and prints the figures: false regressions, stable share per family,
 # caught share, wall time per run. Exit 1 on a false regression or a missed slowdown.
-# ANALYZE_ONLY=1 counts again over the runs and pairs already in OUTDIR (with BIN's compare).
+# ANALYZE_ONLY=1 compares and counts again over the runs already in OUTDIR (with BIN's compare).
 set -u
 BIN=${1:?binary}; PAIRS=${2:?pairs}; OUT=${3:?output folder}; shift 3
 mkdir -p "$OUT"
@@ -22,7 +22,7 @@ for ((k = 0; k <= PAIRS && ${ANALYZE_ONLY:-0} == 0; k++)); do
   t1=$EPOCHREALTIME
   echo "run $k: exit $rc, $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s" | tee -a "$OUT/runs.txt"
 done
-for ((k = 0; k < PAIRS && ${ANALYZE_ONLY:-0} == 0; k++)); do
+for ((k = 0; k < PAIRS; k++)); do
   "$BIN" compare "$OUT/run-$k.json" "$OUT/run-$((k + 1)).json" --format json --out "$OUT/pair-$k.json" > /dev/null
   echo "pair $k: compare exit $?" >> "$OUT/runs.txt"
 done
