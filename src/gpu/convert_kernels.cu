@@ -395,10 +395,11 @@ __global__ void __launch_bounds__(k_threads)
         store_run(soa + a.soa_offset[f] + i0 * a.width[f], fields + a.staged[f], nr * a.width[f]);
 }
 
-// Field slices are staged with batched 16-byte loads, records rebuilt in shared memory one
-// field of one record per thread (gap bytes zeroed first), and the record run stored as
-// whole coalesced vectors. (Building each output vector in registers from every field that
-// overlaps it was tried: 35-49% of the copy roofline on an H200 against 53-81% for this.)
+// Field slices are staged with 16-byte loads, records rebuilt in shared memory one field of
+// one record per thread (gap bytes zeroed first), and the record run stored as whole
+// coalesced vectors. Tried on an H200 and measured slower: building each output vector in
+// registers from every field that overlaps it (35-49% of the copy roofline against 53-81%),
+// and batching the field loads four deep (mixed records 64% against 76%).
 __global__ void __launch_bounds__(k_threads)
     soa_to_aos_kernel(std::uint8_t* __restrict__ aos, const std::uint8_t* __restrict__ soa,
                       std::uint64_t n, RecordArgs a) {
@@ -411,23 +412,11 @@ __global__ void __launch_bounds__(k_threads)
     if (a.gaps)
         for (std::uint32_t v = threadIdx.x; v < (nr * a.record_bytes + 15) / 16; v += k_threads)
             *reinterpret_cast<uint4*>(records + 16 * v) = make_uint4(0, 0, 0, 0);
-    constexpr int k_batch = 4;
     for (std::uint32_t f = 0; f < a.nfields; ++f) {
         const std::uint8_t* in = soa + a.soa_offset[f] + i0 * a.width[f];
         const std::uint32_t nvec = (nr * a.width[f] + 15) / 16;
-        for (std::uint32_t base = 0; base < nvec; base += k_batch * k_threads) {
-            uint4 v[k_batch];
-#pragma unroll
-            for (int u = 0; u < k_batch; ++u) {
-                const std::uint32_t at = base + u * k_threads + threadIdx.x;
-                if (at < nvec) v[u] = load16(in + 16ull * at);
-            }
-#pragma unroll
-            for (int u = 0; u < k_batch; ++u) {
-                const std::uint32_t at = base + u * k_threads + threadIdx.x;
-                if (at < nvec) *reinterpret_cast<uint4*>(fields + a.staged[f] + 16 * at) = v[u];
-            }
-        }
+        for (std::uint32_t v = threadIdx.x; v < nvec; v += k_threads)
+            *reinterpret_cast<uint4*>(fields + a.staged[f] + 16 * v) = load16(in + 16ull * v);
     }
     __syncthreads();
     for (std::uint32_t f = 0; f < a.nfields; ++f)
