@@ -316,3 +316,21 @@ TEST_CASE("run --rounds measures in new processes and records the round medians"
     const int three = std::system(fmt::format("'{0}' compare '{1}' '{1}' '{1}' > /dev/null 2>&1", INTEROPBENCH_BINARY, out).c_str());
     CHECK(WEXITSTATUS(three) == 0);
 }
+
+TEST_CASE("a really slower path stays a regression: collectives with NCCL_P2P_DISABLE, recorded on 2 x H200") {
+    // reports/h200x2-ci-1.json and the same build's collectives with NCCL_P2P_DISABLE=1.
+    const json base = load_report(INTEROPBENCH_SOURCE_DIR "/reports/h200x2-ci-1.json");
+    const json slow = load_report(INTEROPBENCH_SOURCE_DIR "/reports/h200x2-ci-nccl-p2p-disabled.json");
+    const auto o = compare_reports(base, slow, {});
+    std::size_t collectives = 0, regressions = 0;
+    for (const auto& r : o.results) {
+        if (r.scenario.rfind("nccl_", 0) != 0 || r.verdict == Verdict::missing || r.verdict == Verdict::added) continue;
+        ++collectives;
+        regressions += r.verdict == Verdict::regression;
+        CAPTURE(r.key);
+        CAPTURE(r.reason);
+        CHECK(r.verdict == Verdict::regression);
+    }
+    CHECK(collectives >= 4);
+    CHECK(regressions == collectives);
+}
