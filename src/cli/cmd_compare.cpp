@@ -24,7 +24,7 @@ void add_compare(CLI::App& app, Outcome& out) {
         std::string metrics = "primary";  // CI formats: which metrics of each result
     };
     auto args = std::make_shared<Args>();
-    auto* cmd = app.add_subcommand("compare", "compare two reports and gate on regressions");
+    auto* cmd = app.add_subcommand("compare", "compare a new report with one or more baselines and gate on regressions");
     cmd->footer(
         "A result regresses when the whole 95% bootstrap interval of the ratio of medians (new/base) lies beyond\n"
         "the threshold in the metric's bad direction; an interval straddling the threshold is inconclusive.\n"
