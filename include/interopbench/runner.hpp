@@ -113,6 +113,11 @@ std::vector<Config> expand_plan(const Registry& registry, const RunPlan& plan,
 Params typed_params(const ScenarioInfo& info, const std::vector<std::pair<std::string, std::string>>& values,
                     const Machine& machine);
 
+/// One metric pooled over `parts` (rounds, or reports of one build): their samples in order,
+/// and each part's round medians, or its median for a part of one round (kept when there are
+/// two or more); statistics recomputed. `parts` may include `into` itself.
+void pool_metric(MetricResult& into, const std::vector<const MetricResult*>& parts);
+
 /// Pools the rounds of every configuration: `rounds[0]` is the first round's results,
 /// the others later rounds' (in any order, matched by key). A result keeps the first round's
 /// status, details and stop reason; the samples of every round that ended ok are pooled,

@@ -313,22 +313,12 @@ std::string openmetrics_escape(std::string_view text) {
     return out;
 }
 
-std::string render_ci(const std::vector<Result>& results, CiFormat format, CiMetrics metrics) {
-    const auto es = entries(results, nullptr, metrics);
-    switch (format) {
-    case CiFormat::benchmark_action_bigger: return render_benchmark_action(es, Better::higher);
-    case CiFormat::benchmark_action_smaller: return render_benchmark_action(es, Better::lower);
-    case CiFormat::bmf: return render_bmf(es);
-    case CiFormat::openmetrics: break;
-    }
-    OpenMetricsWriter w;
-    add_values(w, es);
-    return w.text();
-}
+namespace {
 
-std::string render_ci(const CompareOutcome& outcome, const std::vector<Result>& fresh, CiFormat format,
-                      CiMetrics metrics) {
-    const auto es = entries(fresh, &outcome, metrics);
+// Every format from its entries; OpenMetrics adds the comparison's ratios and verdict counts
+// when there is one.
+std::string render_entries(const std::vector<Entry>& es, CiFormat format, const CompareOutcome* outcome,
+                           CiMetrics metrics) {
     switch (format) {
     case CiFormat::benchmark_action_bigger: return render_benchmark_action(es, Better::higher);
     case CiFormat::benchmark_action_smaller: return render_benchmark_action(es, Better::lower);
@@ -337,8 +327,9 @@ std::string render_ci(const CompareOutcome& outcome, const std::vector<Result>& 
     }
     OpenMetricsWriter w;
     add_values(w, es);
+    if (!outcome) return w.text();
     const std::string ratio_help = "ratio of medians new/base and its bootstrap interval (estimate point, lower, upper)";
-    for (const auto& rc : outcome.results)
+    for (const auto& rc : outcome->results)
         for (std::size_t i = 0; i < rc.metrics.size(); ++i) {
             const auto& mc = rc.metrics[i];
             if (!mc.has_ratio || (metrics == CiMetrics::primary && i != 0 && !mc.gated)) continue;
@@ -349,8 +340,19 @@ std::string render_ci(const CompareOutcome& outcome, const std::vector<Result>& 
         }
     for (std::size_t v = 0; v < k_verdict_count; ++v)
         w.sample("interopbench_compare_results", "", "results of the comparison per verdict",
-                 {{"verdict", to_string(static_cast<Verdict>(v))}}, static_cast<double>(outcome.counts[v]));
+                 {{"verdict", to_string(static_cast<Verdict>(v))}}, static_cast<double>(outcome->counts[v]));
     return w.text();
+}
+
+} // namespace
+
+std::string render_ci(const std::vector<Result>& results, CiFormat format, CiMetrics metrics) {
+    return render_entries(entries(results, nullptr, metrics), format, nullptr, metrics);
+}
+
+std::string render_ci(const CompareOutcome& outcome, const std::vector<Result>& fresh, CiFormat format,
+                      CiMetrics metrics) {
+    return render_entries(entries(fresh, &outcome, metrics), format, &outcome, metrics);
 }
 
 } // namespace interopbench

@@ -580,18 +580,11 @@ nlohmann::json pool_baselines(const std::vector<nlohmann::json>& reports, const 
         Result out = *first_ok;
         int rounds = 0;
         for (auto& m : out.metrics) {
-            std::vector<double> samples, medians;
-            for (const auto& r : all) {
-                if (r.status != Status::ok) continue;
-                const MetricResult* rm = r.metric(m.info.name);
-                if (!rm) continue;
-                samples.insert(samples.end(), rm->samples.begin(), rm->samples.end());
-                if (rm->round_medians.size() > 1) medians.insert(medians.end(), rm->round_medians.begin(), rm->round_medians.end());
-                else if (rm->stats.n > 0) medians.push_back(rm->stats.median);
-            }
-            m.samples = std::move(samples);
-            m.stats = compute_stats(m.samples);
-            m.round_medians = std::move(medians);
+            std::vector<const MetricResult*> parts;
+            for (const auto& r : all)
+                if (r.status == Status::ok)
+                    if (const MetricResult* rm = r.metric(m.info.name)) parts.push_back(rm);
+            pool_metric(m, parts);
         }
         for (const auto& r : all)
             if (r.status == Status::ok) rounds += std::max(1, r.rounds);

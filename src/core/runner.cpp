@@ -90,6 +90,19 @@ RunSettings RunSettings::per_round() const {
     return s;
 }
 
+void pool_metric(MetricResult& into, const std::vector<const MetricResult*>& parts) {
+    std::vector<double> all, medians;
+    for (const MetricResult* p : parts) {
+        if (p->round_medians.size() > 1) medians.insert(medians.end(), p->round_medians.begin(), p->round_medians.end());
+        else if (const Stats st = compute_stats(p->samples); st.n > 0) medians.push_back(st.median);
+        else if (p->stats.n > 0) medians.push_back(p->stats.median); // a report that kept no samples
+        all.insert(all.end(), p->samples.begin(), p->samples.end());
+    }
+    into.samples = std::move(all);
+    into.round_medians = medians.size() > 1 ? std::move(medians) : std::vector<double>{};
+    into.stats = compute_stats(into.samples);
+}
+
 std::vector<Result> merge_rounds(std::vector<std::vector<Result>> rounds) {
     if (rounds.empty()) return {};
     std::vector<Result> merged = std::move(rounds.front());
@@ -114,18 +127,11 @@ std::vector<Result> merge_rounds(std::vector<std::vector<Result>> rounds) {
             r.details["rounds_not_ok"] = std::move(not_ok);
         }
         if (r.status != Status::ok) continue;
-        for (std::size_t m = 0; m < r.metrics.size(); ++m) {
-            std::vector<double> all, medians;
-            for (const Result* o : pooled) {
-                const MetricResult* om = o == &r ? &r.metrics[m] : o->metric(r.metrics[m].info.name);
-                if (!om) continue;
-                const Stats st = compute_stats(om->samples);
-                if (st.n > 0) medians.push_back(st.median);
-                all.insert(all.end(), om->samples.begin(), om->samples.end());
-            }
-            r.metrics[m].samples = std::move(all);
-            r.metrics[m].round_medians = medians.size() > 1 ? std::move(medians) : std::vector<double>{};
-            r.metrics[m].stats = compute_stats(r.metrics[m].samples);
+        for (auto& metric : r.metrics) {
+            std::vector<const MetricResult*> parts;
+            for (const Result* o : pooled)
+                if (const MetricResult* om = o == &r ? &metric : o->metric(metric.info.name)) parts.push_back(om);
+            pool_metric(metric, parts);
         }
         double wall = 0;
         int warm = 0;
