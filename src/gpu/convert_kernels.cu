@@ -101,101 +101,165 @@ unsigned grid_for(std::uint64_t items, std::uint64_t per_block) {
 
 // ---- transpose ------------------------------------------------------------------------
 //
-// A block owns a tile of TR input rows x TC input columns (256-byte row segments). Phase 1
-// loads each row segment as the aligned 16-byte vectors covering it and stores it into
-// shared memory shifted so that the tile's first column sits at byte 0 of the tile row
-// (rows of an odd-width matrix start at every alignment). Phase 2 writes the output rows
-// (input columns) in whole aligned 32-byte sectors: a sector of output row c belongs to the
-// tile holding the input row of its first element, and that tile also loads the GV - 1
-// input rows past its own (a halo, mostly served by L2), so no sector is ever written in
-// part by two blocks and nearly every store is a full 16-byte vector. Each thread gathers
-// the V elements of one vector from V consecutive tile rows. Only the sectors that straddle
-// two output rows (one per input column) are stored element by element. When the whole
-// matrix has at most TR rows, the tile's output is one contiguous run, written in aligned
-// vectors end to end (only the two vectors at its ends are shared with the neighbouring
-// tiles): short, wide matrices stay at full vector width too.
-// Tile rows are skewed by a few words per group of V rows so that the lanes of a warp,
-// which read rows V apart, hit different banks.
+// A block owns a tile of TR input rows x TC input columns (256-byte row segments), and the
+// output is written in whole aligned 32-byte sectors: a sector of output row c (input
+// column c) belongs to the tile holding the input row of its first element, and that tile
+// also loads the GV - 1 input rows past its own (a halo, mostly served by L2), so no
+// sector is written in part by two blocks.
+//
+// Phase 1 loads each row segment as the aligned 16-byte vectors covering it (several in
+// flight per thread) and stores it into shared memory shifted so that the tile's first
+// column sits at word 0 of the tile row (rows of an odd-width matrix start at every
+// alignment).
+//
+// Phase 2: thread (g, j) builds vector j of output rows g, g + CPP, g + 2 CPP, ...: the V
+// elements of input column c at the V tile rows starting at h(c) + V j, where h(c) is the
+// first row at which a sector of output row c starts. CPP is a multiple of GV, so h, and
+// with it every shared-memory address of the thread, is the same for all its columns:
+// they are computed once and each column adds an immediate offset. The lanes of a warp
+// cover VPC consecutive vectors of 32 / VPC output rows, so every store is part of a
+// coalesced run. Tile rows are PW words apart plus SK words per V rows; with PW and SK
+// chosen per element size (below), the lanes of a warp read distinct banks for any odd
+// number of rows (each lane's column starts at a different h, and the skew separates the
+// vectors of one column).
+//
+// Only the rows before a column's first sector (head) and the sector that runs past its
+// end are stored element by element. When the whole matrix has at most TR rows, the
+// tile's output is one contiguous run, written in aligned vectors end to end: short,
+// wide matrices stay at full vector width too.
+//
+// On an H200 the skew is worth about 15 points of the copy roofline for 1- and 2-byte
+// elements, and computing each thread's addresses once (rather than per vector, as the
+// kernel this replaced did) most of the rest of the gain.
+
+template <int E> struct TransposeShape;
+template <> struct TransposeShape<1> { static constexpr int TR = 128, TC = 256, PW = 65, SK = 4; };
+template <> struct TransposeShape<2> { static constexpr int TR = 128, TC = 128, PW = 65, SK = 2; };
+template <> struct TransposeShape<4> { static constexpr int TR = 64, TC = 64, PW = 66, SK = 2; };
+template <> struct TransposeShape<8> { static constexpr int TR = 64, TC = 32, PW = 66, SK = 2; };
 
 template <int E>
-struct TransposeShape {
-    static constexpr int V = 16 / E;
-    static constexpr int GV = 32 / E;                 // elements of a 32-byte sector
-    static constexpr int TC = 256 / E;
-    static constexpr int TR = E == 1 ? 128 : 256 / E;
-    static constexpr int LR = TR + GV - 1;            // rows loaded: the tile's and the halo
-    static constexpr int SEG_WORDS = TC * E / 4;      // 64: words of a row segment
-    static constexpr int IN_SLOTS = 17;               // vectors covering a row segment
-    static constexpr int SECTORS = TR / GV;           // sector starts per column in a tile
-    static constexpr int OUT_SLOTS = 2 * (SECTORS + 1); // two vectors per sector, and the head
-    static constexpr int SKEW = E == 8 ? 8 : 4;       // bytes; keeps 8-byte elements aligned
-    static constexpr int SKEWS = E == 8 ? 4 : 8;
-    static constexpr int PITCH = TC * E + SKEW * (SKEWS - 1);
+struct TransposeTile : TransposeShape<E> {
+    using B = TransposeShape<E>;
+    static constexpr int V = 16 / E;                 // elements of a 16-byte vector
+    static constexpr int GV = 32 / E;                // elements of a 32-byte sector
+    static constexpr int LR = B::TR + GV - 1;        // rows loaded: the tile's and the halo
+    static constexpr int SEG_WORDS = B::TC * E / 4;  // 64: words of a row segment
+    static constexpr int IN_SLOTS = SEG_WORDS / 4 + 1; // vectors covering a row segment
     static constexpr int IN_PER_THREAD = (LR * IN_SLOTS + k_threads - 1) / k_threads;
-    static constexpr int OUT_PER_THREAD = (TC * OUT_SLOTS + k_threads - 1) / k_threads;
-    static_assert(TR % GV == 0, "a tile holds whole sectors of rows");
-    static_assert(LR * PITCH <= 48 * 1024, "static shared memory");
+    static constexpr int WORDS = LR * B::PW + B::SK * (LR / V + 1);
+    static constexpr int VPC = B::TR / V;            // owned vectors per output row and tile
+    static constexpr int CPP = k_threads / VPC;      // output rows per pass of the block
+    static constexpr int PASSES = B::TC / CPP;
+    static_assert(B::TR % GV == 0 && 32 % VPC == 0 && CPP % GV == 0 && B::TC % CPP == 0, "tile shape");
+    static_assert(B::PW >= SEG_WORDS && 4 * WORDS <= 48 * 1024, "static shared memory");
+    static __device__ __forceinline__ int row_word(int r) { return r * B::PW + B::SK * (r / V); }
+    static __device__ __forceinline__ int at(int r, int c) { return 4 * row_word(r) + c * E; }
 };
 
-template <int E>
-__device__ __forceinline__ const std::uint8_t* tile_at(const std::uint8_t* tile, int rl, int cl) {
-    using S = TransposeShape<E>;
-    return tile + rl * S::PITCH + S::SKEW * ((rl / S::V) % S::SKEWS) + cl * E;
+// A 16-byte store kept as one vector store (the compiler may otherwise split a store of a
+// vector built from 4-byte elements).
+__device__ __forceinline__ void store16_vec(void* p, uint4 v) {
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                 : "memory");
 }
+
+// The V elements at tile byte offsets a[i] + off, as one vector.
+template <int E>
+__device__ __forceinline__ uint4 gather_vector(const std::uint8_t* tile, const std::uint32_t (&a)[16 / E],
+                                               std::uint32_t off) {
+    if constexpr (E == 8) {
+        const auto x = *reinterpret_cast<const unsigned long long*>(tile + a[0] + off);
+        const auto y = *reinterpret_cast<const unsigned long long*>(tile + a[1] + off);
+        return make_uint4(std::uint32_t(x), std::uint32_t(x >> 32), std::uint32_t(y), std::uint32_t(y >> 32));
+    } else {
+        std::uint32_t e[16 / E];
+#pragma unroll
+        for (int i = 0; i < 16 / E; ++i) {
+            if constexpr (E == 1) e[i] = tile[a[i] + off];
+            else if constexpr (E == 2) e[i] = *reinterpret_cast<const std::uint16_t*>(tile + a[i] + off);
+            else e[i] = *reinterpret_cast<const std::uint32_t*>(tile + a[i] + off);
+        }
+        if constexpr (E == 1) {
+            std::uint32_t w[4];
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+                w[j] = __byte_perm(__byte_perm(e[4 * j], e[4 * j + 1], 0x0040),
+                                   __byte_perm(e[4 * j + 2], e[4 * j + 3], 0x0040), 0x5410);
+            return make_uint4(w[0], w[1], w[2], w[3]);
+        } else if constexpr (E == 2) {
+            return make_uint4(__byte_perm(e[0], e[1], 0x5410), __byte_perm(e[2], e[3], 0x5410),
+                              __byte_perm(e[4], e[5], 0x5410), __byte_perm(e[6], e[7], 0x5410));
+        } else {
+            return make_uint4(e[0], e[1], e[2], e[3]);
+        }
+    }
+}
+
+// Tiles are visited in groups of k_tile_group tile rows, column by column within a group,
+// so that the blocks running at once cover a compact region of both matrices.
+constexpr std::uint32_t k_tile_group = 16;
 
 template <int E>
 __global__ void __launch_bounds__(k_threads)
     transpose_kernel(std::uint8_t* __restrict__ dst, const std::uint8_t* __restrict__ src,
-                     std::uint64_t rows, std::uint64_t cols, std::uint32_t tiles_c) {
-    using S = TransposeShape<E>;
+                     std::uint64_t rows, std::uint64_t cols, std::uint32_t tiles_c, std::uint32_t tiles_r) {
+    using S = TransposeTile<E>;
     using T = typename Bits<E>::T;
-    __shared__ __align__(16) std::uint8_t tile[S::LR * S::PITCH];
+    __shared__ __align__(16) std::uint32_t words[S::WORDS];
+    const auto* tile = reinterpret_cast<const std::uint8_t*>(words);
 
-    const std::uint32_t tc = blockIdx.x % tiles_c, tr = blockIdx.x / tiles_c;
+    const std::uint32_t group = blockIdx.x / (k_tile_group * tiles_c), in_group = blockIdx.x % (k_tile_group * tiles_c);
+    const std::uint32_t group_rows = min(k_tile_group, tiles_r - group * k_tile_group);
+    const std::uint32_t tr = group * k_tile_group + in_group % group_rows, tc = in_group / group_rows;
     const std::uint64_t r0 = std::uint64_t(tr) * S::TR, c0 = std::uint64_t(tc) * S::TC;
     const int nr = static_cast<int>(min(std::uint64_t(S::TR), rows - r0));
     const int nl = static_cast<int>(min(std::uint64_t(S::LR), rows - r0)); // rows loaded
     const int nc = static_cast<int>(min(std::uint64_t(S::TC), cols - c0));
+    const std::uint64_t row_bytes = cols * E;
+    const std::uint64_t seg0 = (r0 * cols + c0) * E; // byte of (r0, c0)
+    // Row rl's segment starts (sh0 + rl * cstep) & 15 bytes into its first aligned vector.
+    const std::uint32_t sh0 = static_cast<std::uint32_t>(seg0 & 15), cstep = static_cast<std::uint32_t>(row_bytes & 15);
+    const std::uint32_t seg_len = static_cast<std::uint32_t>(nc) * E;
 
-    uint4 vec[S::IN_PER_THREAD];
-    std::uint32_t next[S::IN_PER_THREAD];
+    constexpr int k_batch = 4; // vectors in flight per thread
+#pragma unroll 1
+    for (int u0 = 0; u0 < S::IN_PER_THREAD; u0 += k_batch) {
+        uint4 vec[k_batch];
+        std::uint32_t next[k_batch];
 #pragma unroll
-    for (int j = 0; j < S::IN_PER_THREAD; ++j) {
-        const int s = threadIdx.x + j * k_threads;
-        const int rl = s / S::IN_SLOTS, k = s - rl * S::IN_SLOTS;
-        vec[j] = make_uint4(0, 0, 0, 0);
-        next[j] = 0;
-        if (rl < nl) {
-            const std::uint64_t seg = ((r0 + rl) * cols + c0) * E;
-            const std::uint64_t seg_end = seg + std::uint64_t(nc) * E;
-            const std::uint64_t at = (seg & ~15ull) + 16ull * k;
-            if (at < seg_end) {
-                vec[j] = load16(src + at);
-                // Odd byte shifts (1- and 2-byte elements) also need the next vector's first word.
-                if constexpr (E < 4) {
-                    if (at + 16 < seg_end) next[j] = __ldg(reinterpret_cast<const std::uint32_t*>(src + at + 16));
+        for (int u = 0; u < k_batch; ++u) {
+            const int s = threadIdx.x + (u0 + u) * k_threads;
+            const int rl = s / S::IN_SLOTS, k = s - rl * S::IN_SLOTS;
+            vec[u] = make_uint4(0, 0, 0, 0);
+            next[u] = 0;
+            if (rl < nl) {
+                const std::uint32_t sh = (sh0 + rl * cstep) & 15;
+                if (16u * k < sh + seg_len) {
+                    const std::uint8_t* p = src + ((seg0 + std::uint64_t(rl) * row_bytes) & ~15ull) + 16 * k;
+                    vec[u] = load16(p);
+                    // Odd byte shifts (1- and 2-byte elements) also need the next vector's first word.
+                    if constexpr (E < 4) {
+                        if (16u * k + 16 < sh + seg_len) next[u] = __ldg(reinterpret_cast<const std::uint32_t*>(p + 16));
+                    }
                 }
             }
         }
-    }
 #pragma unroll
-    for (int j = 0; j < S::IN_PER_THREAD; ++j) {
-        const int s = threadIdx.x + j * k_threads;
-        const int rl = s / S::IN_SLOTS, k = s - rl * S::IN_SLOTS;
-        if (rl < nl) {
-            const std::uint64_t seg = ((r0 + rl) * cols + c0) * E;
-            const std::uint64_t seg_end = seg + std::uint64_t(nc) * E;
-            if ((seg & ~15ull) + 16ull * k < seg_end) {
-                const int qs = static_cast<int>(seg & 15) >> 2;
-                const unsigned r = static_cast<unsigned>(seg & 3) * 8;
-                const std::uint32_t w[5] = {vec[j].x, vec[j].y, vec[j].z, vec[j].w, next[j]};
-                auto* row = reinterpret_cast<std::uint32_t*>(
-                    tile + rl * S::PITCH + S::SKEW * ((rl / S::V) % S::SKEWS));
+        for (int u = 0; u < k_batch; ++u) {
+            const int s = threadIdx.x + (u0 + u) * k_threads;
+            const int rl = s / S::IN_SLOTS, k = s - rl * S::IN_SLOTS;
+            if (rl >= nl) continue;
+            const std::uint32_t sh = (sh0 + rl * cstep) & 15;
+            if (16u * k >= sh + seg_len) continue;
+            const int qs = static_cast<int>(sh >> 2);
+            const unsigned r = (sh & 3) * 8;
+            const std::uint32_t w[5] = {vec[u].x, vec[u].y, vec[u].z, vec[u].w, next[u]};
+            std::uint32_t* row = words + S::row_word(rl);
 #pragma unroll
-                for (int t = 0; t < 4; ++t) {
-                    const int m = 4 * k - qs + t;
-                    if (m >= 0 && m < S::SEG_WORDS) row[m] = __funnelshift_r(w[t], w[t + 1], r);
-                }
+            for (int t = 0; t < 4; ++t) {
+                const int m = 4 * k - qs + t;
+                if (m >= 0 && m < S::SEG_WORDS) row[m] = __funnelshift_r(w[t], w[t + 1], r);
             }
         }
     }
@@ -215,78 +279,71 @@ __global__ void __launch_bounds__(k_threads)
                 T e[S::V];
 #pragma unroll
                 for (int i = 0; i < S::V; ++i) {
-                    e[i] = *reinterpret_cast<const T*>(tile_at<E>(tile, rl, cl));
+                    e[i] = *reinterpret_cast<const T*>(tile + S::at(rl, cl));
                     if (++rl == int(rws)) {
                         rl = 0;
                         ++cl;
                     }
                 }
-                store16(dst + v * 16, pack<E>(e));
+                store16_vec(dst + v * 16, pack<E>(e));
             } else {
                 for (int i = 0; i < S::V; ++i) {
                     const std::uint64_t o = o0 + i;
                     if (o < first || o >= end) continue;
                     const std::uint32_t rel = static_cast<std::uint32_t>(o - first);
                     const int cl = static_cast<int>(rel / rws), rl = static_cast<int>(rel - std::uint32_t(cl) * rws);
-                    reinterpret_cast<T*>(dst)[o] = *reinterpret_cast<const T*>(tile_at<E>(tile, rl, cl));
+                    reinterpret_cast<T*>(dst)[o] = *reinterpret_cast<const T*>(tile + S::at(rl, cl));
                 }
             }
         }
         return;
     }
 
+    const int j = threadIdx.x % S::VPC, g = threadIdx.x / S::VPC;
+    if (g >= nc) return;
+    const std::uint64_t col_first = (c0 + g) * rows; // output element of (column c0 + g, row 0)
+    const int h = static_cast<int>((S::GV - col_first % S::GV) % S::GV);
+    const std::uint64_t rows_left = rows - r0;
+    const int rl = h + S::V * j; // tile row of the vector's first element
+    std::uint32_t a[S::V];
 #pragma unroll
-    for (int j = 0; j < S::OUT_PER_THREAD; ++j) {
-        const int s = threadIdx.x + j * k_threads;
-        const int cl = s / S::OUT_SLOTS, slot = s - cl * S::OUT_SLOTS;
-        if (cl >= nc) continue;
-        const int k = slot / 2, half = slot % 2;
-        const std::uint64_t col_first = (c0 + cl) * rows; // output element of (c, row 0)
-        // First row of the column at which a sector starts.
-        const std::uint64_t h = (S::GV - col_first % S::GV) % S::GV;
-        if (k == S::SECTORS) {
-            // Head: rows before the column's first sector start; that sector also holds the
-            // previous column's last rows, whose tile stores those.
-            if (r0 != 0) continue;
-            const std::uint64_t lo = std::uint64_t(half) * S::V, hi = min(min(h, rows), lo + S::V);
-            for (std::uint64_t r = lo; r < hi; ++r)
-                reinterpret_cast<T*>(dst)[col_first + r] =
-                    *reinterpret_cast<const T*>(tile_at<E>(tile, static_cast<int>(r), cl));
-            continue;
-        }
-        const std::uint64_t k0 = r0 <= h ? 0 : (r0 - h + S::GV - 1) / S::GV;
-        const std::uint64_t rs = h + (k0 + k) * S::GV;
-        if (rs >= r0 + nr) continue;
-        const std::uint64_t rb = rs + std::uint64_t(half) * S::V;
-        if (rb >= rows) continue;
-        const int rbi = static_cast<int>(rb - r0);
-        if (rb + S::V <= rows) {
-            // Rows rbi .. rbi+V-1 cross at most one skew step.
-            const int q0 = rbi / S::V, step_at = S::V - (rbi - q0 * S::V);
-            const int skew_a = S::SKEW * (q0 % S::SKEWS), skew_b = S::SKEW * ((q0 + 1) % S::SKEWS);
-            const std::uint8_t* base = tile + rbi * S::PITCH + cl * E;
-            T e[S::V];
+    for (int i = 0; i < S::V; ++i) a[i] = S::at(rl + i, g);
+    // The vector's sector starts in this tile, and the vector starts before the column ends
+    // (else it is the next column's head).
+    const bool owned = h + S::GV * (j / 2) < nr && std::uint64_t(rl) < rows_left;
+    const bool full = std::uint64_t(rl + S::V) <= rows_left;
+    T* out = reinterpret_cast<T*>(dst) + col_first + r0 + rl;
+    const std::uint64_t pass_step = std::uint64_t(S::CPP) * rows;
 #pragma unroll
-            for (int i = 0; i < S::V; ++i)
-                e[i] = *reinterpret_cast<const T*>(base + i * S::PITCH + (i < step_at ? skew_a : skew_b));
-            store16(dst + (col_first + rb) * E, pack<E>(e));
-        } else {
-            // The sector runs past the column's end: its rows here, the next column's head there.
-            for (int i = 0; i < S::V && rb + i < rows; ++i)
-                reinterpret_cast<T*>(dst)[col_first + rb + i] =
-                    *reinterpret_cast<const T*>(tile_at<E>(tile, rbi + i, cl));
+    for (int m = 0; m < S::PASSES; ++m) {
+        const int cl = g + S::CPP * m;
+        if (cl >= nc) break;
+        // Head: rows before the column's first sector start; that sector also holds the
+        // previous column's last rows, whose tile stores those.
+        if (r0 == 0)
+            for (int r = j; r < h && r < int(rows); r += S::VPC)
+                out[r - rl] = *reinterpret_cast<const T*>(tile + S::at(r, cl));
+        if (owned) {
+            if (full) {
+                store16_vec(out, gather_vector<E>(tile, a, static_cast<std::uint32_t>(S::CPP * m * E)));
+            } else {
+                // The sector runs past the column's end: its rows here, the next column's head there.
+                for (int r = rl; r < int(rows_left); ++r)
+                    out[r - rl] = *reinterpret_cast<const T*>(tile + S::at(r, cl));
+            }
         }
+        out += pass_step;
     }
 }
 
 template <int E>
 cudaError_t run_transpose(void* dst, const void* src, Dims2 d, cudaStream_t stream) {
-    using S = TransposeShape<E>;
+    using S = TransposeTile<E>;
     const std::uint64_t tiles_r = (d.rows + S::TR - 1) / S::TR, tiles_c = (d.cols + S::TC - 1) / S::TC;
     if (tiles_c > UINT_MAX || tiles_r > INT_MAX || tiles_r * tiles_c > INT_MAX) return cudaErrorInvalidValue;
     transpose_kernel<E><<<static_cast<unsigned>(tiles_r * tiles_c), k_threads, 0, stream>>>(
         static_cast<std::uint8_t*>(dst), static_cast<const std::uint8_t*>(src), d.rows, d.cols,
-        static_cast<std::uint32_t>(tiles_c));
+        static_cast<std::uint32_t>(tiles_c), static_cast<std::uint32_t>(tiles_r));
     return cudaGetLastError();
 }
 
