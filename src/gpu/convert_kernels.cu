@@ -137,21 +137,23 @@ template <> struct TransposeShape<1> { static constexpr int TR = 128, TC = 256, 
 template <> struct TransposeShape<2> { static constexpr int TR = 128, TC = 128, PW = 65, SK = 2; };
 template <> struct TransposeShape<4> { static constexpr int TR = 64, TC = 64, PW = 66, SK = 2; };
 template <> struct TransposeShape<8> { static constexpr int TR = 64, TC = 32, PW = 66, SK = 2; };
+// Matrices of at most 8 rows: tiles of 8 rows x 4 KiB, no halo (the output is one run).
+template <int E> struct ShortShape { static constexpr int TR = 8, TC = 4096 / E, PW = E == 8 ? 1026 : 1025, SK = 0; };
 
-template <int E>
-struct TransposeTile : TransposeShape<E> {
-    using B = TransposeShape<E>;
+template <int E, class B = TransposeShape<E>>
+struct TransposeTile : B {
+    static constexpr bool SHORT = B::TR < 16;        // only the one-run path
     static constexpr int V = 16 / E;                 // elements of a 16-byte vector
     static constexpr int GV = 32 / E;                // elements of a 32-byte sector
-    static constexpr int LR = B::TR + GV - 1;        // rows loaded: the tile's and the halo
-    static constexpr int SEG_WORDS = B::TC * E / 4;  // 64: words of a row segment
+    static constexpr int LR = SHORT ? B::TR : B::TR + GV - 1; // rows loaded: the tile's and the halo
+    static constexpr int SEG_WORDS = B::TC * E / 4;  // words of a row segment
     static constexpr int IN_SLOTS = SEG_WORDS / 4 + 1; // vectors covering a row segment
     static constexpr int IN_PER_THREAD = (LR * IN_SLOTS + k_threads - 1) / k_threads;
     static constexpr int WORDS = LR * B::PW + B::SK * (LR / V + 1);
-    static constexpr int VPC = B::TR / V;            // owned vectors per output row and tile
+    static constexpr int VPC = SHORT ? 1 : B::TR / V; // owned vectors per output row and tile
     static constexpr int CPP = k_threads / VPC;      // output rows per pass of the block
-    static constexpr int PASSES = B::TC / CPP;
-    static_assert(B::TR % GV == 0 && 32 % VPC == 0 && CPP % GV == 0 && B::TC % CPP == 0, "tile shape");
+    static constexpr int PASSES = SHORT ? 1 : B::TC / CPP;
+    static_assert(SHORT || (B::TR % GV == 0 && 32 % VPC == 0 && CPP % GV == 0 && B::TC % CPP == 0), "tile shape");
     static_assert(B::PW >= SEG_WORDS && 4 * WORDS <= 48 * 1024, "static shared memory");
     static __device__ __forceinline__ int row_word(int r) { return r * B::PW + B::SK * (r / V); }
     static __device__ __forceinline__ int at(int r, int c) { return 4 * row_word(r) + c * E; }
@@ -200,11 +202,11 @@ __device__ __forceinline__ uint4 gather_vector(const std::uint8_t* tile, const s
 // so that the blocks running at once cover a compact region of both matrices.
 constexpr std::uint32_t k_tile_group = 16;
 
-template <int E>
+template <int E, class Shape>
 __global__ void __launch_bounds__(k_threads)
     transpose_kernel(std::uint8_t* __restrict__ dst, const std::uint8_t* __restrict__ src,
                      std::uint64_t rows, std::uint64_t cols, std::uint32_t tiles_c, std::uint32_t tiles_r) {
-    using S = TransposeTile<E>;
+    using S = TransposeTile<E, Shape>;
     using T = typename Bits<E>::T;
     __shared__ __align__(16) std::uint32_t words[S::WORDS];
     const auto* tile = reinterpret_cast<const std::uint8_t*>(words);
@@ -266,23 +268,33 @@ __global__ void __launch_bounds__(k_threads)
     __syncthreads();
 
     if (rows <= std::uint64_t(S::TR)) {
-        // Short matrix: output elements [c0 * rows, (c0 + nc) * rows) are one run.
+        // Short matrix: output elements [c0 * rows, (c0 + nc) * rows) are one run. Thread t
+        // writes its vectors t, t + k_threads, ...; the (column, row) of a vector's first
+        // element advances by a fixed step.
         const std::uint32_t rws = static_cast<std::uint32_t>(rows);
         const std::uint64_t first = c0 * rows, end = first + std::uint64_t(nc) * rows;
         const std::uint64_t v0 = first * E / 16, v1 = (end * E + 15) / 16;
-        for (std::uint64_t v = v0 + threadIdx.x; v < v1; v += k_threads) {
+        constexpr std::uint32_t step = k_threads * S::V;
+        const std::uint32_t step_c = step / rws, step_r = step % rws;
+        std::uint64_t v = v0 + threadIdx.x;
+        // Position of element v * V relative to the run (negative before it: the head vector).
+        std::int64_t rel0 = std::int64_t(v * S::V) - std::int64_t(first);
+        int cl = 0, rl = 0;
+        if (rel0 >= 0) {
+            cl = static_cast<int>(std::uint64_t(rel0) / rws);
+            rl = static_cast<int>(std::uint64_t(rel0) % rws);
+        }
+        for (; v < v1; v += k_threads) {
             const std::uint64_t o0 = v * S::V;
             if (o0 >= first && o0 + S::V <= end) {
-                const std::uint32_t rel = static_cast<std::uint32_t>(o0 - first);
-                int cl = static_cast<int>(rel / rws);
-                int rl = static_cast<int>(rel - std::uint32_t(cl) * rws);
+                int c = cl, r = rl;
                 T e[S::V];
 #pragma unroll
                 for (int i = 0; i < S::V; ++i) {
-                    e[i] = *reinterpret_cast<const T*>(tile + S::at(rl, cl));
-                    if (++rl == int(rws)) {
-                        rl = 0;
-                        ++cl;
+                    e[i] = *reinterpret_cast<const T*>(tile + S::at(r, c));
+                    if (++r == int(rws)) {
+                        r = 0;
+                        ++c;
                     }
                 }
                 store16_vec(dst + v * 16, pack<E>(e));
@@ -291,14 +303,32 @@ __global__ void __launch_bounds__(k_threads)
                     const std::uint64_t o = o0 + i;
                     if (o < first || o >= end) continue;
                     const std::uint32_t rel = static_cast<std::uint32_t>(o - first);
-                    const int cl = static_cast<int>(rel / rws), rl = static_cast<int>(rel - std::uint32_t(cl) * rws);
-                    reinterpret_cast<T*>(dst)[o] = *reinterpret_cast<const T*>(tile + S::at(rl, cl));
+                    const int c = static_cast<int>(rel / rws), r = static_cast<int>(rel - std::uint32_t(c) * rws);
+                    reinterpret_cast<T*>(dst)[o] = *reinterpret_cast<const T*>(tile + S::at(r, c));
+                }
+            }
+            // Next vector of this thread: k_threads * V elements on.
+            if (o0 + step >= first) {
+                if (o0 < first) {
+                    const std::uint64_t rel = o0 + step - first;
+                    cl = static_cast<int>(rel / rws);
+                    rl = static_cast<int>(rel % rws);
+                } else {
+                    cl += static_cast<int>(step_c);
+                    rl += static_cast<int>(step_r);
+                    if (rl >= int(rws)) {
+                        rl -= static_cast<int>(rws);
+                        ++cl;
+                    }
                 }
             }
         }
         return;
     }
-
+    if constexpr (S::SHORT) {
+        static_assert(S::PASSES == 1 && S::CPP == k_threads, "one-run tiles only");
+        return;
+    } else {
     const int j = threadIdx.x % S::VPC, g = threadIdx.x / S::VPC;
     if (g >= nc) return;
     const std::uint64_t col_first = (c0 + g) * rows; // output element of (column c0 + g, row 0)
@@ -334,17 +364,106 @@ __global__ void __launch_bounds__(k_threads)
         }
         out += pass_step;
     }
+    }
+}
+
+// Narrow matrices (rows of at most k_narrow_bytes): a tile is a run of whole rows, so its
+// input is one contiguous range, copied into shared memory as the aligned vectors covering
+// it. The output rows are long; each is written as in the tiled kernel, in whole sectors
+// owned by the tile holding their first element (a halo of GV - 1 rows), one warp's lanes
+// on consecutive vectors of one output row.
+constexpr std::uint32_t k_narrow_bytes = 128;
+constexpr std::uint32_t k_narrow_tile = 16384; // bytes of a tile's own rows
+
+template <int E>
+__global__ void __launch_bounds__(k_threads)
+    transpose_narrow_kernel(std::uint8_t* __restrict__ dst, const std::uint8_t* __restrict__ src,
+                            std::uint64_t rows, std::uint32_t cols, std::uint32_t tile_rows) {
+    using T = typename Bits<E>::T;
+    constexpr int V = 16 / E, GV = 32 / E;
+    __shared__ __align__(16) std::uint8_t run[k_narrow_tile + k_narrow_bytes * GV + 32];
+    const std::uint32_t row_bytes = cols * E;
+    const std::uint64_t r0 = std::uint64_t(blockIdx.x) * tile_rows;
+    const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(tile_rows), rows - r0));
+    const std::uint32_t nl = static_cast<std::uint32_t>(min(std::uint64_t(tile_rows + GV - 1), rows - r0));
+    const std::uint64_t begin = r0 * row_bytes, end = begin + std::uint64_t(nl) * row_bytes;
+    const std::uint64_t a0 = begin & ~15ull;
+    const std::uint32_t sh = static_cast<std::uint32_t>(begin - a0);
+    const std::uint32_t nvec = static_cast<std::uint32_t>((end - a0 + 15) / 16);
+    constexpr int k_batch = 4;
+    for (std::uint32_t base = 0; base < nvec; base += k_batch * k_threads) {
+        uint4 v[k_batch];
+#pragma unroll
+        for (int u = 0; u < k_batch; ++u) {
+            const std::uint32_t at = base + u * k_threads + threadIdx.x;
+            if (at < nvec) v[u] = load16(src + a0 + 16ull * at);
+        }
+#pragma unroll
+        for (int u = 0; u < k_batch; ++u) {
+            const std::uint32_t at = base + u * k_threads + threadIdx.x;
+            if (at < nvec) *reinterpret_cast<uint4*>(run + 16 * at) = v[u];
+        }
+    }
+    __syncthreads();
+    // Element (rl, c) of the tile is at run + sh + (rl * cols + c) * E.
+    const std::uint64_t rows_left = rows - r0;
+    // Vectors that can start in the tile (with slack), spread over groups of g threads, a
+    // power of two: thread t takes vectors t % g + g k of the output rows t / g + (256 / g) m.
+    const std::uint32_t vpc = nr / V + 2;
+    std::uint32_t g = 1;
+    while (g < vpc && g < k_threads) g *= 2;
+    const std::uint32_t jt = threadIdx.x % g, per_pass = k_threads / g;
+    for (std::uint32_t c = threadIdx.x / g; c < cols; c += per_pass) {
+        const std::uint64_t col_first = std::uint64_t(c) * rows; // output element of (row 0, column c)
+        const std::uint32_t h = static_cast<std::uint32_t>((GV - col_first % GV) % GV);
+        T* out = reinterpret_cast<T*>(dst) + col_first + r0;
+        const std::uint8_t* col = run + sh + c * E;
+        if (r0 == 0)
+            for (std::uint32_t r = jt; r < h && r < rows; r += g)
+                out[r] = *reinterpret_cast<const T*>(col + r * row_bytes);
+        for (std::uint32_t j = jt; j < vpc; j += g) {
+            const std::uint32_t rl = h + V * j;
+            if (h + GV * (j / 2) >= nr || rl >= rows_left) continue; // next tile's sector / next column's head
+            const std::uint8_t* e0 = col + rl * row_bytes;
+            if (rl + V <= rows_left) {
+                T e[V];
+#pragma unroll
+                for (int i = 0; i < V; ++i) e[i] = *reinterpret_cast<const T*>(e0 + i * row_bytes);
+                store16_vec(out + rl, pack<E>(e));
+            } else {
+                for (std::uint32_t r = rl; r < rows_left; ++r)
+                    out[r] = *reinterpret_cast<const T*>(col + r * row_bytes);
+            }
+        }
+    }
+}
+
+template <int E, class Shape>
+cudaError_t launch_transpose_tiles(void* dst, const void* src, Dims2 d, cudaStream_t stream) {
+    using S = TransposeTile<E, Shape>;
+    const std::uint64_t tiles_r = (d.rows + S::TR - 1) / S::TR, tiles_c = (d.cols + S::TC - 1) / S::TC;
+    if (tiles_c > UINT_MAX || tiles_r > INT_MAX || tiles_r * tiles_c > INT_MAX) return cudaErrorInvalidValue;
+    transpose_kernel<E, Shape><<<static_cast<unsigned>(tiles_r * tiles_c), k_threads, 0, stream>>>(
+        static_cast<std::uint8_t*>(dst), static_cast<const std::uint8_t*>(src), d.rows, d.cols,
+        static_cast<std::uint32_t>(tiles_c), static_cast<std::uint32_t>(tiles_r));
+    return cudaGetLastError();
 }
 
 template <int E>
 cudaError_t run_transpose(void* dst, const void* src, Dims2 d, cudaStream_t stream) {
-    using S = TransposeTile<E>;
-    const std::uint64_t tiles_r = (d.rows + S::TR - 1) / S::TR, tiles_c = (d.cols + S::TC - 1) / S::TC;
-    if (tiles_c > UINT_MAX || tiles_r > INT_MAX || tiles_r * tiles_c > INT_MAX) return cudaErrorInvalidValue;
-    transpose_kernel<E><<<static_cast<unsigned>(tiles_r * tiles_c), k_threads, 0, stream>>>(
-        static_cast<std::uint8_t*>(dst), static_cast<const std::uint8_t*>(src), d.rows, d.cols,
-        static_cast<std::uint32_t>(tiles_c), static_cast<std::uint32_t>(tiles_r));
-    return cudaGetLastError();
+    if (d.rows <= std::uint64_t(ShortShape<E>::TR)) return launch_transpose_tiles<E, ShortShape<E>>(dst, src, d, stream);
+    if (d.cols * E <= k_narrow_bytes) {
+        constexpr std::uint32_t gv = 32 / E;
+        const std::uint32_t row_bytes = static_cast<std::uint32_t>(d.cols * E);
+        const std::uint32_t tile_rows = std::max(gv, k_narrow_tile / row_bytes / gv * gv);
+        const std::uint64_t tiles = (d.rows + tile_rows - 1) / tile_rows;
+        if (tiles > INT_MAX) return cudaErrorInvalidValue;
+        transpose_narrow_kernel<E><<<static_cast<unsigned>(tiles), k_threads, 0, stream>>>(
+            static_cast<std::uint8_t*>(dst), static_cast<const std::uint8_t*>(src), d.rows,
+            static_cast<std::uint32_t>(d.cols), tile_rows);
+        return cudaGetLastError();
+    }
+    return launch_transpose_tiles<E, TransposeShape<E>>(dst, src, d, stream);
 }
 
 // ---- array of structs <-> struct of arrays ----------------------------------------------
