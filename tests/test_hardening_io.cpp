@@ -428,6 +428,24 @@ TEST_CASE("report text reaches the terminal with control characters escaped / JS
     CHECK(display_text(display_text("\x1b[1m")) == display_text("\x1b[1m"));
 }
 
+TEST_CASE("utf8_sequence accepts well-formed sequences only") {
+    std::uint32_t cp = 0;
+    CHECK(utf8_sequence("\xc3\xa9", 0, cp) == 2);
+    CHECK(cp == 0xe9);
+    CHECK(utf8_sequence("\xe2\x86\x92", 0, cp) == 3);
+    CHECK(cp == 0x2192);
+    CHECK(utf8_sequence("\xf0\x9f\x98\x80", 0, cp) == 4);
+    CHECK(cp == 0x1f600);
+    CHECK(utf8_sequence("a", 0, cp) == 0);              // ASCII is not a multi-byte sequence
+    CHECK(utf8_sequence("\xc0\xaf", 0, cp) == 0);       // overlong
+    CHECK(utf8_sequence("\xe0\x80\xaf", 0, cp) == 0);   // overlong
+    CHECK(utf8_sequence("\xed\xa0\x80", 0, cp) == 0);   // surrogate
+    CHECK(utf8_sequence("\xf4\x90\x80\x80", 0, cp) == 0); // past U+10FFFF
+    CHECK(utf8_sequence("\xe2\x86", 0, cp) == 0);       // cut short
+    CHECK(utf8_sequence("\xc3(", 0, cp) == 0);           // not a continuation byte
+    CHECK(utf8_sequence("x", 5, cp) == 0);               // past the end
+}
+
 TEST_CASE("under a non-UTF-8 locale human output is ASCII only") {
     const fs::path d = scratch("ascii");
     const std::string path = (d / "r.json").string();

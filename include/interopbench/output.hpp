@@ -1,5 +1,7 @@
 #pragma once
 /// Human and machine renderings of results: table, csv, markdown, json.
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +26,11 @@ bool ascii_output();
 /// "+/-", "-", "x", "u", "->".
 enum class Glyph { plus_minus, dash, times, micro, arrow };
 const char* glyph(Glyph g);
+
+/// Length of the well-formed multi-byte UTF-8 sequence starting at text[at] (2 to 4 bytes;
+/// overlong forms, surrogates and code points past U+10FFFF refused) and its code point;
+/// 0 when the bytes there are not one (an ASCII byte included).
+std::size_t utf8_sequence(std::string_view text, std::size_t at, std::uint32_t& code_point);
 
 /// Text for a terminal or a markdown page, from anything (report fields, file names, error
 /// messages): control characters (C0 with CR, LF and TAB, DEL, C1) and bytes that are not

@@ -38,19 +38,11 @@ std::string escape(std::string_view text) {
             ++i;
             continue;
         }
-        const std::size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-        std::uint32_t cp = len == 2 ? c & 0x1fu : len == 3 ? c & 0x0fu : c & 0x07u;
-        bool ok = len > 0 && i + len <= text.size();
-        for (std::size_t k = 1; ok && k < len; ++k) {
-            const auto cc = static_cast<unsigned char>(text[i + k]);
-            ok = (cc & 0xc0) == 0x80;
-            cp = (cp << 6) | (cc & 0x3fu);
-        }
-        ok = ok && !(len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) &&
-             !(len == 4 && (cp < 0x10000 || cp > 0x10ffff));
-        if (!ok || (cp >= 0x80 && cp <= 0x9f)) { // broken byte, or a whole C1 control
+        std::uint32_t cp = 0;
+        const std::size_t len = utf8_sequence(text, i, cp);
+        if (len == 0 || (cp >= 0x80 && cp <= 0x9f)) { // broken byte, or a whole C1 control
             out += "\xef\xbf\xbd";
-            i += ok ? len : 1;
+            i += len == 0 ? 1 : len;
             continue;
         }
         out += text.substr(i, len);

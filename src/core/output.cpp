@@ -43,6 +43,24 @@ const char* glyph(Glyph g) {
     return ascii_output() ? t.ascii : t.utf8;
 }
 
+std::size_t utf8_sequence(std::string_view text, std::size_t at, std::uint32_t& code_point) {
+    if (at >= text.size()) return 0;
+    const auto c = static_cast<unsigned char>(text[at]);
+    // The length from the lead byte, then the continuation bytes.
+    const std::size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    if (len == 0 || at + len > text.size()) return 0;
+    std::uint32_t cp = len == 2 ? c & 0x1fu : len == 3 ? c & 0x0fu : c & 0x07u;
+    for (std::size_t k = 1; k < len; ++k) {
+        const auto cc = static_cast<unsigned char>(text[at + k]);
+        if ((cc & 0xc0) != 0x80) return 0;
+        cp = (cp << 6) | (cc & 0x3fu);
+    }
+    if (len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) return 0;
+    if (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) return 0;
+    code_point = cp;
+    return len;
+}
+
 std::string display_text(std::string_view text) {
     const bool ascii = ascii_output();
     std::string out;
@@ -62,18 +80,9 @@ std::string display_text(std::string_view text) {
             ++i;
             continue;
         }
-        // A UTF-8 sequence: its length from the lead byte, continuation bytes checked,
-        // overlong forms and surrogates refused.
-        const std::size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-        std::uint32_t cp = len == 2 ? c & 0x1fu : len == 3 ? c & 0x0fu : c & 0x07u;
-        bool ok = len > 0 && i + len <= text.size();
-        for (std::size_t k = 1; ok && k < len; ++k) {
-            const auto cc = static_cast<unsigned char>(text[i + k]);
-            ok = (cc & 0xc0) == 0x80;
-            cp = (cp << 6) | (cc & 0x3fu);
-        }
-        ok = ok && !(len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) && !(len == 4 && (cp < 0x10000 || cp > 0x10ffff));
-        if (!ok) {
+        std::uint32_t cp = 0;
+        const std::size_t len = utf8_sequence(text, i, cp);
+        if (len == 0) {
             byte(c);
             ++i;
             continue;
