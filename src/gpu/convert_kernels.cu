@@ -93,6 +93,25 @@ __device__ __forceinline__ uint4 pack(const typename Bits<E>::T (&e)[16 / E]) {
     return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
+// Copies `nvec` aligned 16-byte vectors from global to shared memory, block-wide, four in
+// flight per thread.
+__device__ __forceinline__ void stage_vectors(std::uint8_t* smem, const std::uint8_t* in, std::uint32_t nvec) {
+    constexpr int k_batch = 4;
+    for (std::uint32_t base = 0; base < nvec; base += k_batch * k_threads) {
+        uint4 v[k_batch];
+#pragma unroll
+        for (int u = 0; u < k_batch; ++u) {
+            const std::uint32_t at = base + u * k_threads + threadIdx.x;
+            if (at < nvec) v[u] = load16(in + 16ull * at);
+        }
+#pragma unroll
+        for (int u = 0; u < k_batch; ++u) {
+            const std::uint32_t at = base + u * k_threads + threadIdx.x;
+            if (at < nvec) *reinterpret_cast<uint4*>(smem + 16 * at) = v[u];
+        }
+    }
+}
+
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 unsigned grid_for(std::uint64_t items, std::uint64_t per_block) {
@@ -389,20 +408,7 @@ __global__ void __launch_bounds__(k_threads)
     const std::uint64_t a0 = begin & ~15ull;
     const std::uint32_t sh = static_cast<std::uint32_t>(begin - a0);
     const std::uint32_t nvec = static_cast<std::uint32_t>((end - a0 + 15) / 16);
-    constexpr int k_batch = 4;
-    for (std::uint32_t base = 0; base < nvec; base += k_batch * k_threads) {
-        uint4 v[k_batch];
-#pragma unroll
-        for (int u = 0; u < k_batch; ++u) {
-            const std::uint32_t at = base + u * k_threads + threadIdx.x;
-            if (at < nvec) v[u] = load16(src + a0 + 16ull * at);
-        }
-#pragma unroll
-        for (int u = 0; u < k_batch; ++u) {
-            const std::uint32_t at = base + u * k_threads + threadIdx.x;
-            if (at < nvec) *reinterpret_cast<uint4*>(run + 16 * at) = v[u];
-        }
-    }
+    stage_vectors(run, src + a0, nvec);
     __syncthreads();
     // Element (rl, c) of the tile is at run + sh + (rl * cols + c) * E.
     const std::uint64_t rows_left = rows - r0;
@@ -546,20 +552,7 @@ __global__ void __launch_bounds__(k_threads)
 
     const std::uint32_t nvec = (nr * a.record_bytes + 15) / 16;
     const std::uint8_t* in = aos + i0 * a.record_bytes;
-    constexpr int k_batch = 4;
-    for (std::uint32_t base = 0; base < nvec; base += k_batch * k_threads) {
-        uint4 v[k_batch];
-#pragma unroll
-        for (int u = 0; u < k_batch; ++u) {
-            const std::uint32_t at = base + u * k_threads + threadIdx.x;
-            if (at < nvec) v[u] = load16(in + 16ull * at);
-        }
-#pragma unroll
-        for (int u = 0; u < k_batch; ++u) {
-            const std::uint32_t at = base + u * k_threads + threadIdx.x;
-            if (at < nvec) *reinterpret_cast<uint4*>(records + 16 * at) = v[u];
-        }
-    }
+    stage_vectors(records, in, nvec);
     __syncthreads();
     for (std::uint32_t f = 0; f < a.nfields; ++f)
         for (std::uint32_t i = threadIdx.x; i < nr; i += k_threads)
@@ -954,20 +947,7 @@ __global__ void __launch_bounds__(k_threads)
 
     const std::uint32_t nvec = nr * width / 16;
     const std::uint8_t* in = dense + i0 * width;
-    constexpr int k_batch = 4;
-    for (std::uint32_t base = 0; base < nvec; base += k_batch * k_threads) {
-        uint4 v[k_batch];
-#pragma unroll
-        for (int u = 0; u < k_batch; ++u) {
-            const std::uint32_t at = base + u * k_threads + threadIdx.x;
-            if (at < nvec) v[u] = load16(in + 16ull * at);
-        }
-#pragma unroll
-        for (int u = 0; u < k_batch; ++u) {
-            const std::uint32_t at = base + u * k_threads + threadIdx.x;
-            if (at < nvec) *reinterpret_cast<uint4*>(tile + 16 * at) = v[u];
-        }
-    }
+    stage_vectors(tile, in, nvec);
     __syncthreads();
 
     // Row lengths, one row per thread per round, scanned round by round in row order.
