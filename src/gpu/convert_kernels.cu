@@ -94,7 +94,8 @@ __device__ __forceinline__ uint4 pack(const typename Bits<E>::T (&e)[16 / E]) {
 }
 
 // Copies `nvec` aligned 16-byte vectors from global to shared memory, block-wide, four in
-// flight per thread.
+// flight per thread. With PAD > 0, byte b lands at b + PAD * (b / 128) (word stores).
+template <std::uint32_t PAD = 0>
 __device__ __forceinline__ void stage_vectors(std::uint8_t* smem, const std::uint8_t* in, std::uint32_t nvec) {
     constexpr int k_batch = 4;
     for (std::uint32_t base = 0; base < nvec; base += k_batch * k_threads) {
@@ -107,7 +108,16 @@ __device__ __forceinline__ void stage_vectors(std::uint8_t* smem, const std::uin
 #pragma unroll
         for (int u = 0; u < k_batch; ++u) {
             const std::uint32_t at = base + u * k_threads + threadIdx.x;
-            if (at < nvec) *reinterpret_cast<uint4*>(smem + 16 * at) = v[u];
+            if (at >= nvec) continue;
+            if constexpr (PAD == 0) {
+                *reinterpret_cast<uint4*>(smem + 16 * at) = v[u];
+            } else {
+                auto* w = reinterpret_cast<std::uint32_t*>(smem + 16 * at + PAD * (at / 8));
+                w[0] = v[u].x;
+                w[1] = v[u].y;
+                w[2] = v[u].z;
+                w[3] = v[u].w;
+            }
         }
     }
 }
@@ -155,12 +165,15 @@ template <> struct TransposeShape<1> { static constexpr int TR = 128, TC = 256, 
 template <> struct TransposeShape<2> { static constexpr int TR = 128, TC = 128, PW = 65, SK = 2; };
 template <> struct TransposeShape<4> { static constexpr int TR = 64, TC = 64, PW = 66, SK = 2; };
 template <> struct TransposeShape<8> { static constexpr int TR = 64, TC = 32, PW = 66, SK = 2; };
-// Matrices of at most 8 rows: tiles of 8 rows x 4 KiB, no halo (the output is one run).
-template <int E> struct ShortShape { static constexpr int TR = 8, TC = 4096 / E, PW = E == 8 ? 1026 : 1025, SK = 0; };
+// Matrices of at most R rows (R = 8, 16, 32, 64): tiles of R rows x 32 KiB / R, no halo
+// (the output is one run), so that short matrices still move about 32 KiB per tile.
+template <int E, int R> struct ShortShape {
+    static constexpr int TR = R, TC = 32768 / R / E, PW = TC * E / 4 + (E == 8 ? 2 : 1), SK = 0;
+};
 
 template <int E, class B = TransposeShape<E>>
 struct TransposeTile : B {
-    static constexpr bool SHORT = B::TR < 16;        // only the one-run path
+    static constexpr bool SHORT = B::SK == 0;         // only the one-run path
     static constexpr int V = 16 / E;                 // elements of a 16-byte vector
     static constexpr int GV = 32 / E;                // elements of a 32-byte sector
     static constexpr int LR = SHORT ? B::TR : B::TR + GV - 1; // rows loaded: the tile's and the halo
@@ -399,7 +412,12 @@ __global__ void __launch_bounds__(k_threads)
                             std::uint64_t rows, std::uint32_t cols, std::uint32_t tile_rows) {
     using T = typename Bits<E>::T;
     constexpr int V = 16 / E, GV = 32 / E;
-    __shared__ __align__(16) std::uint8_t run[k_narrow_tile + k_narrow_bytes * GV + 32];
+    // Byte b of the run sits at b + PAD * (b / 128): lanes reading rows V apart (a multiple
+    // of 16 bytes apart) then spread over the banks. PAD keeps elements aligned.
+    constexpr std::uint32_t PAD = E == 8 ? 8 : 4;
+    constexpr std::uint32_t RUN = k_narrow_tile + k_narrow_bytes * GV + 32;
+    __shared__ __align__(16) std::uint8_t run[RUN + PAD * (RUN / 128 + 1)];
+    auto padded = [](std::uint32_t b) { return b + PAD * (b >> 7); };
     const std::uint32_t row_bytes = cols * E;
     const std::uint64_t r0 = std::uint64_t(blockIdx.x) * tile_rows;
     const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(tile_rows), rows - r0));
@@ -408,9 +426,10 @@ __global__ void __launch_bounds__(k_threads)
     const std::uint64_t a0 = begin & ~15ull;
     const std::uint32_t sh = static_cast<std::uint32_t>(begin - a0);
     const std::uint32_t nvec = static_cast<std::uint32_t>((end - a0 + 15) / 16);
-    stage_vectors(run, src + a0, nvec);
+    stage_vectors<PAD>(run, src + a0, nvec);
     __syncthreads();
-    // Element (rl, c) of the tile is at run + sh + (rl * cols + c) * E.
+    // Element (rl, c) of the tile is byte sh + (rl * cols + c) * E of the run.
+    auto at = [&](std::uint32_t b) { return *reinterpret_cast<const T*>(run + padded(b)); };
     const std::uint64_t rows_left = rows - r0;
     // Vectors that can start in the tile (with slack), spread over groups of g threads, a
     // power of two: thread t takes vectors t % g + g k of the output rows t / g + (256 / g) m.
@@ -422,22 +441,21 @@ __global__ void __launch_bounds__(k_threads)
         const std::uint64_t col_first = std::uint64_t(c) * rows; // output element of (row 0, column c)
         const std::uint32_t h = static_cast<std::uint32_t>((GV - col_first % GV) % GV);
         T* out = reinterpret_cast<T*>(dst) + col_first + r0;
-        const std::uint8_t* col = run + sh + c * E;
+        const std::uint32_t col = sh + c * E;
         if (r0 == 0)
             for (std::uint32_t r = jt; r < h && r < rows; r += g)
-                out[r] = *reinterpret_cast<const T*>(col + r * row_bytes);
+                out[r] = at(col + r * row_bytes);
         for (std::uint32_t j = jt; j < vpc; j += g) {
             const std::uint32_t rl = h + V * j;
             if (h + GV * (j / 2) >= nr || rl >= rows_left) continue; // next tile's sector / next column's head
-            const std::uint8_t* e0 = col + rl * row_bytes;
+            const std::uint32_t e0 = col + rl * row_bytes;
             if (rl + V <= rows_left) {
                 T e[V];
 #pragma unroll
-                for (int i = 0; i < V; ++i) e[i] = *reinterpret_cast<const T*>(e0 + i * row_bytes);
+                for (int i = 0; i < V; ++i) e[i] = at(e0 + i * row_bytes);
                 store16_vec(out + rl, pack<E>(e));
             } else {
-                for (std::uint32_t r = rl; r < rows_left; ++r)
-                    out[r] = *reinterpret_cast<const T*>(col + r * row_bytes);
+                for (std::uint32_t r = rl; r < rows_left; ++r) out[r] = at(col + r * row_bytes);
             }
         }
     }
@@ -456,7 +474,10 @@ cudaError_t launch_transpose_tiles(void* dst, const void* src, Dims2 d, cudaStre
 
 template <int E>
 cudaError_t run_transpose(void* dst, const void* src, Dims2 d, cudaStream_t stream) {
-    if (d.rows <= std::uint64_t(ShortShape<E>::TR)) return launch_transpose_tiles<E, ShortShape<E>>(dst, src, d, stream);
+    if (d.rows <= 8) return launch_transpose_tiles<E, ShortShape<E, 8>>(dst, src, d, stream);
+    if (d.rows <= 16) return launch_transpose_tiles<E, ShortShape<E, 16>>(dst, src, d, stream);
+    if (d.rows <= 32) return launch_transpose_tiles<E, ShortShape<E, 32>>(dst, src, d, stream);
+    if (d.rows <= 64) return launch_transpose_tiles<E, ShortShape<E, 64>>(dst, src, d, stream);
     if (d.cols * E <= k_narrow_bytes) {
         constexpr std::uint32_t gv = 32 / E;
         const std::uint32_t row_bytes = static_cast<std::uint32_t>(d.cols * E);

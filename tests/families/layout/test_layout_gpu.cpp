@@ -94,8 +94,8 @@ TEST_CASE("gpu: transpose at every edge shape matches the reference") {
                 same(dst.get(bytes), want);
             }
     // Very short and very narrow matrices with many elements.
-    for (Dims2 d : {Dims2{1, 1000003}, Dims2{5, 1000003}, Dims2{8, 524309}, Dims2{9, 262147}, Dims2{16, 262147},
-                   Dims2{1000003, 1}, Dims2{262147, 16}, Dims2{4099, 4093}})
+    for (Dims2 d : {Dims2{1, 1000003}, Dims2{5, 1000003}, Dims2{8, 524309}, Dims2{9, 262147}, Dims2{16, 262147}, Dims2{40, 100003}, Dims2{64, 65539},
+                   Dims2{1000003, 1}, Dims2{262147, 16}, Dims2{100003, 37}, Dims2{4099, 4093}})
         for (std::size_t e : {1, 2, 4, 8}) {
             CAPTURE(e);
             CAPTURE(d.rows);
