@@ -68,6 +68,12 @@ __device__ __forceinline__ void shift_bytes(const std::uint32_t (&in)[NI], unsig
                                  pick4(q, in[t + 1], in[t + 2], in[t + 3], in[t + 4]), r);
 }
 
+// Bytes [lo, hi) of a word, all ones.
+__device__ __forceinline__ std::uint32_t byte_mask(int lo, int hi) {
+    const std::uint32_t upto = hi >= 4 ? ~0u : (1u << (8 * hi)) - 1;
+    return upto & ~((1u << (8 * lo)) - 1);
+}
+
 __device__ __forceinline__ void put_words(std::uint32_t* w, int at, uint4 v) {
     w[at] = v.x;
     w[at + 1] = v.y;
@@ -120,6 +126,69 @@ __device__ __forceinline__ void stage_vectors(std::uint8_t* smem, const std::uin
             }
         }
     }
+}
+
+// Asynchronous staging (cp.async, sm_80 and later): 16-byte copies from global to shared
+// memory that complete in the background, in commit groups.
+__device__ __forceinline__ void copy_async16(void* smem, const void* global) {
+    const auto s = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(global) : "memory");
+}
+
+__device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+
+// Waits until at most N of this thread's commit groups are still in flight.
+template <int N> __device__ __forceinline__ void async_wait() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
+__device__ __forceinline__ void stage_vectors_async(std::uint8_t* smem, const std::uint8_t* in, std::uint32_t nvec) {
+    for (std::uint32_t at = threadIdx.x; at < nvec; at += k_threads) copy_async16(smem + 16 * at, in + 16ull * at);
+}
+
+// Persistent blocks: runs process(tile, buffer) for each tile that next() hands the block
+// (the same value in every thread; `tiles` or more ends), while stage(tile, buffer) has
+// already started copying the following tile into the other buffer, so the block's loads
+// stay in flight through all of its work. stage issues cp.async copies only.
+template <class Next, class Stage, class Process>
+__device__ __forceinline__ void pipeline_tiles(std::uint8_t* buf0, std::uint8_t* buf1, std::uint32_t tiles,
+                                               Next next, Stage stage, Process process) {
+    std::uint32_t cur = next();
+    if (cur >= tiles) return;
+    stage(cur, buf0);
+    async_commit();
+    for (std::uint32_t k = 0;; ++k) {
+        std::uint8_t* here = k % 2 == 0 ? buf0 : buf1;
+        std::uint8_t* there = k % 2 == 0 ? buf1 : buf0;
+        const std::uint32_t nxt = next();
+        if (nxt < tiles) stage(nxt, there);
+        async_commit();
+        async_wait<1>();
+        __syncthreads();
+        process(cur, here);
+        __syncthreads();
+        if (nxt >= tiles) return;
+        cur = nxt;
+    }
+}
+
+// Tiles blockIdx.x, blockIdx.x + gridDim.x, ... (for pipeline_tiles).
+struct StridedTiles {
+    std::uint32_t t = blockIdx.x - gridDim.x;
+    __device__ std::uint32_t operator()() { return t += gridDim.x; }
+};
+
+// Blocks that fit on the device at once with `smem` bytes of dynamic shared memory each,
+// at most `tiles`.
+template <class K>
+unsigned resident_grid(K kernel, std::size_t smem, std::uint64_t tiles) {
+    int device = 0, sms = 0, per_sm = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, k_threads, smem) != cudaSuccess)
+        per_sm = sms = 1;
+    return static_cast<unsigned>(std::clamp<std::uint64_t>(std::uint64_t(std::max(1, per_sm)) * std::max(1, sms), 1,
+                                                           std::max<std::uint64_t>(tiles, 1)));
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
@@ -506,13 +575,15 @@ struct RecordArgs {
     std::uint32_t chunk;       // records per block, a multiple of 32
     std::uint32_t aligned;     // every field readable as one aligned word
     std::uint32_t gaps;        // bytes outside every field
+    std::uint32_t staged_bytes; // bytes of all field slices of a chunk
     std::uint32_t offset[k_max_fields];
     std::uint32_t width[k_max_fields];
     std::uint32_t staged[k_max_fields]; // byte offset of each field's slice in shared memory
     std::uint64_t soa_offset[k_max_fields];
 };
 
-constexpr std::uint32_t k_chunk_bytes = 16384;
+constexpr std::uint32_t k_chunk_bytes = 16384;     // AoS -> SoA, one chunk per block
+constexpr std::uint32_t k_soa_chunk_bytes = 16384; // SoA -> AoS, per pipeline buffer (8 KiB measured slower)
 constexpr std::uint32_t k_max_record = 512;
 
 // Stores the low `w` bytes of (hi:lo) at `d`, aligned to `w`.
@@ -589,39 +660,57 @@ __global__ void __launch_bounds__(k_threads)
 // coalesced vectors. Tried on an H200 and measured slower: building each output vector in
 // registers from every field that overlaps it (35-49% of the copy roofline against 53-81%),
 // and batching the field loads four deep (mixed records 64% against 76%).
+// Persistent blocks (pipeline_tiles): the next chunk's field slices are staged with cp.async
+// while the current chunk's records are rebuilt in shared memory, one field of one record
+// per thread (gap bytes zeroed first), and stored as whole coalesced vectors. Shared
+// memory: two buffers of field slices, then the records. Tried on an H200 and measured
+// slower: building each output vector in registers from every field that overlaps it
+// (35-49% of the copy roofline against 53-81%), batching the field loads four deep (mixed
+// records 64% against 76%), 8 KiB chunks (mixed 86% against 90%), and records padded by 4
+// bytes every 128 against bank conflicts, with unaligned fields or-ed into their words
+// (mixed 78%, packed 46% against 65%).
 __global__ void __launch_bounds__(k_threads)
     soa_to_aos_kernel(std::uint8_t* __restrict__ aos, const std::uint8_t* __restrict__ soa,
                       std::uint64_t n, RecordArgs a) {
     extern __shared__ __align__(16) std::uint8_t smem[];
-    std::uint8_t* records = smem;
-    std::uint8_t* fields = smem + a.chunk * a.record_bytes;
-    const std::uint64_t i0 = std::uint64_t(blockIdx.x) * a.chunk;
-    const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(a.chunk), n - i0));
-
-    if (a.gaps)
-        for (std::uint32_t v = threadIdx.x; v < (nr * a.record_bytes + 15) / 16; v += k_threads)
-            *reinterpret_cast<uint4*>(records + 16 * v) = make_uint4(0, 0, 0, 0);
-    for (std::uint32_t f = 0; f < a.nfields; ++f) {
-        const std::uint8_t* in = soa + a.soa_offset[f] + i0 * a.width[f];
-        const std::uint32_t nvec = (nr * a.width[f] + 15) / 16;
-        for (std::uint32_t v = threadIdx.x; v < nvec; v += k_threads)
-            *reinterpret_cast<uint4*>(fields + a.staged[f] + 16 * v) = load16(in + 16ull * v);
-    }
-    __syncthreads();
-    for (std::uint32_t f = 0; f < a.nfields; ++f)
-        for (std::uint32_t i = threadIdx.x; i < nr; i += k_threads)
-            copy_field(records + i * a.record_bytes + a.offset[f], fields + a.staged[f] + i * a.width[f],
-                       a.width[f], a.aligned != 0, false);
-    __syncthreads();
-    store_run(aos + i0 * a.record_bytes, records, nr * a.record_bytes);
+    const std::uint32_t in_bytes = a.staged_bytes;
+    std::uint8_t* records = smem + 2 * in_bytes;
+    const auto tiles = static_cast<std::uint32_t>((n + a.chunk - 1) / a.chunk);
+    auto rows = [&](std::uint32_t t) {
+        return static_cast<std::uint32_t>(min(std::uint64_t(a.chunk), n - std::uint64_t(t) * a.chunk));
+    };
+    auto stage = [&](std::uint32_t t, std::uint8_t* buf) {
+        const std::uint64_t i0 = std::uint64_t(t) * a.chunk;
+        for (std::uint32_t f = 0; f < a.nfields; ++f)
+            stage_vectors_async(buf + a.staged[f], soa + a.soa_offset[f] + i0 * a.width[f],
+                                (rows(t) * a.width[f] + 15) / 16);
+    };
+    auto process = [&](std::uint32_t t, const std::uint8_t* fields) {
+        const std::uint32_t nr = rows(t);
+        if (a.gaps) {
+            for (std::uint32_t v = threadIdx.x; v < (nr * a.record_bytes + 15) / 16; v += k_threads)
+                *reinterpret_cast<uint4*>(records + 16 * v) = make_uint4(0, 0, 0, 0);
+            __syncthreads();
+        }
+        for (std::uint32_t f = 0; f < a.nfields; ++f)
+            for (std::uint32_t i = threadIdx.x; i < nr; i += k_threads)
+                copy_field(records + i * a.record_bytes + a.offset[f], fields + a.staged[f] + i * a.width[f],
+                           a.width[f], a.aligned != 0, false);
+        __syncthreads();
+        store_run(aos + std::uint64_t(t) * a.chunk * a.record_bytes, records, nr * a.record_bytes);
+    };
+    pipeline_tiles(smem, smem + in_bytes, tiles, StridedTiles{}, stage, process);
 }
 
-bool record_args(const RecordLayout& rec, std::uint64_t n, RecordArgs& a, std::size_t& smem) {
+// Chunks of about `chunk_bytes` of records; shared memory for the records, and for the
+// field slices `slice_buffers` times.
+bool record_args(const RecordLayout& rec, std::uint64_t n, std::uint32_t chunk_bytes, std::uint32_t slice_buffers,
+                 RecordArgs& a, std::size_t& smem) {
     if (rec.record_bytes() > k_max_record || n == 0) return false;
     a = RecordArgs{};
     a.record_bytes = rec.record_bytes();
     a.nfields = static_cast<std::uint32_t>(rec.fields().size());
-    a.chunk = std::max<std::uint32_t>(32, k_chunk_bytes / rec.record_bytes() / 32 * 32);
+    a.chunk = std::max<std::uint32_t>(32, chunk_bytes / rec.record_bytes() / 32 * 32);
     a.aligned = rec.aligned() ? 1 : 0;
     a.gaps = rec.has_gaps() ? 1 : 0;
     const SoaLayout s = soa_layout(rec, n);
@@ -633,7 +722,8 @@ bool record_args(const RecordLayout& rec, std::uint64_t n, RecordArgs& a, std::s
         a.staged[f] = staged;
         staged += a.chunk * a.width[f]; // a multiple of 32: every slice stays 16-byte aligned
     }
-    smem = std::size_t(a.chunk) * a.record_bytes + staged;
+    a.staged_bytes = staged;
+    smem = std::size_t(a.chunk) * a.record_bytes + std::size_t(slice_buffers) * staged;
     return (n + a.chunk - 1) / a.chunk <= INT_MAX;
 }
 
@@ -849,17 +939,38 @@ __global__ void __launch_bounds__(k_threads)
     }
 }
 
-// From dense, in one pass. A block takes rows in the order blocks start (a counter hands
-// out tile numbers, so every earlier tile belongs to a block that is already running),
-// loads its tile, measures its rows and scans their lengths. It then learns where its
-// values start through decoupled look-back: it publishes its total ("aggregate"), then warp
-// 0 reads the status of up to 32 predecessors at once, adding aggregates until it meets one
-// that published its inclusive prefix, and publishes its own inclusive prefix. Values are
-// packed into a shared staging area (word stores, atomicOr on the words two rows share)
-// and written with aligned 16-byte stores; only the bytes at both ends of the block's run,
-// which the neighbouring blocks share, are written one by one.
+// From dense, in one pass. A block takes a tile of rows in the order blocks start (a
+// counter hands out tile numbers, so every earlier tile belongs to a block that is already
+// running), measures its rows and scans their lengths. One extra warp, which holds no rows,
+// publishes the tile's total ("aggregate") and learns where its values start through
+// decoupled look-back: it reads the status of 128 predecessors at a time and adds their
+// aggregates up to the nearest one that published its inclusive prefix, waiting only for
+// the predecessors nearer than that, then publishes its own inclusive prefix. Meanwhile
+// the other warps pack the values into a shared staging area (word stores, atomicOr on the
+// words two rows share); the run is stored as the aligned 16-byte vectors of `data`, and
+// only the vectors at both ends, which the neighbouring tiles share, byte by byte.
+//
+// Rows of at most 64 bytes (the common short strings) are held in registers, loaded
+// straight from global memory, several per thread; wider rows go through a shared tile.
+// Measured on an H200 (256 MiB, 32-byte rows): one warp polling 32 predecessors while the
+// others packed, 16 KiB tiles in shared memory: 38% of the copy roofline (the inclusive
+// prefixes advanced only 32 tiles per L2 round trip); the whole block polling 512 at once:
+// 28-36%; 16 KiB of rows in registers, a polling warp of its own, 128 at a time: 47%; the
+// same with 32 KiB tiles: 55-58%.
 
-constexpr std::uint32_t k_tile_bytes = 16384;
+constexpr std::uint32_t k_tile_bytes = 16384;  // a tile of rows wider than 64 bytes, at most
+constexpr std::uint32_t k_stage_bytes = 32768; // a tile's values, at most
+constexpr int k_lookback_per_lane = 4;         // the look-back window: 32 x 4 predecessors
+
+// Rows of 16 P bytes, P = 1..4, held in registers: RPT rows per thread, 24-32 KiB a tile
+// (16 KiB tiles measured 47% of the copy roofline, 32 KiB 55%: fewer look-backs).
+__host__ __device__ constexpr int binary_rows_per_thread(int P) { return P == 1 ? 8 : P == 2 ? 4 : P > 2 ? 2 : 1; }
+
+std::uint32_t binary_rows_per_tile(std::uint64_t width) {
+    if (width <= 64) return k_threads * binary_rows_per_thread(static_cast<int>(width / 16));
+    return static_cast<std::uint32_t>(k_tile_bytes / width);
+}
+
 constexpr unsigned long long k_status_aggregate = 1ull << 62;
 constexpr unsigned long long k_status_inclusive = 2ull << 62;
 constexpr unsigned long long k_status_value = (1ull << 62) - 1;
@@ -879,165 +990,226 @@ __device__ __forceinline__ void write_status(unsigned long long* p, unsigned lon
     cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*p).store(v, cuda::memory_order_relaxed);
 }
 
-// Called by warp 0. Returns the sum of the totals of all blocks before `tile`. A block that
-// has not published after the timeout counts as 0, so a fault elsewhere gives wrong data
-// (caught by the check) instead of a hung device.
-__device__ unsigned long long look_back(unsigned long long* status, std::uint32_t tile,
-                                        unsigned long long total) {
+// Called by warp 0 of tile `tile` > 0, after its aggregate is published. Returns the sum
+// of the totals of all tiles before it: each round reads the status of 128 predecessors,
+// and sums the aggregates up to the nearest inclusive prefix once every tile nearer than
+// it has published. A tile that has not published after the timeout counts as 0, so a
+// fault elsewhere gives wrong data (caught by the check) instead of a hung device.
+__device__ unsigned long long look_back(unsigned long long* status, std::uint32_t tile) {
+    constexpr int LB = k_lookback_per_lane, W = 32 * LB;
     const unsigned lane = threadIdx.x % 32;
-    if (tile == 0) {
-        if (lane == 0) write_status(status, k_status_inclusive | total);
-        return 0;
-    }
-    if (lane == 0) write_status(status + tile, k_status_aggregate | total);
     unsigned long long prefix = 0;
     std::int64_t end = std::int64_t(tile) - 1;
     const unsigned long long started = global_ns();
     while (true) {
-        const std::int64_t at = end - std::int64_t(lane);
-        unsigned long long s = at >= 0 ? read_status(status + at) : k_status_inclusive;
-        if (__any_sync(k_full_mask, s == 0)) {
-            const bool expired = __shfl_sync(k_full_mask, global_ns() - started >= k_lookback_timeout_ns, 0);
-            if (!expired) {
-                __nanosleep(64); // back off instead of hammering L2 with polls
+        unsigned long long s[LB]; // the tile at distance 32 j + lane before `end`
+#pragma unroll
+        for (int j = 0; j < LB; ++j) {
+            const std::int64_t at = end - (32 * j + std::int64_t(lane));
+            s[j] = at >= 0 ? read_status(status + at) : k_status_inclusive;
+        }
+        int inc = W, miss = W;
+#pragma unroll
+        for (int j = 0; j < LB; ++j) {
+            const unsigned bi = __ballot_sync(k_full_mask, (s[j] & ~k_status_value) == k_status_inclusive);
+            const unsigned bm = __ballot_sync(k_full_mask, s[j] == 0);
+            if (inc == W && bi != 0) inc = 32 * j + __ffs(bi) - 1;
+            if (miss == W && bm != 0) miss = 32 * j + __ffs(bm) - 1;
+        }
+        if (miss < inc) {
+            if (!__shfl_sync(k_full_mask, global_ns() - started >= k_lookback_timeout_ns, 0)) {
+                __nanosleep(32); // back off instead of hammering L2 with polls
                 continue;
             }
-            if (s == 0) s = k_status_inclusive;
+            inc = miss; // timed out: counts as an inclusive prefix of 0
         }
-        const unsigned inclusive = __ballot_sync(k_full_mask, (s & ~k_status_value) == k_status_inclusive);
-        const unsigned last = inclusive != 0 ? unsigned(__ffs(inclusive) - 1) : 31u;
-        unsigned long long sum = lane <= last ? (s & k_status_value) : 0;
+        unsigned long long sum = 0;
+#pragma unroll
+        for (int j = 0; j < LB; ++j)
+            if (32 * j + int(lane) <= inc && s[j] != 0) sum += s[j] & k_status_value;
 #pragma unroll
         for (int o = 16; o > 0; o /= 2) sum += __shfl_xor_sync(k_full_mask, sum, o);
         prefix += sum;
-        if (inclusive != 0) break;
-        end -= 32;
+        if (inc < W) return prefix;
+        end -= W;
     }
-    if (lane == 0) write_status(status + tile, k_status_inclusive | (prefix + total));
-    return prefix;
-}
-
-// Exclusive scan of one value per thread over the block; `total` gets the block sum.
-__device__ std::uint32_t block_exclusive_scan(std::uint32_t x, std::uint32_t* warp_sums, std::uint32_t& total) {
-    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    std::uint32_t inc = x;
-#pragma unroll
-    for (int o = 1; o < 32; o *= 2) {
-        const std::uint32_t y = __shfl_up_sync(k_full_mask, inc, o);
-        if (lane >= unsigned(o)) inc += y;
-    }
-    if (lane == 31) warp_sums[warp] = inc;
-    __syncthreads();
-    std::uint32_t before = 0;
-    total = 0;
-#pragma unroll
-    for (int w = 0; w < k_threads / 32; ++w) {
-        const std::uint32_t s = warp_sums[w];
-        before += w < int(warp) ? s : 0;
-        total += s;
-    }
-    __syncthreads();
-    return before + inc - x;
 }
 
 __device__ __forceinline__ std::uint32_t word_of(uint4 v, unsigned i) {
     return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
 
-// Bytes [lo, hi) of a word, all ones.
-__device__ __forceinline__ std::uint32_t byte_mask(int lo, int hi) {
-    const std::uint32_t upto = hi >= 4 ? ~0u : (1u << (8 * hi)) - 1;
-    return upto & ~((1u << (8 * lo)) - 1);
+
+// Bytes 0..n-1 of `v` (n <= 16) into the staging words at byte offset o: the words the
+// piece covers whole are stored, the partial ones at its ends (shared with the neighbouring
+// rows) or-ed in.
+__device__ __forceinline__ void pack_piece(std::uint32_t* staging, std::uint32_t o, uint4 v, int n) {
+    const std::uint32_t in[6] = {0, v.x, v.y, v.z, v.w, 0};
+    const std::uint32_t s = o & 3, w0 = o >> 2;
+#pragma unroll
+    for (int k = 0; k < 5; ++k) {
+        const int lo = k == 0 ? int(s) : 0, hi = min(4, int(s) + n - 4 * k);
+        if (hi <= lo) continue;
+        const std::uint32_t val = __funnelshift_l(in[k], in[k + 1], 8 * s) & byte_mask(lo, hi);
+        if (lo == 0 && hi == 4) staging[w0 + k] = val;
+        else atomicOr(&staging[w0 + k], val);
+    }
 }
 
-__global__ void __launch_bounds__(k_threads)
+// The row length a piece at byte `at` of its row implies: one past its last byte that is
+// not padding, or `len` when the piece is all padding.
+__device__ __forceinline__ std::uint32_t piece_end(uint4 v, std::uint32_t pad4, std::uint32_t at, std::uint32_t len) {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        const std::uint32_t diff = word_of(v, q) ^ pad4;
+        if (diff != 0) len = at + 4 * q + (31 - __clz(diff)) / 8 + 1;
+    }
+    return len;
+}
+
+
+// P > 0: rows of 16 P bytes in registers, RPT per thread (rows r k_threads + threadIdx.x of
+// the tile); P == 0: wider rows, `width` bytes, staged in a shared tile (at most k_threads
+// rows). The block has one more warp, which holds no rows: it publishes the tile's status
+// and looks back while the others pack the values.
+constexpr int k_binary_threads = k_threads + 32;
+
+template <int P>
+__global__ void __launch_bounds__(k_binary_threads)
     dense_to_binary_kernel(std::int32_t* __restrict__ offsets, std::uint8_t* __restrict__ data,
                            const std::uint8_t* __restrict__ dense, std::uint64_t n, std::uint32_t width,
                            std::uint32_t rows_per_tile, std::uint32_t pad4, unsigned long long* scratch) {
-    __shared__ __align__(16) std::uint8_t tile[k_tile_bytes];
-    __shared__ __align__(16) std::uint32_t staging[k_tile_bytes / 4 + 8];
-    __shared__ std::uint32_t local[k_tile_bytes / 16];
-    __shared__ std::uint32_t warp_sums[k_threads / 32];
+    constexpr int RPT = binary_rows_per_thread(P), NW = k_threads / 32;
+    constexpr std::uint32_t STAGE = P > 0 ? k_threads * RPT * 16 * P : k_tile_bytes; // bytes of values, at most
+    static_assert(STAGE <= k_stage_bytes, "a tile's values fit the staging area");
+    // The tile's values at byte 16 + (offset within the tile): word-aligned for packing, and
+    // shifted into the vectors of `data` when stored.
+    __shared__ __align__(16) std::uint32_t staging[(STAGE + 32) / 4];
+    __shared__ __align__(16) std::uint8_t tile[P == 0 ? k_tile_bytes : 16];
+    __shared__ std::uint32_t warp_totals[RPT * NW];
     __shared__ std::uint32_t tile_no;
     __shared__ unsigned long long tile_prefix;
+    unsigned long long* status = scratch + 1;
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const bool rows_warp = warp < NW;
 
     if (threadIdx.x == 0) tile_no = atomicAdd(reinterpret_cast<unsigned int*>(scratch), 1u);
+    if (rows_warp)
+        for (std::uint32_t q = threadIdx.x; q < (STAGE + 32) / 16; q += k_threads)
+            reinterpret_cast<uint4*>(staging)[q] = make_uint4(0, 0, 0, 0);
     __syncthreads();
-    const std::uint64_t i0 = std::uint64_t(tile_no) * rows_per_tile;
+    const std::uint32_t t = tile_no;
+    const std::uint64_t i0 = std::uint64_t(t) * rows_per_tile;
     const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(rows_per_tile), n - i0));
 
-    const std::uint32_t nvec = nr * width / 16;
-    const std::uint8_t* in = dense + i0 * width;
-    stage_vectors(tile, in, nvec);
-    __syncthreads();
-
-    // Row lengths, one row per thread per round, scanned round by round in row order.
-    std::uint32_t carry = 0;
-    for (std::uint32_t first = 0; first < rows_per_tile; first += k_threads) {
-        const std::uint32_t row = first + threadIdx.x;
-        std::uint32_t len = 0;
-        if (row < nr) {
-            const std::uint8_t* r = tile + row * width;
-            for (int p = int(width / 16) - 1; p >= 0 && len == 0; --p) {
-                const uint4 v = *reinterpret_cast<const uint4*>(r + 16 * p);
+    uint4 v[RPT][P > 0 ? P : 1];
+    std::uint32_t len[RPT], d[RPT];
+    if constexpr (P == 0) {
+        if (rows_warp) stage_vectors(tile, dense + i0 * width, nr * width / 16);
+        __syncthreads();
+    }
+    if (rows_warp) {
 #pragma unroll
-                for (int t = 3; t >= 0; --t) {
-                    const std::uint32_t diff = word_of(v, t) ^ pad4;
-                    if (len == 0 && diff != 0) len = 16 * p + 4 * t + (31 - __clz(diff)) / 8 + 1;
+        for (int r = 0; r < RPT; ++r) {
+            const std::uint32_t row = r * k_threads + threadIdx.x;
+            if constexpr (P > 0) {
+                if (row < nr) {
+#pragma unroll
+                    for (int p = 0; p < P; ++p) v[r][p] = load16(dense + (i0 + row) * (16 * P) + 16 * p);
                 }
             }
         }
-        std::uint32_t round_total;
-        const std::uint32_t before = block_exclusive_scan(len, warp_sums, round_total);
-        if (row < rows_per_tile) local[row] = carry + before;
-        carry += round_total;
-    }
-    const std::uint32_t total = carry;
-
-    if (threadIdx.x < 32) {
-        const unsigned long long p = look_back(scratch + 1, tile_no, total);
-        if (threadIdx.x == 0) tile_prefix = p;
-    }
-    for (std::uint32_t w = threadIdx.x; w < total / 4 + 8; w += k_threads) staging[w] = 0;
-    __syncthreads();
-    const unsigned long long prefix = tile_prefix;
-
-    for (std::uint32_t row = threadIdx.x; row < nr; row += k_threads) {
-        offsets[i0 + row] = static_cast<std::int32_t>(prefix + local[row]);
-        const std::uint32_t d = local[row];
-        const std::uint32_t len = (row + 1 < nr ? local[row + 1] : total) - d;
-        const std::uint32_t s = d & 3, dw = d >> 2, words = (s + len + 3) / 4;
-        const std::uint8_t* r = tile + row * width;
-        std::uint32_t prev = 0;
-        uint4 piece = make_uint4(0, 0, 0, 0);
-        for (std::uint32_t m = 0; m < words; ++m) {
-            if (m % 4 == 0)
-                piece = 4 * m < width ? *reinterpret_cast<const uint4*>(r + 4 * m) : make_uint4(0, 0, 0, 0);
-            const std::uint32_t cur = word_of(piece, m % 4);
-            const int lo = m == 0 ? int(s) : 0, hi = min(4, int(len + s) - 4 * int(m));
-            const std::uint32_t val = __funnelshift_l(prev, cur, 8 * s) & byte_mask(lo, hi);
-            prev = cur;
-            if (lo == 0 && hi == 4) staging[dw + m] = val;
-            else atomicOr(&staging[dw + m], val);
+#pragma unroll
+        for (int r = 0; r < RPT; ++r) {
+            const std::uint32_t row = r * k_threads + threadIdx.x;
+            len[r] = 0;
+            if (row < nr) {
+                if constexpr (P > 0) {
+#pragma unroll
+                    for (int p = 0; p < P; ++p) len[r] = piece_end(v[r][p], pad4, 16 * p, len[r]);
+                } else {
+                    for (int p = int(width / 16) - 1; p >= 0 && len[r] == 0; --p)
+                        len[r] = piece_end(*reinterpret_cast<const uint4*>(tile + row * width + 16 * p), pad4, 16 * p, 0);
+                }
+            }
+        }
+        // Offsets within the tile, in row order: a warp scan per round, then the totals of
+        // the warps and rounds before.
+#pragma unroll
+        for (int r = 0; r < RPT; ++r) {
+            std::uint32_t inc = len[r];
+#pragma unroll
+            for (int o = 1; o < 32; o *= 2) {
+                const std::uint32_t y = __shfl_up_sync(k_full_mask, inc, o);
+                if (lane >= unsigned(o)) inc += y;
+            }
+            if (lane == 31) warp_totals[r * NW + warp] = inc;
+            d[r] = inc - len[r];
         }
     }
-    if (threadIdx.x == 0 && i0 + nr == n) offsets[n] = static_cast<std::int32_t>(prefix + total);
     __syncthreads();
-
-    // The run [prefix, prefix + total) of `data`: ends byte by byte, the middle in aligned vectors.
-    const auto* bytes = reinterpret_cast<const std::uint8_t*>(staging);
-    const std::uint32_t head = min(total, std::uint32_t((16 - (prefix & 15)) & 15));
-    const std::uint32_t body = (total - head) / 16;
-    for (std::uint32_t b = threadIdx.x; b < head; b += k_threads) data[prefix + b] = bytes[b];
-    for (std::uint32_t v = threadIdx.x; v < body; v += k_threads) {
-        const std::uint32_t at = head + 16 * v, w0 = at / 4;
-        const std::uint32_t in_words[8] = {staging[w0], staging[w0 + 1], staging[w0 + 2], staging[w0 + 3],
-                                           staging[w0 + 4], 0, 0, 0};
-        std::uint32_t out[4];
-        shift_bytes<4>(in_words, at & 3, out);
-        store16(data + prefix + at, make_uint4(out[0], out[1], out[2], out[3]));
+    std::uint32_t total = 0;
+#pragma unroll
+    for (int r = 0; r < RPT; ++r) {
+        std::uint32_t before = total;
+#pragma unroll
+        for (int w = 0; w < NW; ++w) {
+            const std::uint32_t x = warp_totals[r * NW + w];
+            before += w < int(warp) ? x : 0;
+            total += x;
+        }
+        d[r] += before;
     }
-    for (std::uint32_t b = head + 16 * body + threadIdx.x; b < total; b += k_threads) data[prefix + b] = bytes[b];
+    if (!rows_warp) {
+        if (lane == 0) write_status(status + t, (t == 0 ? k_status_inclusive : k_status_aggregate) | total);
+        const unsigned long long p = t == 0 ? 0 : look_back(status, t);
+        if (lane == 0) {
+            if (t > 0) write_status(status + t, k_status_inclusive | (p + total));
+            tile_prefix = p;
+        }
+    } else {
+#pragma unroll
+        for (int r = 0; r < RPT; ++r) {
+            const std::uint32_t row = r * k_threads + threadIdx.x;
+            if (row >= nr) continue;
+            if constexpr (P > 0) {
+#pragma unroll
+                for (int p = 0; p < P; ++p) pack_piece(staging, 16 + d[r] + 16 * p, v[r][p], min(16, int(len[r]) - 16 * p));
+            } else {
+                for (std::uint32_t p = 0; 16 * p < len[r]; ++p)
+                    pack_piece(staging, 16 + d[r] + 16 * p,
+                               *reinterpret_cast<const uint4*>(tile + row * width + 16 * p), min(16, int(len[r]) - 16 * int(p)));
+            }
+        }
+    }
+    __syncthreads();
+    if (!rows_warp) return;
+    const unsigned long long prefix = tile_prefix;
+#pragma unroll
+    for (int r = 0; r < RPT; ++r) {
+        const std::uint32_t row = r * k_threads + threadIdx.x;
+        if (row < nr) offsets[i0 + row] = static_cast<std::int32_t>(prefix + d[r]);
+    }
+    if (threadIdx.x == 0 && i0 + nr == n) offsets[n] = static_cast<std::int32_t>(prefix + total);
+
+    // data[prefix, prefix + total) from staging bytes [16, 16 + total), in the aligned
+    // vectors q of data + (prefix - head); output byte 16 q + k is staging byte 16 + 16 q + k - head.
+    const std::uint32_t head = static_cast<std::uint32_t>(prefix & 15), end = head + total;
+    std::uint8_t* out = data + (prefix - head);
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(staging) + 16 - head;
+    for (std::uint32_t q = threadIdx.x; q < (end + 15) / 16; q += k_threads) {
+        const std::uint32_t lo = q == 0 ? head : 0, hi = min(16u, end - 16 * q);
+        if (lo == 0 && hi == 16) {
+            const std::uint32_t at = 16 + 16 * q - head, w0 = at / 4;
+            const std::uint32_t in[8] = {staging[w0], staging[w0 + 1], staging[w0 + 2], staging[w0 + 3],
+                                         staging[w0 + 4], 0, 0, 0};
+            std::uint32_t o[4];
+            shift_bytes<4>(in, at & 3, o);
+            store16(out + 16 * q, make_uint4(o[0], o[1], o[2], o[3]));
+        } else {
+            for (std::uint32_t b = lo; b < hi; ++b) out[16 * q + b] = bytes[16 * q + b];
+        }
+    }
 }
 
 // ---- strided view -> contiguous -----------------------------------------------------------
@@ -1156,7 +1328,7 @@ cudaError_t launch_aos_to_soa(void* soa, const void* aos, const RecordLayout& re
                               cudaStream_t stream) {
     RecordArgs a;
     std::size_t smem = 0;
-    if (!aligned16(soa) || !aligned16(aos) || !record_args(rec, n, a, smem)) return cudaErrorInvalidValue;
+    if (!aligned16(soa) || !aligned16(aos) || !record_args(rec, n, k_chunk_bytes, 1, a, smem)) return cudaErrorInvalidValue;
     aos_to_soa_kernel<<<static_cast<unsigned>((n + a.chunk - 1) / a.chunk), k_threads, smem, stream>>>(
         static_cast<std::uint8_t*>(soa), static_cast<const std::uint8_t*>(aos), n, a);
     return cudaGetLastError();
@@ -1166,8 +1338,8 @@ cudaError_t launch_soa_to_aos(void* aos, const void* soa, const RecordLayout& re
                               cudaStream_t stream) {
     RecordArgs a;
     std::size_t smem = 0;
-    if (!aligned16(soa) || !aligned16(aos) || !record_args(rec, n, a, smem)) return cudaErrorInvalidValue;
-    soa_to_aos_kernel<<<static_cast<unsigned>((n + a.chunk - 1) / a.chunk), k_threads, smem, stream>>>(
+    if (!aligned16(soa) || !aligned16(aos) || !record_args(rec, n, k_soa_chunk_bytes, 2, a, smem)) return cudaErrorInvalidValue;
+    soa_to_aos_kernel<<<resident_grid(soa_to_aos_kernel, smem, (n + a.chunk - 1) / a.chunk), k_threads, smem, stream>>>(
         static_cast<std::uint8_t*>(aos), static_cast<const std::uint8_t*>(soa), n, a);
     return cudaGetLastError();
 }
@@ -1213,7 +1385,7 @@ cudaError_t launch_arrow_binary_to_dense(std::uint8_t* dense, const std::int32_t
 
 std::size_t dense_to_binary_scratch_bytes(std::uint64_t n, std::uint64_t width) {
     if (width == 0) return 0;
-    const std::uint64_t rows_per_tile = std::max<std::uint64_t>(1, k_tile_bytes / width);
+    const std::uint64_t rows_per_tile = binary_rows_per_tile(width);
     return 8 * (1 + (n + rows_per_tile - 1) / rows_per_tile);
 }
 
@@ -1221,18 +1393,29 @@ cudaError_t launch_dense_to_arrow_binary(std::int32_t* offsets, std::uint8_t* da
                                          const std::uint8_t* dense, std::uint64_t n,
                                          std::uint64_t width, std::uint8_t pad, void* scratch,
                                          cudaStream_t stream) {
-    if (n == 0 || width == 0 || width % 16 != 0 || width > 256 || !aligned16(dense) || scratch == nullptr)
+    if (n == 0 || width == 0 || width % 16 != 0 || width > 256 || !aligned16(dense) || !aligned16(data) ||
+        scratch == nullptr)
         return cudaErrorInvalidValue;
-    const std::uint32_t rows_per_tile = static_cast<std::uint32_t>(k_tile_bytes / width);
+    const std::uint32_t rows_per_tile = binary_rows_per_tile(width);
     const std::uint64_t tiles = (n + rows_per_tile - 1) / rows_per_tile;
     if (tiles > INT_MAX) return cudaErrorInvalidValue;
     if (cudaError_t err = cudaMemsetAsync(scratch, 0, dense_to_binary_scratch_bytes(n, width), stream);
         err != cudaSuccess)
         return err;
-    dense_to_binary_kernel<<<static_cast<unsigned>(tiles), k_threads, 0, stream>>>(
-        offsets, data, dense, n, static_cast<std::uint32_t>(width), rows_per_tile, pad * 0x01010101u,
-        static_cast<unsigned long long*>(scratch));
-    return cudaGetLastError();
+    auto* status = static_cast<unsigned long long*>(scratch);
+    const auto w = static_cast<std::uint32_t>(width);
+    const auto launch = [&](auto kernel) {
+        kernel<<<static_cast<unsigned>(tiles), k_binary_threads, 0, stream>>>(offsets, data, dense, n, w, rows_per_tile,
+                                                                      pad * 0x01010101u, status);
+        return cudaGetLastError();
+    };
+    switch (width / 16) {
+    case 1: return launch(dense_to_binary_kernel<1>);
+    case 2: return launch(dense_to_binary_kernel<2>);
+    case 3: return launch(dense_to_binary_kernel<3>);
+    case 4: return launch(dense_to_binary_kernel<4>);
+    default: return launch(dense_to_binary_kernel<0>);
+    }
 }
 
 cudaError_t launch_strided_to_contiguous(void* dst, const void* parent, const StridedView& view,

@@ -171,8 +171,8 @@ TEST_CASE("gpu: Arrow fixed-width and binary columns <-> dense at edge counts ma
             same(ov.get(n * w), back);
             same(ob.get(back_bits.size()), back_bits);
         }
-    for (std::uint64_t width : {16ull, 32ull, 48ull, 256ull})
-        for (std::uint64_t n : {1ull, 2ull, 63ull, 255ull, 256ull, 257ull, 511ull, 512ull, 513ull, 1025ull, 100003ull}) {
+    for (std::uint64_t width : {16ull, 32ull, 48ull, 64ull, 80ull, 256ull})
+        for (std::uint64_t n : {1ull, 2ull, 63ull, 255ull, 256ull, 257ull, 511ull, 512ull, 513ull, 1025ull, 100003ull, 300007ull}) {
             CAPTURE(width);
             CAPTURE(n);
             // Padded rows of random lengths 0..width (pad 0, values never 0).
