@@ -146,21 +146,21 @@ __device__ __forceinline__ void stage_vectors_async(std::uint8_t* smem, const st
     for (std::uint32_t at = threadIdx.x; at < nvec; at += k_threads) copy_async16(smem + 16 * at, in + 16ull * at);
 }
 
-// Persistent blocks: runs process(tile, buffer) for each tile that next() hands the block
-// (the same value in every thread; `tiles` or more ends), while stage(tile, buffer) has
-// already started copying the following tile into the other buffer, so the block's loads
-// stay in flight through all of its work. stage issues cp.async copies only.
-template <class Next, class Stage, class Process>
+// Persistent blocks: runs process(tile, buffer) for tiles blockIdx.x, blockIdx.x +
+// gridDim.x, ... below `tiles`, while stage(tile, buffer) has already started copying the
+// block's next tile into the other buffer, so its loads stay in flight through all of its
+// work. stage issues cp.async copies only.
+template <class Stage, class Process>
 __device__ __forceinline__ void pipeline_tiles(std::uint8_t* buf0, std::uint8_t* buf1, std::uint32_t tiles,
-                                               Next next, Stage stage, Process process) {
-    std::uint32_t cur = next();
+                                               Stage stage, Process process) {
+    std::uint32_t cur = blockIdx.x;
     if (cur >= tiles) return;
     stage(cur, buf0);
     async_commit();
     for (std::uint32_t k = 0;; ++k) {
         std::uint8_t* here = k % 2 == 0 ? buf0 : buf1;
         std::uint8_t* there = k % 2 == 0 ? buf1 : buf0;
-        const std::uint32_t nxt = next();
+        const std::uint32_t nxt = cur + gridDim.x;
         if (nxt < tiles) stage(nxt, there);
         async_commit();
         async_wait<1>();
@@ -171,12 +171,6 @@ __device__ __forceinline__ void pipeline_tiles(std::uint8_t* buf0, std::uint8_t*
         cur = nxt;
     }
 }
-
-// Tiles blockIdx.x, blockIdx.x + gridDim.x, ... (for pipeline_tiles).
-struct StridedTiles {
-    std::uint32_t t = blockIdx.x - gridDim.x;
-    __device__ std::uint32_t operator()() { return t += gridDim.x; }
-};
 
 // Blocks that fit on the device at once with `smem` bytes of dynamic shared memory each,
 // at most `tiles`.
@@ -699,7 +693,7 @@ __global__ void __launch_bounds__(k_threads)
         __syncthreads();
         store_run(aos + std::uint64_t(t) * a.chunk * a.record_bytes, records, nr * a.record_bytes);
     };
-    pipeline_tiles(smem, smem + in_bytes, tiles, StridedTiles{}, stage, process);
+    pipeline_tiles(smem, smem + in_bytes, tiles, stage, process);
 }
 
 // Chunks of about `chunk_bytes` of records; shared memory for the records, and for the
