@@ -74,6 +74,12 @@ __device__ __forceinline__ std::uint32_t byte_mask(int lo, int hi) {
     return upto & ~((1u << (8 * lo)) - 1);
 }
 
+// The first `keep` bytes of w (none below 0, all from 4), the rest from pad4.
+__device__ __forceinline__ std::uint32_t keep_bytes(std::uint32_t w, int keep, std::uint32_t pad4) {
+    const std::uint32_t mask = byte_mask(0, max(0, min(keep, 4)));
+    return (w & mask) | (pad4 & ~mask);
+}
+
 __device__ __forceinline__ void put_words(std::uint32_t* w, int at, uint4 v) {
     w[at] = v.x;
     w[at + 1] = v.y;
@@ -906,11 +912,7 @@ __global__ void __launch_bounds__(k_threads)
         std::uint32_t o[4 * P];
         shift_bytes<4 * P>(w, sh, o);
 #pragma unroll
-        for (int t = 0; t < 4 * P; ++t) {
-            const int keep = max(0, min(int(len) - 4 * t, 4));
-            const std::uint32_t mask = keep >= 4 ? ~0u : (1u << (8 * keep)) - 1;
-            o[t] = (o[t] & mask) | (pad4 & ~mask);
-        }
+        for (int t = 0; t < 4 * P; ++t) o[t] = keep_bytes(o[t], int(len) - 4 * t, pad4);
 #pragma unroll
         for (int p = 0; p < P; ++p)
             store16(dense + row * (16 * P) + 16 * p, make_uint4(o[4 * p], o[4 * p + 1], o[4 * p + 2], o[4 * p + 3]));
@@ -959,11 +961,7 @@ __global__ void __launch_bounds__(k_threads)
             std::uint32_t out[4];
             shift_bytes<4>(in, src[u] & 15, out);
 #pragma unroll
-            for (int t = 0; t < 4; ++t) {
-                const int keep = max(0, min(int(nval[u]) - 4 * t, 4));
-                const std::uint32_t mask = keep >= 4 ? ~0u : (1u << (8 * keep)) - 1;
-                out[t] = (out[t] & mask) | (pad4 & ~mask);
-            }
+            for (int t = 0; t < 4; ++t) out[t] = keep_bytes(out[t], int(nval[u]) - 4 * t, pad4);
             store16(dense + 16 * v, make_uint4(out[0], out[1], out[2], out[3]));
         }
     }
@@ -1347,6 +1345,18 @@ cudaError_t dispatch_elem(std::size_t elem, F&& fn) {
     }
 }
 
+// Rows of 16 P bytes: P = 1..4 (the register kernels), P = 0 for wider rows.
+template <class F>
+cudaError_t dispatch_row_pieces(std::uint64_t width, F&& fn) {
+    switch (width / 16) {
+    case 1: return fn(std::integral_constant<int, 1>{});
+    case 2: return fn(std::integral_constant<int, 2>{});
+    case 3: return fn(std::integral_constant<int, 3>{});
+    case 4: return fn(std::integral_constant<int, 4>{});
+    default: return fn(std::integral_constant<int, 0>{});
+    }
+}
+
 } // namespace
 
 cudaError_t launch_transpose(void* dst, const void* src, Dims2 dims, std::size_t elem, cudaStream_t stream) {
@@ -1407,21 +1417,18 @@ cudaError_t launch_arrow_binary_to_dense(std::uint8_t* dense, const std::int32_t
     if (n == 0 || width == 0 || width % 16 != 0 || width > UINT_MAX || !aligned16(dense) || !aligned16(data))
         return cudaErrorInvalidValue;
     const std::uint32_t pad4 = pad * 0x01010101u;
-    const auto rows = [&](auto kernel) {
-        kernel<<<grid_for(n, k_threads), k_threads, 0, stream>>>(dense, offsets, data, validity, n, pad4);
+    return dispatch_row_pieces(width, [&](auto pieces) {
+        constexpr int P = decltype(pieces)::value;
+        if constexpr (P > 0) {
+            binary_rows_to_dense_kernel<P><<<grid_for(n, k_threads), k_threads, 0, stream>>>(dense, offsets, data,
+                                                                                            validity, n, pad4);
+        } else {
+            const std::uint64_t nvec = n * (width / 16);
+            binary_to_dense_kernel<<<grid_for(nvec, k_threads * 2), k_threads, 0, stream>>>(
+                dense, offsets, data, validity, nvec, make_fastdiv(width / 16), static_cast<std::uint32_t>(width), pad4);
+        }
         return cudaGetLastError();
-    };
-    switch (width / 16) {
-    case 1: return rows(binary_rows_to_dense_kernel<1>);
-    case 2: return rows(binary_rows_to_dense_kernel<2>);
-    case 3: return rows(binary_rows_to_dense_kernel<3>);
-    case 4: return rows(binary_rows_to_dense_kernel<4>);
-    default: break;
-    }
-    const std::uint64_t nvec = n * (width / 16);
-    binary_to_dense_kernel<<<grid_for(nvec, k_threads * 2), k_threads, 0, stream>>>(
-        dense, offsets, data, validity, nvec, make_fastdiv(width / 16), static_cast<std::uint32_t>(width), pad4);
-    return cudaGetLastError();
+    });
 }
 
 std::size_t dense_to_binary_scratch_bytes(std::uint64_t n, std::uint64_t width) {
@@ -1444,19 +1451,11 @@ cudaError_t launch_dense_to_arrow_binary(std::int32_t* offsets, std::uint8_t* da
         err != cudaSuccess)
         return err;
     auto* status = static_cast<unsigned long long*>(scratch);
-    const auto w = static_cast<std::uint32_t>(width);
-    const auto launch = [&](auto kernel) {
-        kernel<<<static_cast<unsigned>(tiles), k_binary_threads, 0, stream>>>(offsets, data, dense, n, w, rows_per_tile,
-                                                                      pad * 0x01010101u, status);
+    return dispatch_row_pieces(width, [&](auto pieces) {
+        dense_to_binary_kernel<decltype(pieces)::value><<<static_cast<unsigned>(tiles), k_binary_threads, 0, stream>>>(
+            offsets, data, dense, n, static_cast<std::uint32_t>(width), rows_per_tile, pad * 0x01010101u, status);
         return cudaGetLastError();
-    };
-    switch (width / 16) {
-    case 1: return launch(dense_to_binary_kernel<1>);
-    case 2: return launch(dense_to_binary_kernel<2>);
-    case 3: return launch(dense_to_binary_kernel<3>);
-    case 4: return launch(dense_to_binary_kernel<4>);
-    default: return launch(dense_to_binary_kernel<0>);
-    }
+    });
 }
 
 cudaError_t launch_strided_to_contiguous(void* dst, const void* parent, const StridedView& view,
