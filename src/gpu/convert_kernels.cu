@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <numeric>
+#include <vector>
 
 #include <cuda/atomic>
 
@@ -155,7 +157,7 @@ __device__ __forceinline__ void stage_vectors_async(std::uint8_t* smem, const st
 // Persistent blocks: runs process(tile, buffer) for tiles blockIdx.x, blockIdx.x +
 // gridDim.x, ... below `tiles`, while stage(tile, buffer) has already started copying the
 // block's next tile into the other buffer, so its loads stay in flight through all of its
-// work. stage issues cp.async copies only.
+// work. stage issues cp.async copies only. (Three buffers measured no faster.)
 template <class Stage, class Process>
 __device__ __forceinline__ void pipeline_tiles(std::uint8_t* buf0, std::uint8_t* buf1, std::uint32_t tiles,
                                                Stage stage, Process process) {
@@ -655,20 +657,15 @@ __global__ void __launch_bounds__(k_threads)
         store_run(soa + a.soa_offset[f] + i0 * a.width[f], fields + a.staged[f], nr * a.width[f]);
 }
 
-// Field slices are staged with 16-byte loads, records rebuilt in shared memory one field of
-// one record per thread (gap bytes zeroed first), and the record run stored as whole
-// coalesced vectors. Tried on an H200 and measured slower: building each output vector in
-// registers from every field that overlaps it (35-49% of the copy roofline against 53-81%),
-// and batching the field loads four deep (mixed records 64% against 76%).
-// Persistent blocks (pipeline_tiles): the next chunk's field slices are staged with cp.async
-// while the current chunk's records are rebuilt in shared memory, one field of one record
-// per thread (gap bytes zeroed first), and stored as whole coalesced vectors. Shared
-// memory: two buffers of field slices, then the records. Tried on an H200 and measured
-// slower: building each output vector in registers from every field that overlaps it
-// (35-49% of the copy roofline against 53-81%), batching the field loads four deep (mixed
-// records 64% against 76%), 8 KiB chunks (mixed 86% against 90%), and records padded by 4
-// bytes every 128 against bank conflicts, with unaligned fields or-ed into their words
-// (mixed 78%, packed 46% against 65%).
+// SoA -> AoS for records whose plan does not fit (soa_plan, below: more than 256 vectors
+// per period or 256 slots). Persistent blocks (pipeline_tiles): the next chunk's field
+// slices are staged with cp.async while the current chunk's records are rebuilt in shared
+// memory, one field of one record per thread (gap bytes zeroed first), and stored as whole
+// coalesced vectors. Shared memory: two buffers of field slices, then the records. Tried on
+// an H200 and measured slower: batching the field loads four deep (mixed records 64%
+// against 76%), 8 KiB chunks (mixed 86% against 90%), and records padded by 4 bytes every
+// 128 against bank conflicts, with unaligned fields or-ed into their words (mixed 78%,
+// packed 46% against 65%).
 __global__ void __launch_bounds__(k_threads)
     soa_to_aos_kernel(std::uint8_t* __restrict__ aos, const std::uint8_t* __restrict__ soa,
                       std::uint64_t n, RecordArgs a) {
@@ -700,6 +697,149 @@ __global__ void __launch_bounds__(k_threads)
         store_run(aos + std::uint64_t(t) * a.chunk * a.record_bytes, records, nr * a.record_bytes);
     };
     pipeline_tiles(smem, smem + in_bytes, tiles, stage, process);
+}
+
+// SoA -> AoS by byte permutes. The record run of a chunk is cut into 16-byte output
+// vectors, which repeat with a period of lcm(record bytes, 16) bytes. Each word of a vector
+// of the period is a list of slots, one per aligned word of the staged field slices that
+// its bytes come from. The host lists them once (soa_plan). A thread always builds the same
+// vector of the period, so it turns its slots into shared addresses and byte-permute
+// selectors once. Per vector, each slot is then one shared word load and one byte permute
+// into the output word, and the vector is stored whole: no record buffer, no bank
+// conflicts from the record stride, no second barrier. Persistent blocks stage the next
+// chunk's slices with cp.async meanwhile (pipeline_tiles). Tried on an H200: pieces of up
+// to 8 bytes placed with 64-bit shifts and masks, 34-66% of the copy roofline (instruction
+// bound); three stage buffers, and 4-6 resident blocks forced by register limits (spills),
+// no faster.
+constexpr std::uint32_t k_max_plan = 256;
+
+struct SoaPlan {
+    std::uint32_t vectors; // 16-byte vectors per period
+    std::uint32_t slots;   // slots per output word (the most any word needs; padded)
+    std::uint32_t groups;  // threads building each vector of the period
+    // Slot j of word k of vector v at [(v * 4 + k) * slots + j]: bits 0-15 the shared offset
+    // of the word it reads in period 0, 16-31 that offset's step per period, 32-47 the
+    // byte-permute selector: per output byte, 0-3 a byte of that word, 4-7 kept.
+    unsigned long long slot[k_max_plan];
+};
+
+constexpr unsigned long long k_keep_all = 0x7654;
+
+bool soa_plan(const RecordArgs& a, SoaPlan& p) {
+    const std::uint32_t rb = a.record_bytes, g = std::gcd(rb, 16u), records = 16 / g;
+    p = SoaPlan{};
+    p.vectors = rb / g;
+    if (p.vectors > std::uint32_t(k_threads) || a.staged_bytes >= (1u << 16)) return false;
+    // Whole words per step: a thread's slots keep their place in the words they read.
+    const std::uint32_t unit = 4 / std::gcd(records, 4u);
+    p.groups = k_threads / p.vectors / unit * unit;
+    if (p.groups == 0) return false;
+    std::uint8_t field_of[k_max_record];
+    std::fill(field_of, field_of + rb, 0xff);
+    for (std::uint32_t f = 0; f < a.nfields; ++f)
+        std::fill(field_of + a.offset[f], field_of + a.offset[f] + a.width[f], static_cast<std::uint8_t>(f));
+    // The slots of word k of vector v: one per staged word that its bytes come from. Bytes of
+    // one word from different records share a word of the slice only when records are
+    // shorter than a word; then a period steps every slice by whole words, so the sharing
+    // holds for every period.
+    auto word_slots = [&](std::uint32_t v, std::uint32_t k, unsigned long long (&out)[4]) {
+        std::uint32_t count = 0;
+        for (std::uint32_t b = 0; b < 4; ++b) {
+            const std::uint32_t at = 16 * v + 4 * k + b, r = at / rb, f = field_of[at % rb];
+            if (f == 0xff) continue; // a gap byte stays zero
+            const std::uint32_t src = a.staged[f] + r * a.width[f] + at % rb - a.offset[f], word = src & ~3u;
+            std::uint32_t j = 0;
+            while (j < count && (out[j] & 0xffff) != word) ++j;
+            if (j == count) out[count++] = word | (unsigned long long)(records * a.width[f]) << 16 | k_keep_all << 32;
+            out[j] = (out[j] & ~(0xfull << (32 + 4 * b))) | (unsigned long long)(src & 3) << (32 + 4 * b);
+        }
+        return count;
+    };
+    unsigned long long w[4];
+    for (std::uint32_t v = 0; v < p.vectors; ++v)
+        for (std::uint32_t k = 0; k < 4; ++k) p.slots = std::max(p.slots, word_slots(v, k, w));
+    p.slots = std::max<std::uint32_t>(p.slots, 1);
+    if (4 * p.vectors * p.slots > k_max_plan) return false;
+    for (std::uint32_t v = 0; v < p.vectors; ++v)
+        for (std::uint32_t k = 0; k < 4; ++k) {
+            unsigned long long* out = p.slot + (4 * v + k) * p.slots;
+            const std::uint32_t count = word_slots(v, k, w);
+            for (std::uint32_t j = 0; j < p.slots; ++j) out[j] = j < count ? w[j] : k_keep_all << 32;
+        }
+    return true;
+}
+
+template <int SW>
+__global__ void __launch_bounds__(k_threads)
+    soa_to_aos_plan_kernel(std::uint8_t* __restrict__ aos, const std::uint8_t* __restrict__ soa, std::uint64_t n,
+                           RecordArgs a, SoaPlan p) {
+    extern __shared__ __align__(16) std::uint8_t smem[];
+    const std::uint32_t active = p.groups * p.vectors;
+    const std::uint32_t t = threadIdx.x, vp = t % p.vectors, q0 = t / p.vectors;
+    // The plan goes through shared memory: parameter reads at a different index in every
+    // lane are serialised, warp-uniform ones are not.
+    auto* plan = reinterpret_cast<unsigned long long*>(smem + 2 * a.staged_bytes);
+    for (std::uint32_t e = t / 32; e < 4 * p.vectors * SW; e += k_threads / 32)
+        if (t % 32 == 0) plan[e] = p.slot[e];
+    __syncthreads();
+    // Per slot: the word it reads in period q0, its step from one vector this thread builds
+    // to the next, and the byte-permute selector that puts its bytes into the output word
+    // (the rest kept: 4-7).
+    std::uint32_t at[4][SW], step[4][SW], sel[4][SW];
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+#pragma unroll
+        for (int j = 0; j < SW; ++j) {
+            const unsigned long long d = t < active ? plan[(vp * 4 + k) * SW + j] : k_keep_all << 32;
+            // Period q0 moves the slot's bytes by whole elements, all of them into one word
+            // (an element is aligned to its width).
+            const std::uint32_t moved = q0 * static_cast<std::uint32_t>(d >> 16 & 0xffff);
+            const auto raw = static_cast<std::uint32_t>(d >> 32 & 0xffff);
+            std::uint32_t word = static_cast<std::uint32_t>(d & 0xffff), s = 0;
+#pragma unroll
+            for (int b = 0; b < 4; ++b) {
+                const std::uint32_t nib = raw >> (4 * b) & 15;
+                s |= (nib < 4 ? (nib + moved) & 3 : nib) << (4 * b);
+                if (nib < 4) word = static_cast<std::uint32_t>(d & 0xffff) + ((nib + moved) & ~3u);
+            }
+            at[k][j] = word;
+            step[k][j] = p.groups * static_cast<std::uint32_t>(d >> 16 & 0xffff);
+            sel[k][j] = s;
+        }
+    const auto tiles = static_cast<std::uint32_t>((n + a.chunk - 1) / a.chunk);
+    auto rows = [&](std::uint32_t tile) {
+        return static_cast<std::uint32_t>(min(std::uint64_t(a.chunk), n - std::uint64_t(tile) * a.chunk));
+    };
+    auto stage = [&](std::uint32_t tile, std::uint8_t* buf) {
+        const std::uint64_t i0 = std::uint64_t(tile) * a.chunk;
+        for (std::uint32_t f = 0; f < a.nfields; ++f)
+            stage_vectors_async(buf + a.staged[f], soa + a.soa_offset[f] + i0 * a.width[f],
+                                (rows(tile) * a.width[f] + 15) / 16);
+    };
+    auto process = [&](std::uint32_t tile, const std::uint8_t* fields) {
+        if (t >= active) return;
+        const std::uint32_t bytes = rows(tile) * a.record_bytes, nvec = (bytes + 15) / 16;
+        std::uint8_t* out = aos + std::uint64_t(tile) * a.chunk * a.record_bytes;
+        for (std::uint32_t i = 0, v = t; v < nvec; ++i, v += active) {
+            std::uint32_t o[4];
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                o[k] = 0;
+#pragma unroll
+                for (int j = 0; j < SW; ++j)
+                    if (sel[k][j] != k_keep_all) // not padding
+                        o[k] = __byte_perm(*reinterpret_cast<const std::uint32_t*>(fields + at[k][j] + i * step[k][j]),
+                                           o[k], sel[k][j]);
+            }
+            if (16 * v + 16 <= bytes) {
+                store16(out + 16 * v, make_uint4(o[0], o[1], o[2], o[3]));
+            } else {
+                for (std::uint32_t b = 0; 16 * v + b < bytes; ++b)
+                    out[16 * v + b] = static_cast<std::uint8_t>(pick4(b / 4, o[0], o[1], o[2], o[3]) >> (8 * (b % 4)));
+            }
+        }
+    };
+    pipeline_tiles(smem, smem + a.staged_bytes, tiles, stage, process);
 }
 
 // Chunks of about `chunk_bytes` of records; shared memory for the records, and for the
@@ -1379,6 +1519,21 @@ cudaError_t launch_soa_to_aos(void* aos, const void* soa, const RecordLayout& re
     RecordArgs a;
     std::size_t smem = 0;
     if (!aligned16(soa) || !aligned16(aos) || !record_args(rec, n, k_soa_chunk_bytes, 2, a, smem)) return cudaErrorInvalidValue;
+    SoaPlan p;
+    if (soa_plan(a, p)) {
+        const std::size_t bytes = 2 * std::size_t(a.staged_bytes) + 4 * p.vectors * p.slots * sizeof(p.slot[0]);
+        auto run = [&](auto kernel) {
+            kernel<<<resident_grid(kernel, bytes, (n + a.chunk - 1) / a.chunk), k_threads, bytes, stream>>>(
+                static_cast<std::uint8_t*>(aos), static_cast<const std::uint8_t*>(soa), n, a, p);
+            return cudaGetLastError();
+        };
+        switch (p.slots) {
+        case 1: return run(soa_to_aos_plan_kernel<1>);
+        case 2: return run(soa_to_aos_plan_kernel<2>);
+        case 3: return run(soa_to_aos_plan_kernel<3>);
+        default: return run(soa_to_aos_plan_kernel<4>);
+        }
+    }
     soa_to_aos_kernel<<<resident_grid(soa_to_aos_kernel, smem, (n + a.chunk - 1) / a.chunk), k_threads, smem, stream>>>(
         static_cast<std::uint8_t*>(aos), static_cast<const std::uint8_t*>(soa), n, a);
     return cudaGetLastError();

@@ -115,7 +115,9 @@ TEST_CASE("gpu: array of structs <-> struct of arrays at edge counts matches the
     const RecordLayout recs[] = {RecordLayout::natural({4, 4, 4}), RecordLayout::natural({8, 4, 2, 1}),
                                  RecordLayout::natural({8, 8, 4, 4, 2, 2, 1, 1}), RecordLayout::packed({8, 1, 4, 2}),
                                  RecordLayout::packed({1}), RecordLayout::packed({2, 1}), RecordLayout::packed({8, 8, 1}),
-                                 RecordLayout(24, {{1, 4}, {9, 1}, {16, 8}})};
+                                 RecordLayout(24, {{1, 4}, {9, 1}, {16, 8}}),
+                                 RecordLayout::packed({1, 1, 1, 1}), // four slots per output word
+                                 RecordLayout(301, {{0, 8}, {150, 4}, {300, 1}})}; // its plan does not fit
     for (const auto& rec : recs)
         for (std::uint64_t n : {1ull, 2ull, 3ull, 31ull, 32ull, 33ull, 1023ull, 1024ull, 1025ull, 4097ull, 100003ull}) {
             CAPTURE(rec.describe());
