@@ -635,6 +635,11 @@ __device__ __forceinline__ void store_run(std::uint8_t* out, const std::uint8_t*
     for (std::uint32_t b = full * 16 + threadIdx.x; b < bytes; b += k_threads) out[b] = staged[b];
 }
 
+// One chunk per block. Tried on an H200 and measured no faster (256 MiB): 8 KiB and 24 KiB
+// chunks (wide records 58% and 67% against 79%), records staged with 4 bytes of padding
+// every 128 against bank conflicts (xyz 88% against 96%, wide 78%), one store loop over
+// all field slices instead of one per field (xyz 93% against 96%), and persistent
+// pipelined blocks (xyz 85% against 97%).
 __global__ void __launch_bounds__(k_threads)
     aos_to_soa_kernel(std::uint8_t* __restrict__ soa, const std::uint8_t* __restrict__ aos,
                       std::uint64_t n, RecordArgs a) {
