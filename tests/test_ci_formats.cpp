@@ -561,6 +561,16 @@ TEST_CASE("export: run --export: checked before measuring, written after the rep
     check_benchmark_action(interopbench::testing::slurp(ba), Better::higher, results);
     // The exports hold what the report holds.
     CHECK(interopbench::testing::slurp(om) == render_ci(results, CiFormat::openmetrics, CiMetrics::all));
+
+    // With --baseline they carry the comparison too, as compare --export writes them.
+    const std::string om2 = (dir / "gated.txt").string();
+    const Cli g = cli(run + "--baseline '" + out + "' --export openmetrics='" + om2 + "'");
+    CAPTURE(g.err);
+    CHECK((g.code == 0 || g.code == 1)); // the gate's verdict on two runs of one host copy is not the point
+    const std::string gated = interopbench::testing::slurp(om2);
+    check_openmetrics(gated);
+    CHECK(gated.find("interopbench_compare_results{verdict=") != std::string::npos);
+    CHECK(gated.find("interopbench_compare_ratio{") != std::string::npos);
 }
 
 } // TEST_SUITE

@@ -125,7 +125,9 @@ bool write_exports(const std::vector<CiExport>& exports, CiMetrics metrics, cons
     bool ok = true;
     for (const auto& e : exports) {
         try {
-            write_file_atomic(e.path, render_ci(results, e.format, metrics));
+            // With --baseline, annotated with the comparison, as 'compare --export' writes them.
+            write_file_atomic(e.path, run.gate ? render_ci(*run.gate, results, e.format, metrics)
+                                               : render_ci(results, e.format, metrics));
         } catch (const std::exception& err) {
             fmt::print(stderr, "error: the {} export was not written: {}\n", to_string(e.format), err.what());
             ok = false;

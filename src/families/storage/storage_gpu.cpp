@@ -116,6 +116,48 @@ private:
     gpu::cufile::Handle m_h = nullptr;
 };
 
+/// cuFile for one case: the driver, its statistics, the file's handle and, for
+/// cufile_registered, the device buffer registered with cuFile (deregistered before the
+/// handle goes).
+class CufileSide {
+public:
+    CufileSide(bool register_buffer, int fd, const std::string& file, void* dev, std::uint64_t size) {
+        std::string why;
+        m_api = gpu::cufile_driver(&why);
+        if (!m_api) throw ConfigError(why);
+        m_stats = gpu::cufile_stats_begin(&m_stats_note);
+        m_handle = std::make_unique<CufileHandle>(m_api, fd, file);
+        if (register_buffer) {
+            const gpu::cufile::Error e = m_api->buf_register(dev, size, 0);
+            if (e.err != 0) throw ConfigError(fmt::format("cuFileBufRegister failed: {}", gpu::cufile_error_name(e.err)));
+            m_registered = dev;
+        }
+    }
+    ~CufileSide() {
+        if (m_registered) m_api->buf_deregister(m_registered);
+    }
+    CufileSide(const CufileSide&) = delete;
+    CufileSide& operator=(const CufileSide&) = delete;
+    const gpu::CufileApi* api() const { return m_api; }
+    gpu::cufile::Handle handle() const { return m_handle->get(); }
+    /// The counters since the case began, or why there are none.
+    gpu::CufileCounts counts() const { return m_stats ? gpu::cufile_stats_read() : gpu::CufileCounts{false, m_stats_note}; }
+
+private:
+    const gpu::CufileApi* m_api = nullptr;
+    bool m_stats = false;
+    std::string m_stats_note;
+    std::unique_ptr<CufileHandle> m_handle;
+    void* m_registered = nullptr;
+};
+
+/// The host buffer a path reads into or writes from: pageable or pinned, none for the others.
+gpu::HostBuffer host_buffer_for(GpuPath path, std::uint64_t size) {
+    if (path == GpuPath::pageable) return gpu::HostBuffer(gpu::HostMem::pageable, size);
+    if (path == GpuPath::pinned) return gpu::HostBuffer(gpu::HostMem::pinned, size);
+    return gpu::HostBuffer{};
+}
+
 /// cuFile I/O of [0, size) in chunks on `threads` threads; returns seconds to the first chunk.
 double cufile_io(const gpu::CufileApi* api, gpu::cufile::Handle h, void* dev, std::uint64_t size, std::uint64_t chunk,
                  unsigned threads, int device, bool read, const std::string& path) {
@@ -156,7 +198,7 @@ double cufile_io(const gpu::CufileApi* api, gpu::cufile::Handle h, void* dev, st
     return first.load();
 }
 
-/// Shared by both directions: the device buffer, the stream, the cuFile state.
+/// Shared by both directions: the device buffer and the stream.
 struct GpuSide {
     int device;
     gpu::DeviceBuffer dev;
@@ -191,27 +233,13 @@ public:
         (void)ctx;
         IB_CUDA_CHECK(cudaMemsetAsync(m_gpu.dev.get(), 0, m_size, m_gpu.stream.get())); // poison the destination
         IB_CUDA_CHECK(cudaStreamSynchronize(m_gpu.stream.get()));
-        if (path == GpuPath::pageable) m_host = gpu::HostBuffer(gpu::HostMem::pageable, m_size);
-        if (path == GpuPath::pinned) m_host = gpu::HostBuffer(gpu::HostMem::pinned, m_size);
+        m_host = host_buffer_for(path, m_size);
         if (is_pipelined(path)) m_ring = std::make_unique<Ring>(device, ring, m_chunk);
         const int flags = O_RDONLY | (is_direct(path) || (is_cufile(path) && !Site::instance().odirect_unsupported()) ? O_DIRECT : 0);
         m_fd = open_file(m_file->path(), flags);
-        if (is_cufile(path)) {
-            std::string why;
-            m_api = gpu::cufile_driver(&why);
-            if (!m_api) throw ConfigError(why);
-            m_stats = gpu::cufile_stats_begin(&m_stats_note);
-            m_handle = std::make_unique<CufileHandle>(m_api, m_fd.get(), m_file->path());
-            if (path == GpuPath::cufile_registered) {
-                const gpu::cufile::Error e = m_api->buf_register(m_gpu.dev.get(), m_size, 0);
-                if (e.err != 0) throw ConfigError(fmt::format("cuFileBufRegister failed: {}", gpu::cufile_error_name(e.err)));
-                m_registered = true;
-            }
-        }
-    }
-
-    ~ToGpuCase() override {
-        if (m_registered) m_api->buf_deregister(m_gpu.dev.get());
+        if (is_cufile(path))
+            m_cufile = std::make_unique<CufileSide>(path == GpuPath::cufile_registered, m_fd.get(), m_file->path(),
+                                                    m_gpu.dev.get(), m_size);
     }
 
     Sample measure() override {
@@ -266,7 +294,8 @@ public:
         }
         case GpuPath::cufile:
         case GpuPath::cufile_registered:
-            first = cufile_io(m_api, m_handle->get(), dev, m_size, m_chunk, m_threads, m_gpu.device, true, m_file->path());
+            first = cufile_io(m_cufile->api(), m_cufile->handle(), dev, m_size, m_chunk, m_threads, m_gpu.device, true,
+                              m_file->path());
             break;
         }
         const double t = since(t0);
@@ -297,7 +326,7 @@ public:
         if (is_cufile(m_path)) {
             j["threads_used"] = m_threads;
             if (m_mode.empty()) {
-                m_counts = m_stats ? gpu::cufile_stats_read() : gpu::CufileCounts{false, m_stats_note};
+                m_counts = m_cufile->counts();
                 m_mode = detect_mode(m_counts, true);
             }
             j["cufile"] = cufile_details(m_counts, m_mode, true);
@@ -321,10 +350,7 @@ private:
     gpu::HostBuffer m_host;
     std::unique_ptr<Ring> m_ring;
     Fd m_fd;
-    const gpu::CufileApi* m_api = nullptr;
-    std::unique_ptr<CufileHandle> m_handle;
-    bool m_registered = false, m_stats = false;
-    std::string m_stats_note;
+    std::unique_ptr<CufileSide> m_cufile; // before m_fd goes
     mutable gpu::CufileCounts m_counts;
     mutable std::string m_mode;
 };
@@ -344,25 +370,11 @@ public:
         if (const int rc = ::posix_fallocate(m_fd.get(), 0, static_cast<off_t>(size)); rc != 0)
             throw ConfigError(fmt::format("cannot allocate {} for {}: {}", format_size(size), m_target, std::strerror(rc)));
         gpu::fill_pattern_device(m_gpu.dev.get(), size, PatternFile::k_seed, m_gpu.stream.get());
-        if (path == GpuPath::pageable) m_host = gpu::HostBuffer(gpu::HostMem::pageable, size);
-        if (path == GpuPath::pinned) m_host = gpu::HostBuffer(gpu::HostMem::pinned, size);
+        m_host = host_buffer_for(path, size);
         if (path == GpuPath::pipelined) m_ring = std::make_unique<Ring>(device, ring, m_chunk);
-        if (is_cufile(path)) {
-            std::string why;
-            m_api = gpu::cufile_driver(&why);
-            if (!m_api) throw ConfigError(why);
-            m_stats = gpu::cufile_stats_begin(&m_stats_note);
-            m_handle = std::make_unique<CufileHandle>(m_api, m_fd.get(), m_target);
-            if (path == GpuPath::cufile_registered) {
-                const gpu::cufile::Error e = m_api->buf_register(m_gpu.dev.get(), size, 0);
-                if (e.err != 0) throw ConfigError(fmt::format("cuFileBufRegister failed: {}", gpu::cufile_error_name(e.err)));
-                m_registered = true;
-            }
-        }
-    }
-    ~FromGpuCase() override {
-        if (m_registered) m_api->buf_deregister(m_gpu.dev.get());
-        m_handle.reset();
+        if (is_cufile(path))
+            m_cufile = std::make_unique<CufileSide>(path == GpuPath::cufile_registered, m_fd.get(), m_target,
+                                                    m_gpu.dev.get(), size);
     }
 
     Sample measure() override {
@@ -404,7 +416,7 @@ public:
         }
         case GpuPath::cufile:
         case GpuPath::cufile_registered:
-            cufile_io(m_api, m_handle->get(), dev, m_size, m_chunk, m_threads, m_gpu.device, false, m_target);
+            cufile_io(m_cufile->api(), m_cufile->handle(), dev, m_size, m_chunk, m_threads, m_gpu.device, false, m_target);
             break;
         default: throw ConfigError("path not available for writes");
         }
@@ -444,7 +456,7 @@ public:
         if (is_cufile(m_path)) {
             j["threads_used"] = m_threads;
             if (m_mode.empty()) {
-                m_counts = m_stats ? gpu::cufile_stats_read() : gpu::CufileCounts{false, m_stats_note};
+                m_counts = m_cufile->counts();
                 m_mode = detect_mode(m_counts, false);
             }
             j["cufile"] = cufile_details(m_counts, m_mode, false);
@@ -466,10 +478,7 @@ private:
     Fd m_fd;
     gpu::HostBuffer m_host;
     std::unique_ptr<Ring> m_ring;
-    const gpu::CufileApi* m_api = nullptr;
-    std::unique_ptr<CufileHandle> m_handle;
-    bool m_registered = false, m_stats = false;
-    std::string m_stats_note;
+    std::unique_ptr<CufileSide> m_cufile; // before m_fd and the file go
     mutable gpu::CufileCounts m_counts;
     mutable std::string m_mode;
 };
