@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <climits>
 #include <numeric>
-#include <vector>
 
 #include <cuda/atomic>
 
