@@ -661,6 +661,20 @@ __global__ void __launch_bounds__(k_threads)
         store_run(soa + a.soa_offset[f] + i0 * a.width[f], fields + a.staged[f], nr * a.width[f]);
 }
 
+// SoA -> AoS works on chunks of `a.chunk` records: chunk `tile` holds chunk_rows of them,
+// and stage_slices starts the cp.async copies of its field slices into `buf`.
+__device__ __forceinline__ std::uint32_t chunk_rows(const RecordArgs& a, std::uint64_t n, std::uint32_t tile) {
+    return static_cast<std::uint32_t>(min(std::uint64_t(a.chunk), n - std::uint64_t(tile) * a.chunk));
+}
+
+__device__ __forceinline__ void stage_slices(const RecordArgs& a, const std::uint8_t* soa, std::uint64_t n,
+                                             std::uint32_t tile, std::uint8_t* buf) {
+    const std::uint64_t i0 = std::uint64_t(tile) * a.chunk;
+    for (std::uint32_t f = 0; f < a.nfields; ++f)
+        stage_vectors_async(buf + a.staged[f], soa + a.soa_offset[f] + i0 * a.width[f],
+                            (chunk_rows(a, n, tile) * a.width[f] + 15) / 16);
+}
+
 // SoA -> AoS for records whose plan does not fit (soa_plan, below: more than 256 vectors
 // per period or 256 slots). Persistent blocks (pipeline_tiles): the next chunk's field
 // slices are staged with cp.async while the current chunk's records are rebuilt in shared
@@ -677,17 +691,9 @@ __global__ void __launch_bounds__(k_threads)
     const std::uint32_t in_bytes = a.staged_bytes;
     std::uint8_t* records = smem + 2 * in_bytes;
     const auto tiles = static_cast<std::uint32_t>((n + a.chunk - 1) / a.chunk);
-    auto rows = [&](std::uint32_t t) {
-        return static_cast<std::uint32_t>(min(std::uint64_t(a.chunk), n - std::uint64_t(t) * a.chunk));
-    };
-    auto stage = [&](std::uint32_t t, std::uint8_t* buf) {
-        const std::uint64_t i0 = std::uint64_t(t) * a.chunk;
-        for (std::uint32_t f = 0; f < a.nfields; ++f)
-            stage_vectors_async(buf + a.staged[f], soa + a.soa_offset[f] + i0 * a.width[f],
-                                (rows(t) * a.width[f] + 15) / 16);
-    };
+    auto stage = [&](std::uint32_t t, std::uint8_t* buf) { stage_slices(a, soa, n, t, buf); };
     auto process = [&](std::uint32_t t, const std::uint8_t* fields) {
-        const std::uint32_t nr = rows(t);
+        const std::uint32_t nr = chunk_rows(a, n, t);
         if (a.gaps) {
             for (std::uint32_t v = threadIdx.x; v < (nr * a.record_bytes + 15) / 16; v += k_threads)
                 *reinterpret_cast<uint4*>(records + 16 * v) = make_uint4(0, 0, 0, 0);
@@ -812,18 +818,10 @@ __global__ void __launch_bounds__(k_threads)
             sel[k][j] = s;
         }
     const auto tiles = static_cast<std::uint32_t>((n + a.chunk - 1) / a.chunk);
-    auto rows = [&](std::uint32_t tile) {
-        return static_cast<std::uint32_t>(min(std::uint64_t(a.chunk), n - std::uint64_t(tile) * a.chunk));
-    };
-    auto stage = [&](std::uint32_t tile, std::uint8_t* buf) {
-        const std::uint64_t i0 = std::uint64_t(tile) * a.chunk;
-        for (std::uint32_t f = 0; f < a.nfields; ++f)
-            stage_vectors_async(buf + a.staged[f], soa + a.soa_offset[f] + i0 * a.width[f],
-                                (rows(tile) * a.width[f] + 15) / 16);
-    };
+    auto stage = [&](std::uint32_t tile, std::uint8_t* buf) { stage_slices(a, soa, n, tile, buf); };
     auto process = [&](std::uint32_t tile, const std::uint8_t* fields) {
         if (t >= active) return;
-        const std::uint32_t bytes = rows(tile) * a.record_bytes, nvec = (bytes + 15) / 16;
+        const std::uint32_t bytes = chunk_rows(a, n, tile) * a.record_bytes, nvec = (bytes + 15) / 16;
         std::uint8_t* out = aos + std::uint64_t(tile) * a.chunk * a.record_bytes;
         for (std::uint32_t i = 0, v = t; v < nvec; ++i, v += active) {
             std::uint32_t o[4];
