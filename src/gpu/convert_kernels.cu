@@ -1206,11 +1206,6 @@ __device__ unsigned long long look_back(unsigned long long* status, std::uint32_
     }
 }
 
-__device__ __forceinline__ std::uint32_t word_of(uint4 v, unsigned i) {
-    return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
-}
-
-
 // Bytes 0..n-1 of `v` (n <= 16) into the staging words at byte offset o: the words the
 // piece covers whole are stored, the partial ones at its ends (shared with the neighbouring
 // rows) or-ed in.
@@ -1232,7 +1227,7 @@ __device__ __forceinline__ void pack_piece(std::uint32_t* staging, std::uint32_t
 __device__ __forceinline__ std::uint32_t piece_end(uint4 v, std::uint32_t pad4, std::uint32_t at, std::uint32_t len) {
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
-        const std::uint32_t diff = word_of(v, q) ^ pad4;
+        const std::uint32_t diff = pick4(q, v.x, v.y, v.z, v.w) ^ pad4;
         if (diff != 0) len = at + 4 * q + (31 - __clz(diff)) / 8 + 1;
     }
     return len;
