@@ -564,11 +564,10 @@ cudaError_t run_transpose(void* dst, const void* src, Dims2 d, cudaStream_t stre
 
 // ---- array of structs <-> struct of arrays ----------------------------------------------
 //
-// A block owns `chunk` consecutive records (about 16 KiB of them). Both sides are staged
-// in shared memory so that global memory sees only whole coalesced 16-byte vectors: the
-// record chunk is one contiguous run, each field's slice of the chunk is another. The
-// reshuffle between them happens in shared memory, one field of one record per thread,
-// with a single load and store per field when the layout is naturally aligned.
+// A block owns `chunk` consecutive records (about 16 KiB of them). The record chunk is
+// one contiguous run of global memory, each field's slice of it is another. AoS -> SoA
+// stages the records in shared memory and writes each field from registers, one record
+// per thread; SoA -> AoS stages the field slices and builds whole 16-byte record vectors.
 
 struct RecordArgs {
     std::uint32_t record_bytes;
@@ -587,23 +586,10 @@ constexpr std::uint32_t k_chunk_bytes = 16384;     // AoS -> SoA, one chunk per 
 constexpr std::uint32_t k_soa_chunk_bytes = 16384; // SoA -> AoS, per pipeline buffer (8 KiB measured slower)
 constexpr std::uint32_t k_max_record = 512;
 
-// Stores the low `w` bytes of (hi:lo) at `d`, aligned to `w`.
-__device__ __forceinline__ void store_field(std::uint8_t* d, std::uint32_t w, std::uint32_t lo, std::uint32_t hi) {
-    switch (w) {
-    case 1: *d = static_cast<std::uint8_t>(lo); break;
-    case 2: *reinterpret_cast<std::uint16_t*>(d) = static_cast<std::uint16_t>(lo); break;
-    case 4: *reinterpret_cast<std::uint32_t*>(d) = lo; break;
-    default: *reinterpret_cast<unsigned long long*>(d) = (static_cast<unsigned long long>(hi) << 32) | lo;
-    }
-}
-
-// Copies a `w`-byte field within shared memory. Aligned layouts move it as one word; an
-// unaligned source is read as the aligned words that hold it and shifted into place (the
-// destination, a field array, is always aligned); only unaligned destinations (records
-// being rebuilt) go byte by byte, since neighbouring threads write the other bytes of
-// their words.
-__device__ __forceinline__ void copy_field(std::uint8_t* d, const std::uint8_t* s, std::uint32_t w,
-                                           bool aligned, bool dst_aligned) {
+// Copies a `w`-byte field within shared memory: one word when the layout is naturally
+// aligned, byte by byte otherwise (the destination, a record being rebuilt, shares its words
+// with the neighbouring threads' fields).
+__device__ __forceinline__ void copy_field(std::uint8_t* d, const std::uint8_t* s, std::uint32_t w, bool aligned) {
     if (aligned) {
         switch (w) {
         case 1: *d = *s; break;
@@ -612,14 +598,6 @@ __device__ __forceinline__ void copy_field(std::uint8_t* d, const std::uint8_t* 
         default:
             *reinterpret_cast<unsigned long long*>(d) = *reinterpret_cast<const unsigned long long*>(s);
         }
-    } else if (dst_aligned) {
-        const auto at = reinterpret_cast<std::uintptr_t>(s);
-        const auto* words = reinterpret_cast<const std::uint32_t*>(at & ~std::uintptr_t(3));
-        const std::uint32_t skip = static_cast<std::uint32_t>(at & 3), r = 8 * skip;
-        const std::uint32_t w0 = words[0];
-        const std::uint32_t w1 = skip + w > 4 ? words[1] : 0;
-        const std::uint32_t w2 = skip + w > 8 ? words[2] : 0;
-        store_field(d, w, __funnelshift_r(w0, w1, r), __funnelshift_r(w1, w2, r));
     } else {
         for (std::uint32_t b = 0; b < w; ++b) d[b] = s[b];
     }
@@ -634,31 +612,67 @@ __device__ __forceinline__ void store_run(std::uint8_t* out, const std::uint8_t*
     for (std::uint32_t b = full * 16 + threadIdx.x; b < bytes; b += k_threads) out[b] = staged[b];
 }
 
-// One chunk per block. Tried on an H200 and measured no faster (256 MiB): 8 KiB and 24 KiB
-// chunks (wide records 58% and 67% against 79%), records staged with 4 bytes of padding
-// every 128 against bank conflicts (xyz 88% against 96%, wide 78%), one store loop over
-// all field slices instead of one per field (xyz 93% against 96%), and persistent
-// pipelined blocks (xyz 85% against 97%).
+template <int W> struct FieldWord;
+template <> struct FieldWord<1> { using type = std::uint8_t; };
+template <> struct FieldWord<2> { using type = std::uint16_t; };
+template <> struct FieldWord<4> { using type = std::uint32_t; };
+template <> struct FieldWord<8> { using type = unsigned long long; };
+
+// The W-byte field at byte `at` of the staged records. Unaligned fields are read as the
+// aligned words that hold them (up to three; the staging area has 16 bytes of slack) and
+// shifted into place.
+template <int W, bool A>
+__device__ __forceinline__ typename FieldWord<W>::type load_field(const std::uint8_t* records, std::uint32_t at) {
+    using T = typename FieldWord<W>::type;
+    if constexpr (A) {
+        return *reinterpret_cast<const T*>(records + at);
+    } else {
+        const auto* words = reinterpret_cast<const std::uint32_t*>(records) + at / 4;
+        const std::uint32_t r = 8 * (at % 4);
+        const std::uint32_t lo = __funnelshift_r(words[0], words[1], r);
+        if constexpr (W == 8) return (static_cast<T>(__funnelshift_r(words[1], words[2], r)) << 32) | lo;
+        else return static_cast<T>(lo);
+    }
+}
+
+// Field `off` (W bytes) of the chunk's `nr` staged records, one record per thread, stored
+// straight to its slice: a warp writes 32 consecutive fields, whole 32-byte sectors.
+template <int W, bool A>
+__device__ __forceinline__ void split_field(std::uint8_t* __restrict__ slice, const std::uint8_t* records,
+                                            std::uint32_t record_bytes, std::uint32_t off, std::uint32_t nr) {
+    auto* out = reinterpret_cast<typename FieldWord<W>::type*>(slice);
+#pragma unroll 4
+    for (std::uint32_t i = threadIdx.x; i < nr; i += k_threads) out[i] = load_field<W, A>(records, i * record_bytes + off);
+}
+
+// One chunk of records per block, staged in shared memory as whole coalesced 16-byte
+// vectors; each field is then read from there one record per thread and written to its
+// slice from registers. It replaced a kernel that also staged every field slice in shared
+// memory and stored the slices as vectors: on an H200 at 256 MiB, wide records 78.5%
+// against 96.5% and packed 84% against 98%, with twice the instructions (per-field
+// parameters reloaded in the inner loop, a second shared-memory pass). Tried with that
+// older kernel and measured no faster: 8 KiB and 24 KiB chunks (wide 58% and 67% against
+// 79%), records staged with 4 bytes of padding every 128 against bank conflicts (xyz 88%
+// against 96%, wide 78%), and persistent pipelined blocks (xyz 85% against 97%).
+template <bool A>
 __global__ void __launch_bounds__(k_threads)
     aos_to_soa_kernel(std::uint8_t* __restrict__ soa, const std::uint8_t* __restrict__ aos,
                       std::uint64_t n, RecordArgs a) {
     extern __shared__ __align__(16) std::uint8_t smem[];
-    std::uint8_t* records = smem;
-    std::uint8_t* fields = smem + a.chunk * a.record_bytes;
     const std::uint64_t i0 = std::uint64_t(blockIdx.x) * a.chunk;
     const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(a.chunk), n - i0));
-
-    const std::uint32_t nvec = (nr * a.record_bytes + 15) / 16;
-    const std::uint8_t* in = aos + i0 * a.record_bytes;
-    stage_vectors(records, in, nvec);
+    stage_vectors(smem, aos + i0 * a.record_bytes, (nr * a.record_bytes + 15) / 16);
     __syncthreads();
-    for (std::uint32_t f = 0; f < a.nfields; ++f)
-        for (std::uint32_t i = threadIdx.x; i < nr; i += k_threads)
-            copy_field(fields + a.staged[f] + i * a.width[f], records + i * a.record_bytes + a.offset[f],
-                       a.width[f], a.aligned != 0, true);
-    __syncthreads();
-    for (std::uint32_t f = 0; f < a.nfields; ++f)
-        store_run(soa + a.soa_offset[f] + i0 * a.width[f], fields + a.staged[f], nr * a.width[f]);
+    for (std::uint32_t f = 0; f < a.nfields; ++f) {
+        std::uint8_t* slice = soa + a.soa_offset[f] + i0 * a.width[f];
+        const std::uint32_t off = a.offset[f];
+        switch (a.width[f]) {
+        case 1: split_field<1, A>(slice, smem, a.record_bytes, off, nr); break;
+        case 2: split_field<2, A>(slice, smem, a.record_bytes, off, nr); break;
+        case 4: split_field<4, A>(slice, smem, a.record_bytes, off, nr); break;
+        default: split_field<8, A>(slice, smem, a.record_bytes, off, nr);
+        }
+    }
 }
 
 // SoA -> AoS works on chunks of `a.chunk` records: chunk `tile` holds chunk_rows of them,
@@ -702,7 +716,7 @@ __global__ void __launch_bounds__(k_threads)
         for (std::uint32_t f = 0; f < a.nfields; ++f)
             for (std::uint32_t i = threadIdx.x; i < nr; i += k_threads)
                 copy_field(records + i * a.record_bytes + a.offset[f], fields + a.staged[f] + i * a.width[f],
-                           a.width[f], a.aligned != 0, false);
+                           a.width[f], a.aligned != 0);
         __syncthreads();
         store_run(aos + std::uint64_t(t) * a.chunk * a.record_bytes, records, nr * a.record_bytes);
     };
@@ -1506,8 +1520,9 @@ cudaError_t launch_aos_to_soa(void* soa, const void* aos, const RecordLayout& re
                               cudaStream_t stream) {
     RecordArgs a;
     std::size_t smem = 0;
-    if (!aligned16(soa) || !aligned16(aos) || !record_args(rec, n, k_chunk_bytes, 1, a, smem)) return cudaErrorInvalidValue;
-    aos_to_soa_kernel<<<static_cast<unsigned>((n + a.chunk - 1) / a.chunk), k_threads, smem, stream>>>(
+    if (!aligned16(soa) || !aligned16(aos) || !record_args(rec, n, k_chunk_bytes, 0, a, smem)) return cudaErrorInvalidValue;
+    auto kernel = a.aligned ? aos_to_soa_kernel<true> : aos_to_soa_kernel<false>;
+    kernel<<<static_cast<unsigned>((n + a.chunk - 1) / a.chunk), k_threads, smem + 16, stream>>>(
         static_cast<std::uint8_t*>(soa), static_cast<const std::uint8_t*>(aos), n, a);
     return cudaGetLastError();
 }
