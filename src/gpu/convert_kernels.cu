@@ -614,18 +614,12 @@ __device__ __forceinline__ void store_run(std::uint8_t* out, const std::uint8_t*
     for (std::uint32_t b = full * 16 + threadIdx.x; b < bytes; b += k_threads) out[b] = staged[b];
 }
 
-template <int W> struct FieldWord;
-template <> struct FieldWord<1> { using type = std::uint8_t; };
-template <> struct FieldWord<2> { using type = std::uint16_t; };
-template <> struct FieldWord<4> { using type = std::uint32_t; };
-template <> struct FieldWord<8> { using type = unsigned long long; };
-
 // The W-byte field at byte `at` of the staged records. Unaligned fields are read as the
 // aligned words that hold them (up to three; the staging area has 16 bytes of slack) and
 // shifted into place.
 template <int W, bool A>
-__device__ __forceinline__ typename FieldWord<W>::type load_field(const std::uint8_t* records, std::uint32_t at) {
-    using T = typename FieldWord<W>::type;
+__device__ __forceinline__ typename Bits<W>::T load_field(const std::uint8_t* records, std::uint32_t at) {
+    using T = typename Bits<W>::T;
     if constexpr (A) {
         return *reinterpret_cast<const T*>(records + at);
     } else {
@@ -642,7 +636,7 @@ __device__ __forceinline__ typename FieldWord<W>::type load_field(const std::uin
 template <int W, bool A>
 __device__ __forceinline__ void split_field(std::uint8_t* __restrict__ slice, const std::uint8_t* records,
                                             std::uint32_t record_bytes, std::uint32_t off, std::uint32_t nr) {
-    auto* out = reinterpret_cast<typename FieldWord<W>::type*>(slice);
+    auto* out = reinterpret_cast<typename Bits<W>::T*>(slice);
 #pragma unroll 4
     for (std::uint32_t i = threadIdx.x; i < nr; i += k_threads) out[i] = load_field<W, A>(records, i * record_bytes + off);
 }
