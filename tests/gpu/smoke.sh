@@ -90,7 +90,7 @@ if has peer-sm; then
 fi
 if has layout; then
   log "layout and handoff"
-  run layout 300 "$ib" run -s 'layout_*,handoff*' --out "$R/layout.json"
+  run layout 600 "$ib" run -s 'layout_*,handoff*' --out "$R/layout.json"
 fi
 if has timing; then
   log "wall times of the instant commands"
