@@ -116,12 +116,28 @@ private:
     gpu::cufile::Handle m_h = nullptr;
 };
 
-/// cuFile for one case: the driver, its statistics, the file's handle and, for
-/// cufile_registered, the device buffer registered with cuFile (deregistered before the
-/// handle goes).
+nlohmann::json cufile_details(const gpu::CufileCounts& c, const std::string& mode, bool reads) {
+    nlohmann::json j = gpu::cufile_facts_json();
+    j["mode"] = mode;
+    j["mode_source"] = c.available ? "cuFile statistics (level 3)" : "kernel module and configuration (" + c.note + ")";
+    if (c.available)
+        j["counts"] = reads ? nlohmann::json{{"reads", c.reads}, {"nvfs", c.nvfs_reads}, {"p2pdma", c.p2p_reads}, {"posix", c.posix_reads}}
+                            : nlohmann::json{{"writes", c.writes}, {"nvfs", c.nvfs_writes}, {"p2pdma", c.p2p_writes}, {"posix", c.posix_writes}};
+    return j;
+}
+
+std::string detect_mode(const gpu::CufileCounts& c, bool reads) {
+    const CufileHostFacts h = cufile_host_facts();
+    return gpu::cufile_mode(c, reads, h.nvidia_fs, h.use_pci_p2pdma.value_or(false), h.force_compat_mode.value_or(false));
+}
+
+/// cuFile for one case (reads or writes): the driver, its statistics, the file's handle
+/// and, for cufile_registered, the device buffer registered with cuFile (deregistered
+/// before the handle goes).
 class CufileSide {
 public:
-    CufileSide(bool register_buffer, int fd, const std::string& file, void* dev, std::uint64_t size) {
+    CufileSide(bool reads, bool register_buffer, int fd, const std::string& file, void* dev, std::uint64_t size)
+        : m_reads(reads) {
         std::string why;
         m_api = gpu::cufile_driver(&why);
         if (!m_api) throw ConfigError(why);
@@ -140,15 +156,26 @@ public:
     CufileSide& operator=(const CufileSide&) = delete;
     const gpu::CufileApi* api() const { return m_api; }
     gpu::cufile::Handle handle() const { return m_handle->get(); }
-    /// The counters since the case began, or why there are none.
-    gpu::CufileCounts counts() const { return m_stats ? gpu::cufile_stats_read() : gpu::CufileCounts{false, m_stats_note}; }
+    /// The details' "cufile" and "cufile_mode": the counters since the case began (or why
+    /// there are none), read the first time only.
+    void describe(nlohmann::json& j) const {
+        if (m_mode.empty()) {
+            m_counts = m_stats ? gpu::cufile_stats_read() : gpu::CufileCounts{false, m_stats_note};
+            m_mode = detect_mode(m_counts, m_reads);
+        }
+        j["cufile"] = cufile_details(m_counts, m_mode, m_reads);
+        j["cufile_mode"] = m_mode;
+    }
 
 private:
+    bool m_reads;
     const gpu::CufileApi* m_api = nullptr;
     bool m_stats = false;
     std::string m_stats_note;
     std::unique_ptr<CufileHandle> m_handle;
     void* m_registered = nullptr;
+    mutable gpu::CufileCounts m_counts;
+    mutable std::string m_mode;
 };
 
 /// The host buffer a path reads into or writes from: pageable or pinned, none for the others.
@@ -206,21 +233,6 @@ struct GpuSide {
     GpuSide(int d, std::uint64_t size) : device(d), dev(d, size), stream(d) {}
 };
 
-nlohmann::json cufile_details(const gpu::CufileCounts& c, const std::string& mode, bool reads) {
-    nlohmann::json j = gpu::cufile_facts_json();
-    j["mode"] = mode;
-    j["mode_source"] = c.available ? "cuFile statistics (level 3)" : "kernel module and configuration (" + c.note + ")";
-    if (c.available)
-        j["counts"] = reads ? nlohmann::json{{"reads", c.reads}, {"nvfs", c.nvfs_reads}, {"p2pdma", c.p2p_reads}, {"posix", c.posix_reads}}
-                            : nlohmann::json{{"writes", c.writes}, {"nvfs", c.nvfs_writes}, {"p2pdma", c.p2p_writes}, {"posix", c.posix_writes}};
-    return j;
-}
-
-std::string detect_mode(const gpu::CufileCounts& c, bool reads) {
-    const CufileHostFacts h = cufile_host_facts();
-    return gpu::cufile_mode(c, reads, h.nvidia_fs, h.use_pci_p2pdma.value_or(false), h.force_compat_mode.value_or(false));
-}
-
 // ---- storage_to_gpu ----------------------------------------------------------------------------
 
 class ToGpuCase final : public Case {
@@ -238,7 +250,7 @@ public:
         const int flags = O_RDONLY | (is_direct(path) || (is_cufile(path) && !Site::instance().odirect_unsupported()) ? O_DIRECT : 0);
         m_fd = open_file(m_file->path(), flags);
         if (is_cufile(path))
-            m_cufile = std::make_unique<CufileSide>(path == GpuPath::cufile_registered, m_fd.get(), m_file->path(),
+            m_cufile = std::make_unique<CufileSide>(true, path == GpuPath::cufile_registered, m_fd.get(), m_file->path(),
                                                     m_gpu.dev.get(), m_size);
     }
 
@@ -325,12 +337,7 @@ public:
         if (m_ring) j["ring"] = m_ring->buffers.size();
         if (is_cufile(m_path)) {
             j["threads_used"] = m_threads;
-            if (m_mode.empty()) {
-                m_counts = m_cufile->counts();
-                m_mode = detect_mode(m_counts, true);
-            }
-            j["cufile"] = cufile_details(m_counts, m_mode, true);
-            j["cufile_mode"] = m_mode;
+            m_cufile->describe(j);
         }
         j["cache_method"] = m_cache.method();
         j["timer"] = "host steady_clock to the last copy's completion; first chunk by CUDA events (pipelined) or host clock";
@@ -351,8 +358,6 @@ private:
     std::unique_ptr<Ring> m_ring;
     Fd m_fd;
     std::unique_ptr<CufileSide> m_cufile; // before m_fd goes
-    mutable gpu::CufileCounts m_counts;
-    mutable std::string m_mode;
 };
 
 // ---- gpu_to_storage ----------------------------------------------------------------------------
@@ -373,7 +378,7 @@ public:
         m_host = host_buffer_for(path, size);
         if (path == GpuPath::pipelined) m_ring = std::make_unique<Ring>(device, ring, m_chunk);
         if (is_cufile(path))
-            m_cufile = std::make_unique<CufileSide>(path == GpuPath::cufile_registered, m_fd.get(), m_target,
+            m_cufile = std::make_unique<CufileSide>(false, path == GpuPath::cufile_registered, m_fd.get(), m_target,
                                                     m_gpu.dev.get(), size);
     }
 
@@ -455,12 +460,7 @@ public:
         if (m_ring) j["ring"] = m_ring->buffers.size();
         if (is_cufile(m_path)) {
             j["threads_used"] = m_threads;
-            if (m_mode.empty()) {
-                m_counts = m_cufile->counts();
-                m_mode = detect_mode(m_counts, false);
-            }
-            j["cufile"] = cufile_details(m_counts, m_mode, false);
-            j["cufile_mode"] = m_mode;
+            m_cufile->describe(j);
         }
         j["timer"] = "host steady_clock, fdatasync included";
         j["verification"] = "the file read back and compared with the device's pattern after sampling";
@@ -479,8 +479,6 @@ private:
     gpu::HostBuffer m_host;
     std::unique_ptr<Ring> m_ring;
     std::unique_ptr<CufileSide> m_cufile; // before m_fd and the file go
-    mutable gpu::CufileCounts m_counts;
-    mutable std::string m_mode;
 };
 
 // ---- scenarios ---------------------------------------------------------------------------------
