@@ -7,7 +7,9 @@
 //   nvcc -O3 -std=c++20 -arch=sm_90 -Isrc -Iinclude -o build-device/transpose_shapes \
 //     tests/gpu/transpose_shapes.cu build-device/libinteropbench_gpu.a build-device/libinteropbench_core.a
 // Run: build-device/transpose_shapes MiB SHAPE... where SHAPE is square, rowsN (N rows),
-// colsN (N columns) or primeN (N rows, the largest prime column count that fits).
+// colsN (N columns), primeN (N rows, the largest prime column count that fits) or
+// scenario-square, scenario-tall, scenario-wide (the layout_transpose scenario's own shapes
+// for the size and element: odd dimensions).
 // Prints one line per element size and shape: dimensions, copy and transpose time (median
 // of 15 launches, CUDA events), efficiency = copy time / transpose time, and the check.
 #include "gpu/convert_kernels.cu"
@@ -85,9 +87,13 @@ bool is_prime(std::uint64_t x) {
     return true;
 }
 
-bool dims_of(const std::string& shape, std::uint64_t elems, interopbench::Dims2& d) {
+bool dims_of(const std::string& shape, std::uint64_t elems, std::size_t elem, interopbench::Dims2& d) {
     auto number = [&](std::size_t at) { return std::strtoull(shape.c_str() + at, nullptr, 10); };
-    if (shape == "square") {
+    if (shape.rfind("scenario-", 0) == 0) {
+        const std::string kind = shape.substr(9);
+        if (kind != "square" && kind != "tall" && kind != "wide") return false;
+        d = interopbench::dims_for(elems * elem, elem, interopbench::parse_shape(kind));
+    } else if (shape == "square") {
         const auto s = static_cast<std::uint64_t>(std::sqrt(double(elems)));
         d = {s, s};
     } else if (shape.rfind("rows", 0) == 0 && number(4) > 0) {
@@ -108,7 +114,7 @@ bool dims_of(const std::string& shape, std::uint64_t elems, interopbench::Dims2&
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::printf("usage: %s MiB SHAPE...  (SHAPE: square, rowsN, colsN, primeN)\n", argv[0]);
+        std::printf("usage: %s MiB SHAPE...  (SHAPE: square, rowsN, colsN, primeN, scenario-square|tall|wide)\n", argv[0]);
         return 2;
     }
     const std::uint64_t bytes = std::strtoull(argv[1], nullptr, 10) << 20;
@@ -129,8 +135,8 @@ int main(int argc, char** argv) {
     for (int a = 2; a < argc; ++a)
         for (std::size_t e : {1, 2, 4, 8}) {
             interopbench::Dims2 d;
-            if (!dims_of(argv[a], bytes / e, d)) {
-                std::printf("unknown shape '%s': use square, rowsN, colsN or primeN\n", argv[a]);
+            if (!dims_of(argv[a], bytes / e, e, d)) {
+                std::printf("unknown shape '%s': use square, rowsN, colsN, primeN or scenario-square|tall|wide\n", argv[a]);
                 return 2;
             }
             const std::uint64_t n = d.rows * d.cols * e;
