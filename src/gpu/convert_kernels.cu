@@ -229,7 +229,10 @@ unsigned grid_for(std::uint64_t items, std::uint64_t per_block) {
 // wide matrices stay at full vector width too.
 //
 // On an H200 the skew is worth about 15 points of the copy roofline for 1- and 2-byte
-// elements (against the same kernel without it).
+// elements (against the same kernel without it). Also measured there and dropped: staging
+// the row segments of 1- and 2-byte elements as loaded (cp.async, rows at 16-byte boundaries,
+// the shift applied to the read addresses), int8 70-73% against 75-79% at 256 MiB and 1 GiB:
+// a row pitch of whole vectors brings back the bank conflicts of the column reads.
 
 template <int E> struct TransposeShape;
 template <> struct TransposeShape<1> { static constexpr int TR = 128, TC = 256, PW = 65, SK = 4; };
@@ -747,7 +750,9 @@ __global__ void __launch_bounds__(k_threads)
 // to 8 bytes placed with 64-bit shifts and masks, 34-66% of the copy roofline (instruction
 // bound); three stage buffers, 4-6 resident blocks forced by register limits (spills), and
 // two vectors per loop iteration (unrolled: packed 1 point slower, the others within 1.5),
-// no faster.
+// no faster; nor slices staged period by period (each field's piece of 16 records at a fixed
+// place) so that one register per slot serves every period: packed 72 -> 40 registers, but
+// xyz 75% against 89% and packed 81% against 83-86% at 256 MiB.
 constexpr std::uint32_t k_max_plan = 256;
 // Persistent blocks per SM. On an H200 at 256 MiB, two measured xyz 90%, mixed 87.6%, wide
 // 94.3% and packed 89.1% of the copy roofline, against 88-90%, 85-86%, 83-85% and 84-87% for
