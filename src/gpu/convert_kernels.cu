@@ -755,7 +755,7 @@ __global__ void __launch_bounds__(k_threads)
 // xyz 75% against 89% and packed 81% against 83-86% at 256 MiB.
 constexpr std::uint32_t k_max_plan = 256;
 // Persistent blocks per SM. On an H200 at 256 MiB, two measured xyz 90%, mixed 87.6%, wide
-// 94.3% and packed 89.1% of the copy roofline, against 88-90%, 85-86%, 83-85% and 84-87% for
+// 94.3% and packed 89.1% of the copy roofline, against 88-90%, 85-86%, 83-85% and 83-87% for
 // as many as fit (3-6 by registers and shared memory) or three to five, and 64-84% for one;
 // mixed at 1 GiB 92.6% against 89.8% with three. Records of {2,1} and {8,8,1} bytes gain too
 // (92.5-92.9% and 88.5-90.5% against 85-87%). The exception measured: sixteen packed 8-byte
