@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -90,9 +91,12 @@ bool is_prime(std::uint64_t x) {
 bool dims_of(const std::string& shape, std::uint64_t elems, std::size_t elem, interopbench::Dims2& d) {
     auto number = [&](std::size_t at) { return std::strtoull(shape.c_str() + at, nullptr, 10); };
     if (shape.rfind("scenario-", 0) == 0) {
-        const std::string kind = shape.substr(9);
-        if (kind != "square" && kind != "tall" && kind != "wide") return false;
-        d = interopbench::dims_for(elems * elem, elem, interopbench::parse_shape(kind));
+        // parse_shape and dims_for refuse unknown names and sizes too small for the shape.
+        try {
+            d = interopbench::dims_for(elems * elem, elem, interopbench::parse_shape(shape.substr(9)));
+        } catch (const std::exception&) {
+            return false;
+        }
     } else if (shape == "square") {
         const auto s = static_cast<std::uint64_t>(std::sqrt(double(elems)));
         d = {s, s};
