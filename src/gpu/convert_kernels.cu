@@ -1245,19 +1245,45 @@ __device__ unsigned long long look_back(unsigned long long* status, std::uint32_
     }
 }
 
-// Bytes 0..n-1 of `v` (n <= 16) into the staging words at byte offset o: the words the
-// piece covers whole are stored, the partial ones at its ends (shared with the neighbouring
-// rows) or-ed in.
-__device__ __forceinline__ void pack_piece(std::uint32_t* staging, std::uint32_t o, uint4 v, int n) {
-    const std::uint32_t in[6] = {0, v.x, v.y, v.z, v.w, 0};
-    const std::uint32_t s = o & 3, w0 = o >> 2;
+// Bytes [0, n) of the word stream w into the staging bytes at offset o: byte stores for the
+// (at most three) bytes before the first whole staging word and after the last, word stores
+// between. The spans of different rows share no byte, so the staging area needs no clearing
+// and no atomics.
+template <int NW>
+__device__ __forceinline__ void pack_span(std::uint8_t* staging, std::uint32_t o, const std::uint32_t (&w)[NW + 1],
+                                          std::uint32_t n) {
+    const std::uint32_t hb = min((4u - (o & 3)) & 3u, n), rest = n - hb, nw = rest / 4, tb = rest % 4;
 #pragma unroll
-    for (int k = 0; k < 5; ++k) {
-        const int lo = k == 0 ? int(s) : 0, hi = min(4, int(s) + n - 4 * k);
-        if (hi <= lo) continue;
-        const std::uint32_t val = __funnelshift_l(in[k], in[k + 1], 8 * s) & byte_mask(lo, hi);
-        if (lo == 0 && hi == 4) staging[w0 + k] = val;
-        else atomicOr(&staging[w0 + k], val);
+    for (int k = 0; k < 3; ++k)
+        if (k < int(hb)) staging[o + k] = static_cast<std::uint8_t>(w[0] >> (8 * k));
+    auto* words = reinterpret_cast<std::uint32_t*>(staging + o + hb); // word-aligned whenever rest > 0
+    std::uint32_t tail = 0;
+#pragma unroll
+    for (int j = 0; j < NW; ++j) {
+        const std::uint32_t x = __funnelshift_r(w[j], w[j + 1], 8 * hb);
+        if (j < int(nw)) words[j] = x;
+        else if (j == int(nw)) tail = x;
+    }
+    auto* end = staging + o + hb + 4 * nw;
+#pragma unroll
+    for (int k = 0; k < 3; ++k)
+        if (k < int(tb)) end[k] = static_cast<std::uint8_t>(tail >> (8 * k));
+}
+
+// Stores the output vectors q of `out` (aligned) whose 16 bytes all lie in [lo, hi), where
+// output byte 16 q + k is staging byte 16 q + k + SH / 4 words + R bits on (SH: a multiple of
+// four bytes, fixed for the tile; R: the rest, in bits): two aligned shared loads and four
+// funnel shifts a vector.
+template <int Q>
+__device__ __forceinline__ void store_shifted(std::uint8_t* out, const uint4* staging, std::uint32_t q0, std::uint32_t q1,
+                                              std::uint32_t r) {
+#pragma unroll 4
+    for (std::uint32_t q = q0 + threadIdx.x; q < q1; q += k_threads) {
+        const uint4 a = staging[q], b = staging[q + 1];
+        const std::uint32_t in[9] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w, 0};
+        store16(out + 16 * q, make_uint4(__funnelshift_r(in[Q], in[Q + 1], r), __funnelshift_r(in[Q + 1], in[Q + 2], r),
+                                         __funnelshift_r(in[Q + 2], in[Q + 3], r),
+                                         __funnelshift_r(in[Q + 3], in[Q + 4], r)));
     }
 }
 
@@ -1280,16 +1306,16 @@ __device__ __forceinline__ std::uint32_t piece_end(uint4 v, std::uint32_t pad4, 
 constexpr int k_binary_threads = k_threads + 32;
 
 template <int P>
-__global__ void __launch_bounds__(k_binary_threads)
+__global__ void __launch_bounds__(k_binary_threads, P == 1 ? 3 : 4)
     dense_to_binary_kernel(std::int32_t* __restrict__ offsets, std::uint8_t* __restrict__ data,
                            const std::uint8_t* __restrict__ dense, std::uint64_t n, std::uint32_t width,
                            std::uint32_t rows_per_tile, std::uint32_t pad4, unsigned long long* scratch) {
     constexpr int RPT = binary_rows_per_thread(P), NW = k_threads / 32;
     constexpr std::uint32_t STAGE = P > 0 ? k_threads * RPT * 16 * P : k_tile_bytes; // bytes of values, at most
     static_assert(STAGE <= k_stage_bytes, "a tile's values fit the staging area");
-    // The tile's values at byte 16 + (offset within the tile): word-aligned for packing, and
-    // shifted into the vectors of `data` when stored.
-    __shared__ __align__(16) std::uint32_t staging[(STAGE + 32) / 4];
+    // The tile's values at byte 16 + (offset within the tile), shifted into the vectors of
+    // `data` when stored.
+    __shared__ __align__(16) std::uint8_t staging[STAGE + 32];
     __shared__ __align__(16) std::uint8_t tile[P == 0 ? k_tile_bytes : 16];
     __shared__ std::uint32_t warp_totals[RPT * NW];
     __shared__ std::uint32_t tile_no;
@@ -1299,9 +1325,6 @@ __global__ void __launch_bounds__(k_binary_threads)
     const bool rows_warp = warp < NW;
 
     if (threadIdx.x == 0) tile_no = atomicAdd(reinterpret_cast<unsigned int*>(scratch), 1u);
-    if (rows_warp)
-        for (std::uint32_t q = threadIdx.x; q < (STAGE + 32) / 16; q += k_threads)
-            reinterpret_cast<uint4*>(staging)[q] = make_uint4(0, 0, 0, 0);
     __syncthreads();
     const std::uint32_t t = tile_no;
     const std::uint64_t i0 = std::uint64_t(t) * rows_per_tile;
@@ -1378,12 +1401,18 @@ __global__ void __launch_bounds__(k_binary_threads)
             const std::uint32_t row = r * k_threads + threadIdx.x;
             if (row >= nr) continue;
             if constexpr (P > 0) {
+                std::uint32_t w[4 * P + 1];
 #pragma unroll
-                for (int p = 0; p < P; ++p) pack_piece(staging, 16 + d[r] + 16 * p, v[r][p], min(16, int(len[r]) - 16 * p));
+                for (int p = 0; p < P; ++p) put_words(w, 4 * p, v[r][p]);
+                w[4 * P] = 0;
+                pack_span<4 * P>(staging, 16 + d[r], w, len[r]);
             } else {
-                for (std::uint32_t p = 0; 16 * p < len[r]; ++p)
-                    pack_piece(staging, 16 + d[r] + 16 * p,
-                               *reinterpret_cast<const uint4*>(tile + row * width + 16 * p), min(16, int(len[r]) - 16 * int(p)));
+                for (std::uint32_t p = 0; 16 * p < len[r]; ++p) {
+                    std::uint32_t w[5];
+                    put_words(w, 0, *reinterpret_cast<const uint4*>(tile + row * width + 16 * p));
+                    w[4] = 0;
+                    pack_span<4>(staging, 16 + d[r] + 16 * p, w, min(16u, len[r] - 16 * p));
+                }
             }
         }
     }
@@ -1398,22 +1427,29 @@ __global__ void __launch_bounds__(k_binary_threads)
     if (threadIdx.x == 0 && i0 + nr == n) offsets[n] = static_cast<std::int32_t>(prefix + total);
 
     // data[prefix, prefix + total) from staging bytes [16, 16 + total), in the aligned
-    // vectors q of data + (prefix - head); output byte 16 q + k is staging byte 16 + 16 q + k - head.
-    const std::uint32_t head = static_cast<std::uint32_t>(prefix & 15), end = head + total;
+    // vectors q of data + (prefix - head): output byte 16 q + k is staging byte 16 q + k +
+    // (16 - head). The vectors at both ends, which the neighbouring tiles share, go byte by
+    // byte; the others through store_shifted, its word shift fixed for the tile.
+    const std::uint32_t head = static_cast<std::uint32_t>(prefix & 15), end = head + total, sh = 16 - head;
     std::uint8_t* out = data + (prefix - head);
-    const auto* bytes = reinterpret_cast<const std::uint8_t*>(staging) + 16 - head;
-    for (std::uint32_t q = threadIdx.x; q < (end + 15) / 16; q += k_threads) {
-        const std::uint32_t lo = q == 0 ? head : 0, hi = min(16u, end - 16 * q);
-        if (lo == 0 && hi == 16) {
-            const std::uint32_t at = 16 + 16 * q - head, w0 = at / 4;
-            const std::uint32_t in[8] = {staging[w0], staging[w0 + 1], staging[w0 + 2], staging[w0 + 3],
-                                         staging[w0 + 4], 0, 0, 0};
-            std::uint32_t o[4];
-            shift_bytes<4>(in, at & 3, o);
-            store16(out + 16 * q, make_uint4(o[0], o[1], o[2], o[3]));
-        } else {
-            for (std::uint32_t b = lo; b < hi; ++b) out[16 * q + b] = bytes[16 * q + b];
+    const std::uint32_t q0 = head > 0 ? 1 : 0, q1 = end / 16, r = 8 * (sh % 4);
+    const auto* sv = reinterpret_cast<const uint4*>(staging);
+    if (q1 > q0) {
+        switch (sh / 4) {
+        case 0: store_shifted<0>(out, sv, q0, q1, r); break;
+        case 1: store_shifted<1>(out, sv, q0, q1, r); break;
+        case 2: store_shifted<2>(out, sv, q0, q1, r); break;
+        case 3: store_shifted<3>(out, sv, q0, q1, r); break;
+        default: store_shifted<4>(out, sv, q0, q1, r); break;
         }
+    }
+    // Threads 0-15: byte k of vector 0 when it starts before `head`; 16-31: byte k of vector
+    // q1 when it ends past `end` (unless that is vector 0 and the first group has it).
+    if (threadIdx.x < 32) {
+        const std::uint32_t k = threadIdx.x % 16, q = threadIdx.x < 16 ? 0 : q1;
+        const bool mine = threadIdx.x < 16 ? head > 0 : end % 16 != 0 && !(q1 == 0 && head > 0);
+        const std::uint32_t b = 16 * q + k;
+        if (mine && b >= head && b < end) out[b] = staging[b + sh];
     }
 }
 
