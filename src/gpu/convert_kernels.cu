@@ -182,11 +182,12 @@ __device__ __forceinline__ void pipeline_tiles(std::uint8_t* buf0, std::uint8_t*
 // Blocks that fit on the device at once with `smem` bytes of dynamic shared memory each,
 // at most `max_per_sm` per SM and at most `tiles`.
 template <class K>
-unsigned resident_grid(K kernel, std::size_t smem, std::uint64_t tiles, int max_per_sm = INT_MAX) {
+unsigned resident_grid(K kernel, std::size_t smem, std::uint64_t tiles, int max_per_sm = INT_MAX,
+                       int threads = k_threads) {
     int device = 0, sms = 0, per_sm = 0;
     if (cudaGetDevice(&device) != cudaSuccess ||
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, k_threads, smem) != cudaSuccess)
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem) != cudaSuccess)
         per_sm = sms = 1;
     per_sm = std::min(per_sm, max_per_sm);
     return static_cast<unsigned>(std::clamp<std::uint64_t>(std::uint64_t(std::max(1, per_sm)) * std::max(1, sms), 1,
@@ -1149,31 +1150,41 @@ __global__ void __launch_bounds__(k_threads)
     }
 }
 
-// From dense, in one pass. A block takes a tile of rows in the order blocks start (a
-// counter hands out tile numbers, so every earlier tile belongs to a block that is already
-// running), measures its rows and scans their lengths. One extra warp, which holds no rows,
-// publishes the tile's total ("aggregate") and learns where its values start through
-// decoupled look-back: it reads the status of 128 predecessors at a time and adds their
-// aggregates up to the nearest one that published its inclusive prefix, waiting only for
-// the predecessors nearer than that, then publishes its own inclusive prefix. Meanwhile
-// the other warps pack the values into a shared staging area (word stores, atomicOr on the
-// words two rows share); the run is stored as the aligned 16-byte vectors of `data`, and
-// only the vectors at both ends, which the neighbouring tiles share, byte by byte.
+// From dense, in one pass, with decoupled look-back. Persistent blocks take tiles of rows
+// in the order a counter hands them out (so every earlier tile belongs to a block that is
+// already running), each block a pipeline of two tiles:
+// - the eight rows warps measure a tile's rows (held in registers, several per thread) and
+//   scan their lengths; one thread publishes the tile's total ("aggregate"); they pack the
+//   values into one of two staging areas (byte stores at the ends of a row, word stores
+//   between), start the loads of the block's next tile, and then store the tile before,
+//   whose prefix has arrived meanwhile, as the aligned 16-byte vectors of `data` (only the
+//   vectors at both ends, shared with the neighbouring tiles, byte by byte);
+// - the ninth warp learns where a tile's values start while the rows warps go on: it
+//   reads the status of 128 predecessors at a time and adds their aggregates up to the
+//   nearest one that published its inclusive prefix, waiting only for the predecessors
+//   nearer than that, then publishes the tile's inclusive prefix.
+// So the wait for the look-back overlaps the next tile's loads and packing, and a tile's
+// aggregate is published as soon as its rows are in, not after the last tile's look-back.
+// Wider rows (above 64 bytes) are copied into a shared tile (cp.async) instead.
 //
-// Rows of at most 64 bytes (the common short strings) are held in registers, loaded
-// straight from global memory, several per thread; wider rows go through a shared tile.
-// Measured on an H200 (256 MiB, 32-byte rows): one warp polling 32 predecessors while the
-// others packed, 16 KiB tiles in shared memory: 38% of the copy roofline (the inclusive
-// prefixes advanced only 32 tiles per L2 round trip); the whole block polling 512 at once:
-// 28-36%; 16 KiB of rows in registers, a polling warp of its own, 128 at a time: 47%; the
-// same with 32 KiB tiles: 55-58%.
+// Measured on an H200 (256 MiB, 32-byte rows, share of the copy roofline): one warp polling
+// 32 predecessors while the others packed, 16 KiB tiles in shared memory: 38% (the
+// inclusive prefixes advanced only 32 tiles per L2 round trip); the whole block polling 512
+// at once: 28-36%; 16 KiB of rows in registers, a polling warp of its own, 128 at a time:
+// 47%; the same with 32 KiB tiles: 55-58%; with the packing of now (byte and word stores
+// in place of shared atomics on a cleared staging area: 39% fewer instructions): 56-57%,
+// each block still waiting at its barrier for its own look-back (4.3 us median, against 4.2
+// us for its loads); the two-tile pipeline: 63%. Also tried there: persistent blocks that
+// published the next tile's aggregate only after the last tile's look-back (36-43%: the
+// look-backs chain); rows staged through shared memory (cp.async) a round ahead, values
+// packed in place (48- and 64-byte rows at 64 MiB: 46-49% with three 16 KiB buffers, 53%
+// with 32 KiB ones, against 59-64%: more barriers, more instructions).
 
 constexpr std::uint32_t k_tile_bytes = 16384;  // a tile of rows wider than 64 bytes, at most
 constexpr std::uint32_t k_stage_bytes = 32768; // a tile's values, at most
 constexpr int k_lookback_per_lane = 4;         // the look-back window: 32 x 4 predecessors
 
-// Rows of 16 P bytes, P = 1..4, held in registers: RPT rows per thread, 24-32 KiB a tile
-// (16 KiB tiles measured 47% of the copy roofline, 32 KiB 55%: fewer look-backs).
+// Rows of 16 P bytes, P = 1..4, held in registers: RPT rows per thread, 24-32 KiB a tile.
 __host__ __device__ constexpr int binary_rows_per_thread(int P) { return P == 1 ? 8 : P == 2 ? 4 : P > 2 ? 2 : 1; }
 
 std::uint32_t binary_rows_per_tile(std::uint64_t width) {
@@ -1277,7 +1288,7 @@ __device__ __forceinline__ void pack_span(std::uint8_t* staging, std::uint32_t o
 template <int Q>
 __device__ __forceinline__ void store_shifted(std::uint8_t* out, const uint4* staging, std::uint32_t q0, std::uint32_t q1,
                                               std::uint32_t r) {
-#pragma unroll 4
+#pragma unroll 1
     for (std::uint32_t q = q0 + threadIdx.x; q < q1; q += k_threads) {
         const uint4 a = staging[q], b = staging[q + 1];
         const std::uint32_t in[9] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w, 0};
@@ -1299,137 +1310,13 @@ __device__ __forceinline__ std::uint32_t piece_end(uint4 v, std::uint32_t pad4, 
 }
 
 
-// P > 0: rows of 16 P bytes in registers, RPT per thread (rows r k_threads + threadIdx.x of
-// the tile); P == 0: wider rows, `width` bytes, staged in a shared tile (at most k_threads
-// rows). The block has one more warp, which holds no rows: it publishes the tile's status
-// and looks back while the others pack the values.
-constexpr int k_binary_threads = k_threads + 32;
-
-template <int P>
-__global__ void __launch_bounds__(k_binary_threads, P == 1 ? 3 : 4)
-    dense_to_binary_kernel(std::int32_t* __restrict__ offsets, std::uint8_t* __restrict__ data,
-                           const std::uint8_t* __restrict__ dense, std::uint64_t n, std::uint32_t width,
-                           std::uint32_t rows_per_tile, std::uint32_t pad4, unsigned long long* scratch) {
-    constexpr int RPT = binary_rows_per_thread(P), NW = k_threads / 32;
-    constexpr std::uint32_t STAGE = P > 0 ? k_threads * RPT * 16 * P : k_tile_bytes; // bytes of values, at most
-    static_assert(STAGE <= k_stage_bytes, "a tile's values fit the staging area");
-    // The tile's values at byte 16 + (offset within the tile), shifted into the vectors of
-    // `data` when stored.
-    __shared__ __align__(16) std::uint8_t staging[STAGE + 32];
-    __shared__ __align__(16) std::uint8_t tile[P == 0 ? k_tile_bytes : 16];
-    __shared__ std::uint32_t warp_totals[RPT * NW];
-    __shared__ std::uint32_t tile_no;
-    __shared__ unsigned long long tile_prefix;
-    unsigned long long* status = scratch + 1;
-    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const bool rows_warp = warp < NW;
-
-    if (threadIdx.x == 0) tile_no = atomicAdd(reinterpret_cast<unsigned int*>(scratch), 1u);
-    __syncthreads();
-    const std::uint32_t t = tile_no;
-    const std::uint64_t i0 = std::uint64_t(t) * rows_per_tile;
-    const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(rows_per_tile), n - i0));
-
-    uint4 v[RPT][P > 0 ? P : 1];
-    std::uint32_t len[RPT], d[RPT];
-    if constexpr (P == 0) {
-        if (rows_warp) stage_vectors(tile, dense + i0 * width, nr * width / 16);
-        __syncthreads();
-    }
-    if (rows_warp) {
-#pragma unroll
-        for (int r = 0; r < RPT; ++r) {
-            const std::uint32_t row = r * k_threads + threadIdx.x;
-            if constexpr (P > 0) {
-                if (row < nr) {
-#pragma unroll
-                    for (int p = 0; p < P; ++p) v[r][p] = load16(dense + (i0 + row) * (16 * P) + 16 * p);
-                }
-            }
-        }
-#pragma unroll
-        for (int r = 0; r < RPT; ++r) {
-            const std::uint32_t row = r * k_threads + threadIdx.x;
-            len[r] = 0;
-            if (row < nr) {
-                if constexpr (P > 0) {
-#pragma unroll
-                    for (int p = 0; p < P; ++p) len[r] = piece_end(v[r][p], pad4, 16 * p, len[r]);
-                } else {
-                    for (int p = int(width / 16) - 1; p >= 0 && len[r] == 0; --p)
-                        len[r] = piece_end(*reinterpret_cast<const uint4*>(tile + row * width + 16 * p), pad4, 16 * p, 0);
-                }
-            }
-        }
-        // Offsets within the tile, in row order: a warp scan per round, then the totals of
-        // the warps and rounds before.
-#pragma unroll
-        for (int r = 0; r < RPT; ++r) {
-            std::uint32_t inc = len[r];
-#pragma unroll
-            for (int o = 1; o < 32; o *= 2) {
-                const std::uint32_t y = __shfl_up_sync(k_full_mask, inc, o);
-                if (lane >= unsigned(o)) inc += y;
-            }
-            if (lane == 31) warp_totals[r * NW + warp] = inc;
-            d[r] = inc - len[r];
-        }
-    }
-    __syncthreads();
-    std::uint32_t total = 0;
-#pragma unroll
-    for (int r = 0; r < RPT; ++r) {
-        std::uint32_t before = total;
-#pragma unroll
-        for (int w = 0; w < NW; ++w) {
-            const std::uint32_t x = warp_totals[r * NW + w];
-            before += w < int(warp) ? x : 0;
-            total += x;
-        }
-        d[r] += before;
-    }
-    if (!rows_warp) {
-        if (lane == 0) write_status(status + t, (t == 0 ? k_status_inclusive : k_status_aggregate) | total);
-        const unsigned long long p = t == 0 ? 0 : look_back(status, t);
-        if (lane == 0) {
-            if (t > 0) write_status(status + t, k_status_inclusive | (p + total));
-            tile_prefix = p;
-        }
-    } else {
-#pragma unroll
-        for (int r = 0; r < RPT; ++r) {
-            const std::uint32_t row = r * k_threads + threadIdx.x;
-            if (row >= nr) continue;
-            if constexpr (P > 0) {
-                std::uint32_t w[4 * P + 1];
-#pragma unroll
-                for (int p = 0; p < P; ++p) put_words(w, 4 * p, v[r][p]);
-                w[4 * P] = 0;
-                pack_span<4 * P>(staging, 16 + d[r], w, len[r]);
-            } else {
-                for (std::uint32_t p = 0; 16 * p < len[r]; ++p) {
-                    std::uint32_t w[5];
-                    put_words(w, 0, *reinterpret_cast<const uint4*>(tile + row * width + 16 * p));
-                    w[4] = 0;
-                    pack_span<4>(staging, 16 + d[r] + 16 * p, w, min(16u, len[r] - 16 * p));
-                }
-            }
-        }
-    }
-    __syncthreads();
-    if (!rows_warp) return;
-    const unsigned long long prefix = tile_prefix;
-#pragma unroll
-    for (int r = 0; r < RPT; ++r) {
-        const std::uint32_t row = r * k_threads + threadIdx.x;
-        if (row < nr) offsets[i0 + row] = static_cast<std::int32_t>(prefix + d[r]);
-    }
-    if (threadIdx.x == 0 && i0 + nr == n) offsets[n] = static_cast<std::int32_t>(prefix + total);
-
-    // data[prefix, prefix + total) from staging bytes [16, 16 + total), in the aligned
-    // vectors q of data + (prefix - head): output byte 16 q + k is staging byte 16 q + k +
-    // (16 - head). The vectors at both ends, which the neighbouring tiles share, go byte by
-    // byte; the others through store_shifted, its word shift fixed for the tile.
+// The tile's `total` value bytes, staging bytes [16, 16 + total), into data[prefix, prefix +
+// total), by the k_threads threads of the rows warps: in the aligned vectors q of data +
+// (prefix - head), output byte 16 q + k is staging byte 16 q + k + (16 - head). The vectors
+// at both ends, which the neighbouring tiles share, go byte by byte; the others through
+// store_shifted, its word shift fixed for the tile.
+__device__ __forceinline__ void store_tile_values(std::uint8_t* data, const std::uint8_t* staging,
+                                                  unsigned long long prefix, std::uint32_t total) {
     const std::uint32_t head = static_cast<std::uint32_t>(prefix & 15), end = head + total, sh = 16 - head;
     std::uint8_t* out = data + (prefix - head);
     const std::uint32_t q0 = head > 0 ? 1 : 0, q1 = end / 16, r = 8 * (sh % 4);
@@ -1450,6 +1337,218 @@ __global__ void __launch_bounds__(k_binary_threads, P == 1 ? 3 : 4)
         const bool mine = threadIdx.x < 16 ? head > 0 : end % 16 != 0 && !(q1 == 0 && head > 0);
         const std::uint32_t b = 16 * q + k;
         if (mine && b >= head && b < end) out[b] = staging[b + sh];
+    }
+}
+
+// P > 0: rows of 16 P bytes in registers, RPT per thread (rows r k_threads + threadIdx.x of
+// the tile); P == 0: wider rows, `width` bytes, staged in a shared tile (at most k_threads
+// rows). The block has one more warp, which holds no rows: it publishes the tile's status
+// and looks back while the others pack the values.
+constexpr int k_binary_threads = k_threads + 32;
+
+// A tile's values at most (bytes), and the dynamic shared memory of a block: two staging
+// areas for the values (16 bytes more at each end), two lists of row offsets within the
+// tile (16-bit: a tile holds at most 32 KiB of values), and for rows wider than 64 bytes
+// the shared tile of rows.
+__host__ __device__ constexpr std::uint32_t binary_stage_bytes(int P) {
+    return P > 0 ? std::uint32_t(k_threads) * binary_rows_per_thread(P) * 16 * P : k_tile_bytes;
+}
+__host__ __device__ constexpr std::uint32_t binary_tile_rows(int P) {
+    return P > 0 ? std::uint32_t(k_threads) * binary_rows_per_thread(P) : k_threads;
+}
+__host__ __device__ constexpr std::uint32_t binary_smem_bytes(int P) {
+    return 2 * (binary_stage_bytes(P) + 32) + 2 * 2 * binary_tile_rows(P) + (P == 0 ? k_tile_bytes : 0);
+}
+
+// Barriers of the rows warps alone (1) and of the whole block (2), reached from the
+// different loops of the two kinds of warp.
+__device__ __forceinline__ void rows_sync() { asm volatile("bar.sync 1, %0;" ::"n"(k_threads) : "memory"); }
+__device__ __forceinline__ void block_sync() { asm volatile("bar.sync 2, %0;" ::"n"(k_threads + 32) : "memory"); }
+
+template <int P>
+__global__ void __launch_bounds__(k_binary_threads, 3)
+    dense_to_binary_kernel(std::int32_t* __restrict__ offsets, std::uint8_t* __restrict__ data,
+                           const std::uint8_t* __restrict__ dense, std::uint64_t n, std::uint32_t width,
+                           std::uint32_t rows_per_tile, std::uint32_t tiles, std::uint32_t pad4,
+                           unsigned long long* scratch) {
+    constexpr int RPT = binary_rows_per_thread(P), NW = k_threads / 32;
+    constexpr std::uint32_t STAGE = binary_stage_bytes(P), ROWS = binary_tile_rows(P);
+    static_assert(STAGE <= k_stage_bytes, "a tile's values fit the staging area");
+    // staging[s]: the values of the tile in slot s at byte 16 + (offset within the tile),
+    // shifted into the vectors of `data` when stored; row_at[s]: its rows' offsets.
+    extern __shared__ __align__(16) std::uint8_t smem[];
+    auto staging = [&](unsigned s) { return smem + s * (STAGE + 32); };
+    auto row_at = [&](unsigned s) { return reinterpret_cast<std::uint16_t*>(smem + 2 * (STAGE + 32)) + s * ROWS; };
+    std::uint8_t* tile = smem + 2 * (STAGE + 32) + 4 * ROWS; // rows wider than 64 bytes
+    __shared__ std::uint32_t warp_totals[RPT * NW];
+    __shared__ std::uint32_t first_tile, next_tile, slot_tile[2], slot_total[2], slot_last[2];
+    __shared__ unsigned long long slot_prefix[2];
+    unsigned long long* status = scratch + 1;
+    auto* counter = reinterpret_cast<unsigned int*>(scratch);
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+
+    if (threadIdx.x == 0) first_tile = atomicAdd(counter, 1u);
+    __syncthreads();
+    std::uint32_t t = first_tile;
+    if (t >= tiles) return;
+
+    // The look-back warp. Round j starts at the block barrier after which slot j % 2 holds
+    // the block's j-th tile, packed, its aggregate published; it then finds the tile's
+    // prefix while the rows warps go on to the next tile, and the next block barrier hands
+    // the prefix over.
+    if (warp == NW) {
+        for (unsigned j = 0;; ++j) {
+            block_sync();
+            const std::uint32_t tt = slot_tile[j % 2], total = slot_total[j % 2];
+            const bool last = slot_last[j % 2] != 0;
+            const unsigned long long p = tt == 0 ? 0 : look_back(status, tt);
+            if (lane == 0) {
+                if (tt > 0) write_status(status + tt, k_status_inclusive | (p + total));
+                slot_prefix[j % 2] = p;
+            }
+            if (last) {
+                block_sync();
+                return;
+            }
+        }
+    }
+
+    // The rows warps: round j measures, scans and packs the block's j-th tile into slot
+    // j % 2 and publishes its aggregate, starts loading the next tile, then (after the
+    // block barrier that brings its prefix) stores tile j - 1 from the other slot.
+    uint4 v[RPT][P > 0 ? P : 1];
+    auto load_rows = [&](std::uint32_t tt) {
+        const std::uint64_t i0 = std::uint64_t(tt) * rows_per_tile;
+        const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(rows_per_tile), n - i0));
+        if constexpr (P > 0) {
+#pragma unroll
+            for (int r = 0; r < RPT; ++r) {
+                const std::uint32_t row = r * k_threads + threadIdx.x;
+                if (row < nr) {
+#pragma unroll
+                    for (int p = 0; p < P; ++p) v[r][p] = load16(dense + (i0 + row) * (16 * P) + 16 * p);
+                }
+            }
+        } else {
+            stage_vectors_async(tile, dense + i0 * width, nr * width / 16);
+            async_commit();
+        }
+    };
+    auto store_slot = [&](unsigned s) {
+        const std::uint32_t tt = slot_tile[s], total = slot_total[s];
+        const unsigned long long prefix = slot_prefix[s];
+        const std::uint64_t i0 = std::uint64_t(tt) * rows_per_tile;
+        const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(rows_per_tile), n - i0));
+        for (std::uint32_t row = threadIdx.x; row < nr; row += k_threads)
+            offsets[i0 + row] = static_cast<std::int32_t>(prefix + row_at(s)[row]);
+        if (threadIdx.x == 0 && i0 + nr == n) offsets[n] = static_cast<std::int32_t>(prefix + total);
+        store_tile_values(data, staging(s), prefix, total);
+    };
+
+    load_rows(t);
+    for (unsigned j = 0;; ++j) {
+        const unsigned s = j % 2;
+        if (threadIdx.x == 0) next_tile = atomicAdd(counter, 1u);
+        const std::uint64_t i0 = std::uint64_t(t) * rows_per_tile;
+        const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(rows_per_tile), n - i0));
+        if constexpr (P == 0) {
+            async_wait<0>();
+            rows_sync();
+        }
+        std::uint32_t len[RPT], d[RPT];
+#pragma unroll
+        for (int r = 0; r < RPT; ++r) {
+            const std::uint32_t row = r * k_threads + threadIdx.x;
+            len[r] = 0;
+            if (row < nr) {
+                if constexpr (P > 0) {
+#pragma unroll
+                    for (int p = 0; p < P; ++p) len[r] = piece_end(v[r][p], pad4, 16 * p, len[r]);
+                } else {
+                    for (int p = int(width / 16) - 1; p >= 0 && len[r] == 0; --p)
+                        len[r] = piece_end(*reinterpret_cast<const uint4*>(tile + row * width + 16 * p), pad4, 16 * p, 0);
+                }
+            }
+        }
+        // Offsets within the tile, in row order: a warp scan per round of rows, then the
+        // warp totals scanned by each warp (two a lane at most).
+#pragma unroll
+        for (int r = 0; r < RPT; ++r) {
+            std::uint32_t inc = len[r];
+#pragma unroll
+            for (int o = 1; o < 32; o *= 2) {
+                const std::uint32_t y = __shfl_up_sync(k_full_mask, inc, o);
+                if (lane >= unsigned(o)) inc += y;
+            }
+            if (lane == 31) warp_totals[r * NW + warp] = inc;
+            d[r] = inc - len[r];
+        }
+        rows_sync();
+        constexpr int NT = RPT * NW, PER = (NT + 31) / 32;
+        static_assert(PER <= 2, "at most 64 warp totals");
+        std::uint32_t total, e[PER];
+        {
+            std::uint32_t x[PER], sum = 0;
+#pragma unroll
+            for (int q = 0; q < PER; ++q) {
+                const unsigned k = lane * PER + q;
+                x[q] = k < unsigned(NT) ? warp_totals[k] : 0;
+                sum += x[q];
+            }
+            std::uint32_t inc = sum;
+#pragma unroll
+            for (int o = 1; o < 32; o *= 2) {
+                const std::uint32_t y = __shfl_up_sync(k_full_mask, inc, o);
+                if (lane >= unsigned(o)) inc += y;
+            }
+            e[0] = inc - sum;
+            if constexpr (PER == 2) e[1] = e[0] + x[0];
+            total = __shfl_sync(k_full_mask, inc, 31);
+        }
+#pragma unroll
+        for (int r = 0; r < RPT; ++r) {
+            const int k = r * NW + int(warp);
+            d[r] += __shfl_sync(k_full_mask, PER == 2 && k % 2 == 1 ? e[PER - 1] : e[0], k / PER);
+        }
+        const std::uint32_t next = next_tile;
+        if (threadIdx.x == 0) {
+            write_status(status + t, (t == 0 ? k_status_inclusive : k_status_aggregate) | total);
+            slot_tile[s] = t;
+            slot_total[s] = total;
+            slot_last[s] = next >= tiles;
+        }
+#pragma unroll
+        for (int r = 0; r < RPT; ++r) {
+            const std::uint32_t row = r * k_threads + threadIdx.x;
+            if (row >= nr) continue;
+            row_at(s)[row] = static_cast<std::uint16_t>(d[r]);
+            if constexpr (P > 0) {
+                std::uint32_t w[4 * P + 1];
+#pragma unroll
+                for (int p = 0; p < P; ++p) put_words(w, 4 * p, v[r][p]);
+                w[4 * P] = 0;
+                pack_span<4 * P>(staging(s), 16 + d[r], w, len[r]);
+            } else {
+                for (std::uint32_t p = 0; 16 * p < len[r]; ++p) {
+                    std::uint32_t w[5];
+                    put_words(w, 0, *reinterpret_cast<const uint4*>(tile + row * width + 16 * p));
+                    w[4] = 0;
+                    pack_span<4>(staging(s), 16 + d[r] + 16 * p, w, min(16u, len[r] - 16 * p));
+                }
+            }
+        }
+        // The next tile's loads go out now (wider rows: once every warp is done with the
+        // shared tile) and stay in flight through the stores below.
+        if constexpr (P == 0) rows_sync();
+        if (next < tiles) load_rows(next);
+        block_sync(); // hands this tile to the look-back warp; brings the last one's prefix
+        if (j > 0) store_slot(1 - s);
+        if (next >= tiles) {
+            block_sync(); // brings this tile's prefix; the look-back warp stops
+            store_slot(s);
+            return;
+        }
+        t = next;
     }
 }
 
@@ -1682,8 +1781,15 @@ cudaError_t launch_dense_to_arrow_binary(std::int32_t* offsets, std::uint8_t* da
         return err;
     auto* status = static_cast<unsigned long long*>(scratch);
     return dispatch_row_pieces(width, [&](auto pieces) {
-        dense_to_binary_kernel<decltype(pieces)::value><<<static_cast<unsigned>(tiles), k_binary_threads, 0, stream>>>(
-            offsets, data, dense, n, static_cast<std::uint32_t>(width), rows_per_tile, pad * 0x01010101u, status);
+        constexpr int P = decltype(pieces)::value;
+        auto* kernel = dense_to_binary_kernel<P>;
+        constexpr std::uint32_t smem = binary_smem_bytes(P);
+        if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+            err != cudaSuccess)
+            return err;
+        kernel<<<resident_grid(kernel, smem, tiles, INT_MAX, k_binary_threads), k_binary_threads, smem, stream>>>(
+            offsets, data, dense, n, static_cast<std::uint32_t>(width), rows_per_tile, static_cast<std::uint32_t>(tiles),
+            pad * 0x01010101u, status);
         return cudaGetLastError();
     });
 }
