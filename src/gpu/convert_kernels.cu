@@ -1361,9 +1361,11 @@ __host__ __device__ constexpr std::uint32_t binary_smem_bytes(int P) {
 }
 
 // Barriers of the rows warps alone (1) and of the whole block (2), reached from the
-// different loops of the two kinds of warp.
-__device__ __forceinline__ void rows_sync() { asm volatile("bar.sync 1, %0;" ::"n"(k_threads) : "memory"); }
-__device__ __forceinline__ void block_sync() { asm volatile("bar.sync 2, %0;" ::"n"(k_threads + 32) : "memory"); }
+// different loops of the two kinds of warp. Not the .aligned form (bar.sync, which
+// __syncthreads is): the compiler does not see these as barriers, so it need not bring
+// a warp's threads back together before them.
+__device__ __forceinline__ void rows_sync() { asm volatile("barrier.sync 1, %0;" ::"n"(k_threads) : "memory"); }
+__device__ __forceinline__ void block_sync() { asm volatile("barrier.sync 2, %0;" ::"n"(k_threads + 32) : "memory"); }
 
 template <int P>
 __global__ void __launch_bounds__(k_binary_threads, 3)
