@@ -1365,10 +1365,7 @@ __host__ __device__ constexpr std::uint32_t binary_smem_bytes(int P) {
 // __syncthreads is): the compiler does not see these as barriers, so it need not bring
 // a warp's threads back together before them.
 __device__ __forceinline__ void rows_sync() { asm volatile("barrier.sync 1, %0;" ::"n"(k_threads) : "memory"); }
-// block_sync is one function, not inlined, so that both kinds of warp meet at the same
-// instruction (compute-sanitizer racecheck pairs barriers by instruction: inlined into the
-// two loops, it reported the hand-over of a tile to the look-back warp as a race).
-__device__ __noinline__ void block_sync() { asm volatile("barrier.sync 2, %0;" ::"n"(k_threads + 32) : "memory"); }
+__device__ __forceinline__ void block_sync() { asm volatile("barrier.sync 2, %0;" ::"n"(k_threads + 32) : "memory"); }
 
 template <int P>
 __global__ void __launch_bounds__(k_binary_threads, 3)
