@@ -1281,10 +1281,9 @@ __device__ __forceinline__ void pack_span(std::uint8_t* staging, std::uint32_t o
         if (k < int(tb)) end[k] = static_cast<std::uint8_t>(tail >> (8 * k));
 }
 
-// Stores the output vectors q of `out` (aligned) whose 16 bytes all lie in [lo, hi), where
-// output byte 16 q + k is staging byte 16 q + k + SH / 4 words + R bits on (SH: a multiple of
-// four bytes, fixed for the tile; R: the rest, in bits): two aligned shared loads and four
-// funnel shifts a vector.
+// Stores the aligned output vectors q0 <= q < q1 of `out`, vector q being the 16 staging
+// bytes from byte 16 q + 4 Q + r / 8 on (Q whole words, fixed for the tile, and r bits):
+// two aligned shared loads and four funnel shifts a vector.
 template <int Q>
 __device__ __forceinline__ void store_shifted(std::uint8_t* out, const uint4* staging, std::uint32_t q0, std::uint32_t q1,
                                               std::uint32_t r) {
@@ -1526,18 +1525,31 @@ __global__ void __launch_bounds__(k_binary_threads, 3)
             slot_total[s] = total;
             slot_last[s] = next >= tiles;
         }
+        // Rows in registers: each row's registers take the next tile's row as soon as it is
+        // packed, so those loads stay in flight through the rest of the packing, the
+        // look-back and the stores below.
+        const std::uint64_t next_i0 = std::uint64_t(next) * rows_per_tile;
+        const std::uint32_t next_nr =
+            next < tiles ? static_cast<std::uint32_t>(min(std::uint64_t(rows_per_tile), n - next_i0)) : 0;
 #pragma unroll
         for (int r = 0; r < RPT; ++r) {
             const std::uint32_t row = r * k_threads + threadIdx.x;
-            if (row >= nr) continue;
-            row_at(s)[row] = static_cast<std::uint16_t>(d[r]);
             if constexpr (P > 0) {
-                std::uint32_t w[4 * P + 1];
+                if (row < nr) {
+                    row_at(s)[row] = static_cast<std::uint16_t>(d[r]);
+                    std::uint32_t w[4 * P + 1];
 #pragma unroll
-                for (int p = 0; p < P; ++p) put_words(w, 4 * p, v[r][p]);
-                w[4 * P] = 0;
-                pack_span<4 * P>(staging(s), 16 + d[r], w, len[r]);
+                    for (int p = 0; p < P; ++p) put_words(w, 4 * p, v[r][p]);
+                    w[4 * P] = 0;
+                    pack_span<4 * P>(staging(s), 16 + d[r], w, len[r]);
+                }
+                if (row < next_nr) {
+#pragma unroll
+                    for (int p = 0; p < P; ++p) v[r][p] = load16(dense + (next_i0 + row) * (16 * P) + 16 * p);
+                }
             } else {
+                if (row >= nr) continue;
+                row_at(s)[row] = static_cast<std::uint16_t>(d[r]);
                 for (std::uint32_t p = 0; 16 * p < len[r]; ++p) {
                     std::uint32_t w[5];
                     put_words(w, 0, *reinterpret_cast<const uint4*>(tile + row * width + 16 * p));
@@ -1546,10 +1558,12 @@ __global__ void __launch_bounds__(k_binary_threads, 3)
                 }
             }
         }
-        // The next tile's loads go out now (wider rows: once every warp is done with the
-        // shared tile) and stay in flight through the stores below.
-        if constexpr (P == 0) rows_sync();
-        if (next < tiles) load_rows(next);
+        // Wider rows: the next tile's copy starts once every warp is done with the shared
+        // tile, and stays in flight through the stores below.
+        if constexpr (P == 0) {
+            rows_sync();
+            if (next < tiles) load_rows(next);
+        }
         block_sync(); // hands this tile to the look-back warp; brings the last one's prefix
         if (j > 0) store_slot(1 - s);
         if (next >= tiles) {
