@@ -1156,9 +1156,10 @@ __global__ void __launch_bounds__(k_threads)
 // - the eight rows warps measure a tile's rows (held in registers, several per thread) and
 //   scan their lengths; one thread publishes the tile's total ("aggregate"); they pack the
 //   values into one of two staging areas (byte stores at the ends of a row, word stores
-//   between), start the loads of the block's next tile, and then store the tile before,
-//   whose prefix has arrived meanwhile, as the aligned 16-byte vectors of `data` (only the
-//   vectors at both ends, shared with the neighbouring tiles, byte by byte);
+//   between), each row's registers taking the next tile's row as soon as it is packed,
+//   and then store the tile before, whose prefix has arrived meanwhile, as the aligned
+//   16-byte vectors of `data` (only the vectors at both ends, shared with the neighbouring
+//   tiles, byte by byte);
 // - the ninth warp learns where a tile's values start while the rows warps go on: it
 //   reads the status of 128 predecessors at a time and adds their aggregates up to the
 //   nearest one that published its inclusive prefix, waiting only for the predecessors
@@ -1174,7 +1175,8 @@ __global__ void __launch_bounds__(k_threads)
 // 47%; the same with 32 KiB tiles: 55-58%; with the packing of now (byte and word stores
 // in place of shared atomics on a cleared staging area: 39% fewer instructions): 56-57%,
 // each block still waiting at its barrier for its own look-back (4.3 us median, against 4.2
-// us for its loads); the two-tile pipeline: 63%. Also tried there: persistent blocks that
+// us for its loads); the two-tile pipeline: 63% (1 GiB: 65-66%); with the next tile
+// loaded row by row as the rows are packed: 64% (1 GiB: 66%). Also tried there: persistent blocks that
 // published the next tile's aggregate only after the last tile's look-back (36-43%: the
 // look-backs chain); rows staged through shared memory (cp.async) a round ahead, values
 // packed in place (48- and 64-byte rows at 64 MiB: 46-49% with three 16 KiB buffers, 53%
