@@ -1258,6 +1258,16 @@ __device__ unsigned long long look_back(unsigned long long* status, std::uint32_
     }
 }
 
+// The inclusive sum of x over lanes 0..lane of the warp.
+__device__ __forceinline__ std::uint32_t warp_inclusive_sum(std::uint32_t x, unsigned lane) {
+#pragma unroll
+    for (int o = 1; o < 32; o *= 2) {
+        const std::uint32_t y = __shfl_up_sync(k_full_mask, x, o);
+        if (lane >= unsigned(o)) x += y;
+    }
+    return x;
+}
+
 // Bytes [0, n) of the word stream w into the staging bytes at offset o: byte stores for the
 // (at most three) bytes before the first whole staging word and after the last, word stores
 // between. The spans of different rows share no byte, so the staging area needs no clearing
@@ -1427,18 +1437,25 @@ __global__ void __launch_bounds__(k_binary_threads, 3)
     // j % 2 and publishes its aggregate, starts loading the next tile, then (after the
     // block barrier that brings its prefix) stores tile j - 1 from the other slot.
     uint4 v[RPT][P > 0 ? P : 1];
+    // Tile tt's rows: the first, and how many (none past the last tile).
+    auto tile_rows = [&](std::uint32_t tt, std::uint64_t& i0) {
+        i0 = std::uint64_t(tt) * rows_per_tile;
+        return tt < tiles ? static_cast<std::uint32_t>(min(std::uint64_t(rows_per_tile), n - i0)) : 0u;
+    };
+    // Row r k_threads + threadIdx.x of the tile starting at row i0 (P > 0) into v[r].
+    auto load_row = [&](int r, std::uint64_t i0, std::uint32_t nr) {
+        const std::uint32_t row = r * k_threads + threadIdx.x;
+        if (row < nr) {
+#pragma unroll
+            for (int p = 0; p < P; ++p) v[r][p] = load16(dense + (i0 + row) * (16 * P) + 16 * p);
+        }
+    };
     auto load_rows = [&](std::uint32_t tt) {
-        const std::uint64_t i0 = std::uint64_t(tt) * rows_per_tile;
-        const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(rows_per_tile), n - i0));
+        std::uint64_t i0;
+        const std::uint32_t nr = tile_rows(tt, i0);
         if constexpr (P > 0) {
 #pragma unroll
-            for (int r = 0; r < RPT; ++r) {
-                const std::uint32_t row = r * k_threads + threadIdx.x;
-                if (row < nr) {
-#pragma unroll
-                    for (int p = 0; p < P; ++p) v[r][p] = load16(dense + (i0 + row) * (16 * P) + 16 * p);
-                }
-            }
+            for (int r = 0; r < RPT; ++r) load_row(r, i0, nr);
         } else {
             stage_vectors_async(tile, dense + i0 * width, nr * width / 16);
             async_commit();
@@ -1447,8 +1464,8 @@ __global__ void __launch_bounds__(k_binary_threads, 3)
     auto store_slot = [&](unsigned s) {
         const std::uint32_t tt = slot_tile[s], total = slot_total[s];
         const unsigned long long prefix = slot_prefix[s];
-        const std::uint64_t i0 = std::uint64_t(tt) * rows_per_tile;
-        const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(rows_per_tile), n - i0));
+        std::uint64_t i0;
+        const std::uint32_t nr = tile_rows(tt, i0);
         for (std::uint32_t row = threadIdx.x; row < nr; row += k_threads)
             offsets[i0 + row] = static_cast<std::int32_t>(prefix + row_at(s)[row]);
         if (threadIdx.x == 0 && i0 + nr == n) offsets[n] = static_cast<std::int32_t>(prefix + total);
@@ -1459,8 +1476,8 @@ __global__ void __launch_bounds__(k_binary_threads, 3)
     for (unsigned j = 0;; ++j) {
         const unsigned s = j % 2;
         if (threadIdx.x == 0) next_tile = atomicAdd(counter, 1u);
-        const std::uint64_t i0 = std::uint64_t(t) * rows_per_tile;
-        const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(rows_per_tile), n - i0));
+        std::uint64_t i0;
+        const std::uint32_t nr = tile_rows(t, i0);
         if constexpr (P == 0) {
             async_wait<0>();
             rows_sync();
@@ -1484,12 +1501,7 @@ __global__ void __launch_bounds__(k_binary_threads, 3)
         // warp totals scanned by each warp (two a lane at most).
 #pragma unroll
         for (int r = 0; r < RPT; ++r) {
-            std::uint32_t inc = len[r];
-#pragma unroll
-            for (int o = 1; o < 32; o *= 2) {
-                const std::uint32_t y = __shfl_up_sync(k_full_mask, inc, o);
-                if (lane >= unsigned(o)) inc += y;
-            }
+            const std::uint32_t inc = warp_inclusive_sum(len[r], lane);
             if (lane == 31) warp_totals[r * NW + warp] = inc;
             d[r] = inc - len[r];
         }
@@ -1505,12 +1517,7 @@ __global__ void __launch_bounds__(k_binary_threads, 3)
                 x[q] = k < unsigned(NT) ? warp_totals[k] : 0;
                 sum += x[q];
             }
-            std::uint32_t inc = sum;
-#pragma unroll
-            for (int o = 1; o < 32; o *= 2) {
-                const std::uint32_t y = __shfl_up_sync(k_full_mask, inc, o);
-                if (lane >= unsigned(o)) inc += y;
-            }
+            const std::uint32_t inc = warp_inclusive_sum(sum, lane);
             e[0] = inc - sum;
             if constexpr (PER == 2) e[1] = e[0] + x[0];
             total = __shfl_sync(k_full_mask, inc, 31);
@@ -1530,9 +1537,8 @@ __global__ void __launch_bounds__(k_binary_threads, 3)
         // Rows in registers: each row's registers take the next tile's row as soon as it is
         // packed, so those loads stay in flight through the rest of the packing, the
         // look-back and the stores below.
-        const std::uint64_t next_i0 = std::uint64_t(next) * rows_per_tile;
-        const std::uint32_t next_nr =
-            next < tiles ? static_cast<std::uint32_t>(min(std::uint64_t(rows_per_tile), n - next_i0)) : 0;
+        std::uint64_t next_i0;
+        const std::uint32_t next_nr = tile_rows(next, next_i0);
 #pragma unroll
         for (int r = 0; r < RPT; ++r) {
             const std::uint32_t row = r * k_threads + threadIdx.x;
@@ -1545,10 +1551,7 @@ __global__ void __launch_bounds__(k_binary_threads, 3)
                     w[4 * P] = 0;
                     pack_span<4 * P>(staging(s), 16 + d[r], w, len[r]);
                 }
-                if (row < next_nr) {
-#pragma unroll
-                    for (int p = 0; p < P; ++p) v[r][p] = load16(dense + (next_i0 + row) * (16 * P) + 16 * p);
-                }
+                load_row(r, next_i0, next_nr);
             } else {
                 if (row >= nr) continue;
                 row_at(s)[row] = static_cast<std::uint16_t>(d[r]);
