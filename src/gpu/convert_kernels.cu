@@ -1437,25 +1437,18 @@ __global__ void __launch_bounds__(k_binary_threads, 3)
     // j % 2 and publishes its aggregate, starts loading the next tile, then (after the
     // block barrier that brings its prefix) stores tile j - 1 from the other slot.
     uint4 v[RPT][P > 0 ? P : 1];
-    // Tile tt's rows: the first, and how many (none past the last tile).
-    auto tile_rows = [&](std::uint32_t tt, std::uint64_t& i0) {
-        i0 = std::uint64_t(tt) * rows_per_tile;
-        return tt < tiles ? static_cast<std::uint32_t>(min(std::uint64_t(rows_per_tile), n - i0)) : 0u;
-    };
-    // Row r k_threads + threadIdx.x of the tile starting at row i0 (P > 0) into v[r].
-    auto load_row = [&](int r, std::uint64_t i0, std::uint32_t nr) {
-        const std::uint32_t row = r * k_threads + threadIdx.x;
-        if (row < nr) {
-#pragma unroll
-            for (int p = 0; p < P; ++p) v[r][p] = load16(dense + (i0 + row) * (16 * P) + 16 * p);
-        }
-    };
     auto load_rows = [&](std::uint32_t tt) {
-        std::uint64_t i0;
-        const std::uint32_t nr = tile_rows(tt, i0);
+        const std::uint64_t i0 = std::uint64_t(tt) * rows_per_tile;
+        const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(rows_per_tile), n - i0));
         if constexpr (P > 0) {
 #pragma unroll
-            for (int r = 0; r < RPT; ++r) load_row(r, i0, nr);
+            for (int r = 0; r < RPT; ++r) {
+                const std::uint32_t row = r * k_threads + threadIdx.x;
+                if (row < nr) {
+#pragma unroll
+                    for (int p = 0; p < P; ++p) v[r][p] = load16(dense + (i0 + row) * (16 * P) + 16 * p);
+                }
+            }
         } else {
             stage_vectors_async(tile, dense + i0 * width, nr * width / 16);
             async_commit();
@@ -1464,8 +1457,8 @@ __global__ void __launch_bounds__(k_binary_threads, 3)
     auto store_slot = [&](unsigned s) {
         const std::uint32_t tt = slot_tile[s], total = slot_total[s];
         const unsigned long long prefix = slot_prefix[s];
-        std::uint64_t i0;
-        const std::uint32_t nr = tile_rows(tt, i0);
+        const std::uint64_t i0 = std::uint64_t(tt) * rows_per_tile;
+        const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(rows_per_tile), n - i0));
         for (std::uint32_t row = threadIdx.x; row < nr; row += k_threads)
             offsets[i0 + row] = static_cast<std::int32_t>(prefix + row_at(s)[row]);
         if (threadIdx.x == 0 && i0 + nr == n) offsets[n] = static_cast<std::int32_t>(prefix + total);
@@ -1476,8 +1469,8 @@ __global__ void __launch_bounds__(k_binary_threads, 3)
     for (unsigned j = 0;; ++j) {
         const unsigned s = j % 2;
         if (threadIdx.x == 0) next_tile = atomicAdd(counter, 1u);
-        std::uint64_t i0;
-        const std::uint32_t nr = tile_rows(t, i0);
+        const std::uint64_t i0 = std::uint64_t(t) * rows_per_tile;
+        const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(rows_per_tile), n - i0));
         if constexpr (P == 0) {
             async_wait<0>();
             rows_sync();
@@ -1537,8 +1530,9 @@ __global__ void __launch_bounds__(k_binary_threads, 3)
         // Rows in registers: each row's registers take the next tile's row as soon as it is
         // packed, so those loads stay in flight through the rest of the packing, the
         // look-back and the stores below.
-        std::uint64_t next_i0;
-        const std::uint32_t next_nr = tile_rows(next, next_i0);
+        const std::uint64_t next_i0 = std::uint64_t(next) * rows_per_tile;
+        const std::uint32_t next_nr =
+            next < tiles ? static_cast<std::uint32_t>(min(std::uint64_t(rows_per_tile), n - next_i0)) : 0;
 #pragma unroll
         for (int r = 0; r < RPT; ++r) {
             const std::uint32_t row = r * k_threads + threadIdx.x;
@@ -1551,7 +1545,10 @@ __global__ void __launch_bounds__(k_binary_threads, 3)
                     w[4 * P] = 0;
                     pack_span<4 * P>(staging(s), 16 + d[r], w, len[r]);
                 }
-                load_row(r, next_i0, next_nr);
+                if (row < next_nr) {
+#pragma unroll
+                    for (int p = 0; p < P; ++p) v[r][p] = load16(dense + (next_i0 + row) * (16 * P) + 16 * p);
+                }
             } else {
                 if (row >= nr) continue;
                 row_at(s)[row] = static_cast<std::uint16_t>(d[r]);
