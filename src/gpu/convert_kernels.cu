@@ -1194,9 +1194,20 @@ std::uint32_t binary_rows_per_tile(std::uint64_t width) {
     return static_cast<std::uint32_t>(k_tile_bytes / width);
 }
 
+// The scratch: word 0 the tile counter (low half) and the count of blocks done (high
+// half), word 1 the launch's epoch (low half) and how many status words any launch has
+// written (high half), then one status word per tile: its kind (bits 62-63: aggregate or
+// inclusive prefix), the epoch of the launch that wrote it (bits 32-61) and its value
+// (bits 0-31: offsets are int32). A status word of an earlier launch has another epoch,
+// so it reads as not yet published, and the scratch needs no clearing between launches:
+// the last block to finish resets the counters and moves the epoch on. Only when the
+// epoch wraps (every 2^30 launches) does that block clear the status words.
 constexpr unsigned long long k_status_aggregate = 1ull << 62;
 constexpr unsigned long long k_status_inclusive = 2ull << 62;
-constexpr unsigned long long k_status_value = (1ull << 62) - 1;
+constexpr unsigned long long k_status_kind = 3ull << 62;
+constexpr unsigned long long k_status_value = 0xffffffffull;
+constexpr std::uint32_t k_epochs = 1u << 30;
+constexpr int k_scratch_header_words = 2;
 constexpr unsigned long long k_lookback_timeout_ns = 2'000'000'000ull;
 
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -1213,12 +1224,13 @@ __device__ __forceinline__ void write_status(unsigned long long* p, unsigned lon
     cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*p).store(v, cuda::memory_order_relaxed);
 }
 
-// Called by warp 0 of tile `tile` > 0, after its aggregate is published. Returns the sum
-// of the totals of all tiles before it: each round reads the status of 128 predecessors,
-// and sums the aggregates up to the nearest inclusive prefix once every tile nearer than
-// it has published. A tile that has not published after the timeout counts as 0, so a
+// Called by one warp for tile `tile` > 0, after its aggregate is published. Returns the
+// sum of the totals of all tiles before it: each round reads the status of 128
+// predecessors, and sums the aggregates up to the nearest inclusive prefix once every tile
+// nearer than it has published (a status word whose epoch bits are not `epoch` is not
+// yet published). A tile that has not published after the timeout counts as 0, so a
 // fault elsewhere gives wrong data (caught by the check) instead of a hung device.
-__device__ unsigned long long look_back(unsigned long long* status, std::uint32_t tile) {
+__device__ unsigned long long look_back(unsigned long long* status, std::uint32_t tile, unsigned long long epoch) {
     constexpr int LB = k_lookback_per_lane, W = 32 * LB;
     const unsigned lane = threadIdx.x % 32;
     unsigned long long prefix = 0;
@@ -1229,12 +1241,13 @@ __device__ unsigned long long look_back(unsigned long long* status, std::uint32_
 #pragma unroll
         for (int j = 0; j < LB; ++j) {
             const std::int64_t at = end - (32 * j + std::int64_t(lane));
-            s[j] = at >= 0 ? read_status(status + at) : k_status_inclusive;
+            s[j] = at >= 0 ? read_status(status + at) : k_status_inclusive | epoch;
+            if ((s[j] & ~(k_status_kind | k_status_value)) != epoch || (s[j] & k_status_kind) == 0) s[j] = 0;
         }
         int inc = W, miss = W;
 #pragma unroll
         for (int j = 0; j < LB; ++j) {
-            const unsigned bi = __ballot_sync(k_full_mask, (s[j] & ~k_status_value) == k_status_inclusive);
+            const unsigned bi = __ballot_sync(k_full_mask, (s[j] & k_status_kind) == k_status_inclusive);
             const unsigned bm = __ballot_sync(k_full_mask, s[j] == 0);
             if (inc == W && bi != 0) inc = 32 * j + __ffs(bi) - 1;
             if (miss == W && bm != 0) miss = 32 * j + __ffs(bm) - 1;
@@ -1403,14 +1416,36 @@ __global__ void __launch_bounds__(k_binary_threads, 3)
     __shared__ std::uint32_t warp_totals[RPT * NW];
     __shared__ std::uint32_t first_tile, next_tile, slot_tile[2], slot_total[2], slot_last[2];
     __shared__ unsigned long long slot_prefix[2];
-    unsigned long long* status = scratch + 1;
-    auto* counter = reinterpret_cast<unsigned int*>(scratch);
-    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-
-    if (threadIdx.x == 0) first_tile = atomicAdd(counter, 1u);
+    __shared__ std::uint32_t block_epoch;
+    unsigned long long* status = scratch + k_scratch_header_words;
+    auto* counter = reinterpret_cast<unsigned int*>(scratch); // [tiles handed out, blocks done, epoch, high water]
+    if (threadIdx.x == 0) {
+        first_tile = atomicAdd(counter, 1u);
+        block_epoch = cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>(counter[2]).load(cuda::memory_order_relaxed);
+    }
     __syncthreads();
+    // Read where it is used (a register held through the loops costs the rows warps).
+    auto epoch_bits = [&] { return static_cast<unsigned long long>(block_epoch) << 32; };
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    // By thread 0 once the block's look-backs are over: the last block to get here leaves
+    // the scratch ready for the next launch.
+    auto finish = [&] {
+        __threadfence();
+        if (atomicAdd(counter + 1, 1u) != gridDim.x - 1) return;
+        const std::uint32_t high = max(counter[3], tiles), next_epoch = (block_epoch + 1) % k_epochs;
+        if (next_epoch == 0)
+            for (std::uint32_t k = 0; k < high; ++k) status[k] = 0;
+        counter[0] = 0;
+        counter[1] = 0;
+        counter[2] = next_epoch;
+        counter[3] = high;
+    };
+
     std::uint32_t t = first_tile;
-    if (t >= tiles) return;
+    if (t >= tiles) {
+        if (threadIdx.x == 0) finish();
+        return;
+    }
 
     // The look-back warp. Round j starts at the block barrier after which slot j % 2 holds
     // the block's j-th tile, packed, its aggregate published; it then finds the tile's
@@ -1421,9 +1456,9 @@ __global__ void __launch_bounds__(k_binary_threads, 3)
             block_sync();
             const std::uint32_t tt = slot_tile[j % 2], total = slot_total[j % 2];
             const bool last = slot_last[j % 2] != 0;
-            const unsigned long long p = tt == 0 ? 0 : look_back(status, tt);
+            const unsigned long long p = tt == 0 ? 0 : look_back(status, tt, epoch_bits());
             if (lane == 0) {
-                if (tt > 0) write_status(status + tt, k_status_inclusive | (p + total));
+                if (tt > 0) write_status(status + tt, k_status_inclusive | epoch_bits() | (p + total));
                 slot_prefix[j % 2] = p;
             }
             if (last) {
@@ -1522,7 +1557,7 @@ __global__ void __launch_bounds__(k_binary_threads, 3)
         }
         const std::uint32_t next = next_tile;
         if (threadIdx.x == 0) {
-            write_status(status + t, (t == 0 ? k_status_inclusive : k_status_aggregate) | total);
+            write_status(status + t, (t == 0 ? k_status_inclusive : k_status_aggregate) | epoch_bits() | total);
             slot_tile[s] = t;
             slot_total[s] = total;
             slot_last[s] = next >= tiles;
@@ -1570,6 +1605,7 @@ __global__ void __launch_bounds__(k_binary_threads, 3)
         if (j > 0) store_slot(1 - s);
         if (next >= tiles) {
             block_sync(); // brings this tile's prefix; the look-back warp stops
+            if (threadIdx.x == 0) finish();
             store_slot(s);
             return;
         }
@@ -1788,7 +1824,7 @@ cudaError_t launch_arrow_binary_to_dense(std::uint8_t* dense, const std::int32_t
 std::size_t dense_to_binary_scratch_bytes(std::uint64_t n, std::uint64_t width) {
     if (width == 0) return 0;
     const std::uint64_t rows_per_tile = binary_rows_per_tile(width);
-    return 8 * (1 + (n + rows_per_tile - 1) / rows_per_tile);
+    return 8 * (k_scratch_header_words + (n + rows_per_tile - 1) / rows_per_tile);
 }
 
 cudaError_t launch_dense_to_arrow_binary(std::int32_t* offsets, std::uint8_t* data,
@@ -1801,9 +1837,6 @@ cudaError_t launch_dense_to_arrow_binary(std::int32_t* offsets, std::uint8_t* da
     const std::uint32_t rows_per_tile = binary_rows_per_tile(width);
     const std::uint64_t tiles = (n + rows_per_tile - 1) / rows_per_tile;
     if (tiles > INT_MAX) return cudaErrorInvalidValue;
-    if (cudaError_t err = cudaMemsetAsync(scratch, 0, dense_to_binary_scratch_bytes(n, width), stream);
-        err != cudaSuccess)
-        return err;
     auto* status = static_cast<unsigned long long*>(scratch);
     return dispatch_row_pieces(width, [&](auto pieces) {
         constexpr int P = decltype(pieces)::value;

@@ -53,7 +53,12 @@ std::size_t dense_to_binary_scratch_bytes(std::uint64_t n, std::uint64_t width);
 /// pass: each block measures its rows, finds where its values start from its predecessors
 /// (decoupled look-back) and writes offsets and values. `width` is a multiple of 16, at
 /// most 256; `data` must hold n x width bytes; the total must fit int32 offsets (the caller
-/// checks). `scratch` (dense_to_binary_scratch_bytes) is cleared on `stream` first.
+/// checks). `scratch` (dense_to_binary_scratch_bytes) must be all zero before its first
+/// launch; each launch leaves it ready for the next, so launches that share it must be
+/// ordered (one stream). A launch cut short (a device fault) leaves it unusable. Its
+/// layout: uint32 tiles handed out, blocks done, the launch epoch (30 bits), status words
+/// ever written; then one uint64 status word per tile: kind (bits 62-63, 1 aggregate, 2
+/// inclusive prefix), epoch (bits 32-61), value (bits 0-31).
 cudaError_t launch_dense_to_arrow_binary(std::int32_t* offsets, std::uint8_t* data,
                                          const std::uint8_t* dense, std::uint64_t n,
                                          std::uint64_t width, std::uint8_t pad, void* scratch,

@@ -79,6 +79,7 @@ public:
     /// The element-by-element reference (single thread).
     virtual void run_reference(const Inputs& in, const Outputs& out) const = 0;
     virtual cudaError_t launch(const Inputs& in, const Outputs& out, void* scratch, cudaStream_t s) const = 0;
+    /// Device scratch the launches share, all zero before the first.
     virtual std::uint64_t scratch_bytes() const { return 0; }
     /// Shape facts for the report.
     virtual nlohmann::json facts() const = 0;
@@ -420,7 +421,10 @@ public:
             IB_CUDA_CHECK(cudaMemcpy(m_in.back().get(), b.get(), b.size(), cudaMemcpyHostToDevice));
         }
         for (auto n : m_op->output_bytes()) m_out.emplace_back(device, round16(n));
-        if (m_op->scratch_bytes() > 0) m_scratch = gpu::DeviceBuffer(device, m_op->scratch_bytes());
+        if (m_op->scratch_bytes() > 0) {
+            m_scratch = gpu::DeviceBuffer(device, m_op->scratch_bytes());
+            IB_CUDA_CHECK(cudaMemsetAsync(m_scratch.get(), 0, m_scratch.size(), m_stream.get()));
+        }
         m_copy_bytes = (m_op->bytes().total() + 1) / 2;
         m_copy = std::make_unique<gpu::DeviceCopy>(device, m_copy_bytes, gpu::DeviceCopyMethod::ce);
         IB_CUDA_CHECK(cudaStreamSynchronize(m_stream.get()));

@@ -173,7 +173,9 @@ TEST_CASE("gpu: Arrow fixed-width and binary columns <-> dense at edge counts ma
             same(ov.get(n * w), back);
             same(ob.get(back_bits.size()), back_bits);
         }
-    for (std::uint64_t width : {16ull, 32ull, 48ull, 64ull, 80ull, 256ull})
+    for (std::uint64_t width : {16ull, 32ull, 48ull, 64ull, 80ull, 256ull}) {
+        // One scratch for every size of the width, as the launches leave it.
+        Dev scratch(kernels::dense_to_binary_scratch_bytes(300007, width), 0);
         for (std::uint64_t n : {1ull, 2ull, 63ull, 255ull, 256ull, 257ull, 511ull, 512ull, 513ull, 1025ull, 100003ull, 300007ull}) {
             CAPTURE(width);
             CAPTURE(n);
@@ -192,14 +194,17 @@ TEST_CASE("gpu: Arrow fixed-width and binary columns <-> dense at edge counts ma
             data.resize(data_bytes);
             {
                 Dev in(dense.data(), n * width), off((n + 1) * 4), out(n * width);
-                Dev scratch(kernels::dense_to_binary_scratch_bytes(n, width));
-                sync_ok(kernels::launch_dense_to_arrow_binary(off.as<std::int32_t>(), out.as<std::uint8_t>(),
-                                                              in.as<std::uint8_t>(), n, width, 0, scratch.p, nullptr));
                 std::vector<std::uint8_t> want_off((n + 1) * 4);
                 std::memcpy(want_off.data(), offsets.data(), want_off.size());
-                same(off.get(want_off.size()), want_off);
-                const auto got = out.get(data_bytes);
-                CHECK(std::memcmp(got.data(), data.data(), data_bytes) == 0);
+                for (int launch = 0; launch < 2; ++launch) {
+                    CAPTURE(launch);
+                    sync_ok(kernels::launch_dense_to_arrow_binary(off.as<std::int32_t>(), out.as<std::uint8_t>(),
+                                                                  in.as<std::uint8_t>(), n, width, 0, scratch.p,
+                                                                  nullptr));
+                    same(off.get(want_off.size()), want_off);
+                    const auto got = out.get(data_bytes);
+                    CHECK(std::memcmp(got.data(), data.data(), data_bytes) == 0);
+                }
             }
             {
                 // And back, with nulls.
@@ -214,6 +219,36 @@ TEST_CASE("gpu: Arrow fixed-width and binary columns <-> dense at edge counts ma
                 same(out.get(n * width), want);
             }
         }
+    }
+}
+
+TEST_CASE("gpu: dense -> Arrow binary clears its scratch when the epoch wraps") {
+    if (!have_gpu()) return;
+    // The scratch layout of convert_kernels.hpp: the epoch about to wrap, and status words
+    // of epoch 0 that no launch wrote, which the launch after the wrap must not believe.
+    const std::uint64_t width = 32, big = 300007, small = 5000;
+    const std::size_t bytes = kernels::dense_to_binary_scratch_bytes(big, width);
+    std::vector<std::uint64_t> host(bytes / 8, (2ull << 62) | 12345); // inclusive prefix 12345 of epoch 0
+    host[0] = 0;
+    host[1] = (std::uint64_t(bytes / 8 - 2) << 32) | ((1u << 30) - 1);
+    Dev scratch(host.data(), bytes);
+    for (std::uint64_t n : {small, big, big, small}) {
+        CAPTURE(n);
+        auto dense = rnd(n * width, n + 7);
+        for (std::uint64_t i = 0; i < n * width; ++i)
+            if (i % width >= (i / width) % (width + 1)) dense[i] = 0;
+            else if (dense[i] == 0) dense[i] = 1;
+        std::vector<std::int32_t> offsets(n + 1);
+        std::vector<std::uint8_t> data(n * width);
+        const std::uint64_t data_bytes = dense_to_arrow_binary_reference(dense.data(), n, width, 0, offsets.data(), data.data());
+        Dev in(dense.data(), n * width), off((n + 1) * 4), out(n * width);
+        sync_ok(kernels::launch_dense_to_arrow_binary(off.as<std::int32_t>(), out.as<std::uint8_t>(), in.as<std::uint8_t>(),
+                                                      n, width, 0, scratch.p, nullptr));
+        std::vector<std::uint8_t> want_off((n + 1) * 4);
+        std::memcpy(want_off.data(), offsets.data(), want_off.size());
+        same(off.get(want_off.size()), want_off);
+        CHECK(std::memcmp(out.get(data_bytes).data(), data.data(), data_bytes) == 0);
+    }
 }
 
 TEST_CASE("gpu: strided views at edge shapes match the reference") {
