@@ -1658,14 +1658,9 @@ __device__ __forceinline__ uint4 pick_span(const uint4 (&span)[NV], std::uint32_
 
 // Bytes [0, n) of x and the rest of y.
 __device__ __forceinline__ uint4 merge_bytes(uint4 x, uint4 y, std::uint32_t n) {
-    std::uint32_t out[4];
-#pragma unroll
-    for (int t = 0; t < 4; ++t) {
-        const int keep = int(n) - 4 * t;
-        const std::uint32_t m = keep >= 4 ? ~0u : keep <= 0 ? 0u : (1u << (8 * keep)) - 1;
-        out[t] = (pick4(t, x.x, x.y, x.z, x.w) & m) | (pick4(t, y.x, y.y, y.z, y.w) & ~m);
-    }
-    return make_uint4(out[0], out[1], out[2], out[3]);
+    const int k = static_cast<int>(n);
+    return make_uint4(keep_bytes(x.x, k, y.x), keep_bytes(x.y, k - 4, y.y), keep_bytes(x.z, k - 8, y.z),
+                      keep_bytes(x.w, k - 12, y.w));
 }
 
 template <int E, int CS>

@@ -71,6 +71,29 @@ void sync_ok(cudaError_t launched) {
     REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
 }
 
+// Runs dense -> Arrow binary `launches` times on one scratch, checking each result against
+// the reference; returns the reference column (offsets, data).
+struct BinaryColumn {
+    std::vector<std::int32_t> offsets;
+    std::vector<std::uint8_t> data;
+};
+BinaryColumn check_dense_to_binary(const std::vector<std::uint8_t>& dense, std::uint64_t n, std::uint64_t width,
+                                   void* scratch, int launches) {
+    BinaryColumn ref{std::vector<std::int32_t>(n + 1), std::vector<std::uint8_t>(n * width)};
+    ref.data.resize(dense_to_arrow_binary_reference(dense.data(), n, width, 0, ref.offsets.data(), ref.data.data()));
+    std::vector<std::uint8_t> want_off((n + 1) * 4);
+    std::memcpy(want_off.data(), ref.offsets.data(), want_off.size());
+    Dev in(dense.data(), n * width), off((n + 1) * 4), out(n * width);
+    for (int launch = 0; launch < launches; ++launch) {
+        CAPTURE(launch);
+        sync_ok(kernels::launch_dense_to_arrow_binary(off.as<std::int32_t>(), out.as<std::uint8_t>(),
+                                                      in.as<std::uint8_t>(), n, width, 0, scratch, nullptr));
+        same(off.get(want_off.size()), want_off);
+        CHECK(std::memcmp(out.get(ref.data.size()).data(), ref.data.data(), ref.data.size()) == 0);
+    }
+    return ref;
+}
+
 } // namespace
 
 TEST_CASE("gpu: transpose at every edge shape matches the reference") {
@@ -187,25 +210,8 @@ TEST_CASE("gpu: Arrow fixed-width and binary columns <-> dense at edge counts ma
                     std::uint8_t& byte = dense[i * width + k];
                     byte = k < lens[i] % (width + 1) ? (byte == 0 ? 1 : byte) : 0;
                 }
-            std::vector<std::int32_t> offsets(n + 1);
-            std::vector<std::uint8_t> data(n * width);
-            const std::uint64_t data_bytes =
-                dense_to_arrow_binary_reference(dense.data(), n, width, 0, offsets.data(), data.data());
-            data.resize(data_bytes);
-            {
-                Dev in(dense.data(), n * width), off((n + 1) * 4), out(n * width);
-                std::vector<std::uint8_t> want_off((n + 1) * 4);
-                std::memcpy(want_off.data(), offsets.data(), want_off.size());
-                for (int launch = 0; launch < 2; ++launch) {
-                    CAPTURE(launch);
-                    sync_ok(kernels::launch_dense_to_arrow_binary(off.as<std::int32_t>(), out.as<std::uint8_t>(),
-                                                                  in.as<std::uint8_t>(), n, width, 0, scratch.p,
-                                                                  nullptr));
-                    same(off.get(want_off.size()), want_off);
-                    const auto got = out.get(data_bytes);
-                    CHECK(std::memcmp(got.data(), data.data(), data_bytes) == 0);
-                }
-            }
+            const auto [offsets, data] = check_dense_to_binary(dense, n, width, scratch.p, 2);
+            const std::uint64_t data_bytes = data.size();
             {
                 // And back, with nulls.
                 auto bits = rnd(bitmap_bytes(n), n + 5);
@@ -238,16 +244,7 @@ TEST_CASE("gpu: dense -> Arrow binary clears its scratch when the epoch wraps") 
         for (std::uint64_t i = 0; i < n * width; ++i)
             if (i % width >= (i / width) % (width + 1)) dense[i] = 0;
             else if (dense[i] == 0) dense[i] = 1;
-        std::vector<std::int32_t> offsets(n + 1);
-        std::vector<std::uint8_t> data(n * width);
-        const std::uint64_t data_bytes = dense_to_arrow_binary_reference(dense.data(), n, width, 0, offsets.data(), data.data());
-        Dev in(dense.data(), n * width), off((n + 1) * 4), out(n * width);
-        sync_ok(kernels::launch_dense_to_arrow_binary(off.as<std::int32_t>(), out.as<std::uint8_t>(), in.as<std::uint8_t>(),
-                                                      n, width, 0, scratch.p, nullptr));
-        std::vector<std::uint8_t> want_off((n + 1) * 4);
-        std::memcpy(want_off.data(), offsets.data(), want_off.size());
-        same(off.get(want_off.size()), want_off);
-        CHECK(std::memcmp(out.get(data_bytes).data(), data.data(), data_bytes) == 0);
+        check_dense_to_binary(dense, n, width, scratch.p, 1);
     }
 }
 
