@@ -29,6 +29,15 @@ __device__ __forceinline__ uint4 load16(const std::uint8_t* p) {
     return __ldg(reinterpret_cast<const uint4*>(p));
 }
 
+// load16 that also asks L2 to fetch the whole aligned 256-byte block around p from DRAM.
+__device__ __forceinline__ uint4 load16_l2_256(const std::uint8_t* p) {
+    uint4 v;
+    asm volatile("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+}
+
 __device__ __forceinline__ void store16(std::uint8_t* p, uint4 v) {
     *reinterpret_cast<uint4*>(p) = v;
 }
@@ -240,6 +249,13 @@ template <> struct TransposeShape<1> { static constexpr int TR = 128, TC = 256, 
 template <> struct TransposeShape<2> { static constexpr int TR = 128, TC = 128, PW = 65, SK = 2; };
 template <> struct TransposeShape<4> { static constexpr int TR = 64, TC = 64, PW = 66, SK = 2; };
 template <> struct TransposeShape<8> { static constexpr int TR = 64, TC = 32, PW = 66, SK = 2; };
+// Half as many columns, for matrices with too few full tiles to keep the device busy through
+// a tile's load and store phases. The pitch keeps its residue mod 32 words, so the banks the
+// lanes read stay as above.
+template <int E> struct HalfShape : TransposeShape<E> {
+    using F = TransposeShape<E>;
+    static constexpr int TC = F::TC / 2, PW = F::PW - F::TC * E / 8;
+};
 // Matrices of at most R rows (R = 8, 16, 32, 64): tiles of R rows x 32 KiB / R, no halo
 // (the output is one run), so that short matrices still move about 32 KiB per tile.
 template <int E, int R> struct ShortShape {
@@ -304,22 +320,21 @@ __device__ __forceinline__ uint4 gather_vector(const std::uint8_t* tile, const s
     }
 }
 
-// Tiles are visited in groups of k_tile_group tile rows, column by column within a group,
-// so that the blocks running at once cover a compact region of both matrices.
-constexpr std::uint32_t k_tile_group = 16;
-
 template <int E, class Shape>
 __global__ void __launch_bounds__(k_threads)
     transpose_kernel(std::uint8_t* __restrict__ dst, const std::uint8_t* __restrict__ src,
-                     std::uint64_t rows, std::uint64_t cols, std::uint32_t tiles_c, std::uint32_t tiles_r) {
+                     std::uint64_t rows, std::uint64_t cols, std::uint32_t tiles_c, std::uint32_t tiles_r,
+                     std::uint32_t tile_group) {
     using S = TransposeTile<E, Shape>;
     using T = typename Bits<E>::T;
     __shared__ __align__(16) std::uint32_t words[S::WORDS];
     const auto* tile = reinterpret_cast<const std::uint8_t*>(words);
 
-    const std::uint32_t group = blockIdx.x / (k_tile_group * tiles_c), in_group = blockIdx.x % (k_tile_group * tiles_c);
-    const std::uint32_t group_rows = min(k_tile_group, tiles_r - group * k_tile_group);
-    const std::uint32_t tr = group * k_tile_group + in_group % group_rows, tc = in_group / group_rows;
+    // Tiles in groups of tile_group tile rows, column by column within a group (see
+    // launch_transpose_tiles).
+    const std::uint32_t group = blockIdx.x / (tile_group * tiles_c), in_group = blockIdx.x % (tile_group * tiles_c);
+    const std::uint32_t group_rows = min(tile_group, tiles_r - group * tile_group);
+    const std::uint32_t tr = group * tile_group + in_group % group_rows, tc = in_group / group_rows;
     const std::uint64_t r0 = std::uint64_t(tr) * S::TR, c0 = std::uint64_t(tc) * S::TC;
     const int nr = static_cast<int>(min(std::uint64_t(S::TR), rows - r0));
     const int nl = static_cast<int>(min(std::uint64_t(S::LR), rows - r0)); // rows loaded
@@ -350,7 +365,7 @@ __global__ void __launch_bounds__(k_threads)
                 const std::uint32_t sh = (sh0 + rl * cstep) & 15;
                 if (16u * k < sh + seg_len) {
                     const std::uint8_t* p = src + ((seg0 + std::uint64_t(rl) * row_bytes) & ~15ull) + 16 * k;
-                    vec[u] = load16(p);
+                    vec[u] = load16_l2_256(p);
                     // Odd byte shifts (1- and 2-byte elements) also need the next vector's first
                     // word. The next lane loads that vector (slot s + 1, in the same row for every
                     // slot whose next vector is in the segment), except past lane 31.
@@ -556,9 +571,17 @@ cudaError_t launch_transpose_tiles(void* dst, const void* src, Dims2 d, cudaStre
     using S = TransposeTile<E, Shape>;
     const std::uint64_t tiles_r = (d.rows + S::TR - 1) / S::TR, tiles_c = (d.cols + S::TC - 1) / S::TC;
     if (tiles_c > UINT_MAX || tiles_r > INT_MAX || tiles_r * tiles_c > INT_MAX) return cudaErrorInvalidValue;
+    // The order of the tiles sets how many separate runs of each matrix the blocks running at
+    // once read and write. When the resident blocks hold whole tile columns, they go column by
+    // column (one group of all tile rows): the output is then written front to back. Else in
+    // groups of 16 tile rows. On an H200 (scenario shapes, 256 MiB and 1 GiB), square matrices
+    // gained 3-9 points of the copy roofline over groups of 16 everywhere; tall ones lost 1-5
+    // with groups of 64-256.
+    const std::uint64_t resident = resident_grid(transpose_kernel<E, Shape>, 0, UINT_MAX);
+    const std::uint32_t group = static_cast<std::uint32_t>(tiles_r <= resident ? tiles_r : 16);
     transpose_kernel<E, Shape><<<static_cast<unsigned>(tiles_r * tiles_c), k_threads, 0, stream>>>(
         static_cast<std::uint8_t*>(dst), static_cast<const std::uint8_t*>(src), d.rows, d.cols,
-        static_cast<std::uint32_t>(tiles_c), static_cast<std::uint32_t>(tiles_r));
+        static_cast<std::uint32_t>(tiles_c), static_cast<std::uint32_t>(tiles_r), std::max(group, 1u));
     return cudaGetLastError();
 }
 
@@ -579,6 +602,13 @@ cudaError_t run_transpose(void* dst, const void* src, Dims2 d, cudaStream_t stre
             static_cast<std::uint32_t>(d.cols), tile_rows);
         return cudaGetLastError();
     }
+    using Full = TransposeTile<E, TransposeShape<E>>;
+    const std::uint64_t full_tiles = ((d.rows + Full::TR - 1) / Full::TR) * ((d.cols + Full::TC - 1) / Full::TC);
+    // Half-width tiles for 1- and 2-byte elements when the full ones would not fill the
+    // device twice over (H200, 16 MiB: tall fp16 82 -> 89%, wide int8 60 -> 65%; 4- and
+    // 8-byte elements, near 100% there from L2, lost 2-9 points with them).
+    if (E <= 2 && full_tiles < 2 * std::uint64_t(resident_grid(transpose_kernel<E, TransposeShape<E>>, 0, UINT_MAX)))
+        return launch_transpose_tiles<E, HalfShape<E>>(dst, src, d, stream);
     return launch_transpose_tiles<E, TransposeShape<E>>(dst, src, d, stream);
 }
 

@@ -131,6 +131,21 @@ TEST_CASE("gpu: transpose at every edge shape matches the reference") {
             sync_ok(kernels::launch_transpose(dst.p, src.p, d, e, nullptr));
             same(dst.get(bytes), want);
         }
+    // 1- and 2-byte elements take half-width tiles unless the full ones fill the device twice
+    // over; these shapes have enough of them on any current GPU (over 2000 tiles).
+    for (Dims2 d : {Dims2{8191, 8193}, Dims2{300007, 1031}})
+        for (std::size_t e : {1, 2}) {
+            CAPTURE(e);
+            CAPTURE(d.rows);
+            CAPTURE(d.cols);
+            const std::uint64_t bytes = matrix_bytes(d, e);
+            const auto in = rnd(bytes, d.cols + e);
+            std::vector<std::uint8_t> want(bytes);
+            transpose(in.data(), want.data(), d, e, 4);
+            Dev src(in.data(), bytes), dst(bytes);
+            sync_ok(kernels::launch_transpose(dst.p, src.p, d, e, nullptr));
+            same(dst.get(bytes), want);
+        }
 }
 
 TEST_CASE("gpu: array of structs <-> struct of arrays at edge counts matches the references") {
