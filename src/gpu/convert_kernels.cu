@@ -146,9 +146,12 @@ __device__ __forceinline__ void stage_vectors(std::uint8_t* smem, const std::uin
 
 // Asynchronous staging (cp.async, sm_80 and later): 16-byte copies from global to shared
 // memory that complete in the background, in commit groups.
+// L2 is asked to fetch the whole aligned 256-byte block from DRAM: the staged ranges are
+// contiguous runs. On an H200 SoA -> AoS at 256 MiB: xyz 92 -> 94%, mixed 89.4 -> 91%, wide
+// and packed 0.2-0.9 points lower (93.5-94.7%); 1 GiB within 0.6 points.
 __device__ __forceinline__ void copy_async16(void* smem, const void* global) {
     const auto s = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(global) : "memory");
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(s), "l"(global) : "memory");
 }
 
 __device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
