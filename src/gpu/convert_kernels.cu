@@ -259,9 +259,6 @@ template <int E> struct HalfShape : TransposeShape<E> {
     using F = TransposeShape<E>;
     static constexpr int TC = F::TC / 2, PW = F::PW - F::TC * E / 8;
 };
-// 4-byte elements in tiles of 128 rows: each output row piece of a tile is 512 bytes. One
-// column per warp (VPC = 32), so the skew is odd: the lanes' rows are 4 * 66 + 1 words apart.
-struct TallShape4 { static constexpr int TR = 128, TC = 64, PW = 66, SK = 1; };
 // Matrices of at most R rows (R = 8, 16, 32, 64): tiles of R rows x 32 KiB / R, no halo
 // (the output is one run), so that short matrices still move about 32 KiB per tile.
 template <int E, int R> struct ShortShape {
@@ -615,14 +612,6 @@ cudaError_t run_transpose(void* dst, const void* src, Dims2 d, cudaStream_t stre
     // 8-byte elements, near 100% there from L2, lost 2-9 points with them).
     if (E <= 2 && full_tiles < 2 * std::uint64_t(resident_grid(transpose_kernel<E, TransposeShape<E>>, 0, UINT_MAX)))
         return launch_transpose_tiles<E, HalfShape<E>>(dst, src, d, stream);
-#ifndef TP_TALL
-#define TP_TALL 1
-#endif
-    if constexpr (E == 4) {
-        const std::uint64_t tall_rows = (d.rows + TallShape4::TR - 1) / TallShape4::TR;
-        if (TP_TALL == 2 || (TP_TALL == 1 && tall_rows > resident_grid(transpose_kernel<E, TallShape4>, 0, UINT_MAX)))
-            return launch_transpose_tiles<E, TallShape4>(dst, src, d, stream);
-    }
     return launch_transpose_tiles<E, TransposeShape<E>>(dst, src, d, stream);
 }
 
