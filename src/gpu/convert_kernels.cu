@@ -577,9 +577,9 @@ cudaError_t launch_transpose_tiles(void* dst, const void* src, Dims2 d, cudaStre
     // The order of the tiles sets how many separate runs of each matrix the blocks running at
     // once read and write. When the resident blocks hold whole tile columns, they go column by
     // column (one group of all tile rows): the output is then written front to back. Else in
-    // groups of 16 tile rows. On an H200 (scenario shapes, 256 MiB and 1 GiB), square matrices
-    // gained 3-9 points of the copy roofline over groups of 16 everywhere; tall ones lost 1-5
-    // with groups of 64-256.
+    // groups of 16 tile rows. On an H200 (scenario shapes, 256 MiB and 1 GiB), groups of 128
+    // and 256 tile rows (whole columns there) lifted square matrices 6-9.5 points of the copy
+    // roofline over groups of 16 (with the 256-byte L2 fetches), and cost tall ones 1-4.5.
     const std::uint64_t resident = resident_grid(transpose_kernel<E, Shape>, 0, UINT_MAX);
     const std::uint32_t group = static_cast<std::uint32_t>(tiles_r <= resident ? tiles_r : 16);
     transpose_kernel<E, Shape><<<static_cast<unsigned>(tiles_r * tiles_c), k_threads, 0, stream>>>(
