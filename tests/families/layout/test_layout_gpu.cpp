@@ -116,36 +116,26 @@ TEST_CASE("gpu: transpose at every edge shape matches the reference") {
                 sync_ok(kernels::launch_transpose(dst.p, src.p, d, e, nullptr));
                 same(dst.get(bytes), want);
             }
+    auto check_large = [](Dims2 d, std::size_t e) {
+        CAPTURE(e);
+        CAPTURE(d.rows);
+        CAPTURE(d.cols);
+        const std::uint64_t bytes = matrix_bytes(d, e);
+        const auto in = rnd(bytes, d.rows + d.cols + e);
+        std::vector<std::uint8_t> want(bytes);
+        transpose(in.data(), want.data(), d, e, 4);
+        Dev src(in.data(), bytes), dst(bytes);
+        sync_ok(kernels::launch_transpose(dst.p, src.p, d, e, nullptr));
+        same(dst.get(bytes), want);
+    };
     // Very short and very narrow matrices with many elements.
     for (Dims2 d : {Dims2{1, 1000003}, Dims2{5, 1000003}, Dims2{8, 524309}, Dims2{9, 262147}, Dims2{16, 262147}, Dims2{40, 100003}, Dims2{64, 65539},
                    Dims2{1000003, 1}, Dims2{262147, 16}, Dims2{100003, 37}, Dims2{4099, 4093}})
-        for (std::size_t e : {1, 2, 4, 8}) {
-            CAPTURE(e);
-            CAPTURE(d.rows);
-            CAPTURE(d.cols);
-            const std::uint64_t bytes = matrix_bytes(d, e);
-            const auto in = rnd(bytes, d.rows + e);
-            std::vector<std::uint8_t> want(bytes);
-            transpose(in.data(), want.data(), d, e, 4);
-            Dev src(in.data(), bytes), dst(bytes);
-            sync_ok(kernels::launch_transpose(dst.p, src.p, d, e, nullptr));
-            same(dst.get(bytes), want);
-        }
+        for (std::size_t e : {1, 2, 4, 8}) check_large(d, e);
     // 1- and 2-byte elements take half-width tiles unless the full ones fill the device twice
     // over; these shapes have enough of them on any current GPU (over 2000 tiles).
     for (Dims2 d : {Dims2{8191, 8193}, Dims2{300007, 1031}})
-        for (std::size_t e : {1, 2}) {
-            CAPTURE(e);
-            CAPTURE(d.rows);
-            CAPTURE(d.cols);
-            const std::uint64_t bytes = matrix_bytes(d, e);
-            const auto in = rnd(bytes, d.cols + e);
-            std::vector<std::uint8_t> want(bytes);
-            transpose(in.data(), want.data(), d, e, 4);
-            Dev src(in.data(), bytes), dst(bytes);
-            sync_ok(kernels::launch_transpose(dst.p, src.p, d, e, nullptr));
-            same(dst.get(bytes), want);
-        }
+        for (std::size_t e : {1, 2}) check_large(d, e);
 }
 
 TEST_CASE("gpu: array of structs <-> struct of arrays at edge counts matches the references") {
