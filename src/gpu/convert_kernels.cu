@@ -29,7 +29,7 @@ __device__ __forceinline__ uint4 load16(const std::uint8_t* p) {
     return __ldg(reinterpret_cast<const uint4*>(p));
 }
 
-// load16 that also asks L2 to fetch the whole aligned 256-byte block around p from DRAM.
+// load16 that also asks L2 to fetch the whole aligned 256-byte block holding p from DRAM.
 __device__ __forceinline__ uint4 load16_l2_256(const std::uint8_t* p) {
     uint4 v;
     asm volatile("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
@@ -605,7 +605,7 @@ cudaError_t run_transpose(void* dst, const void* src, Dims2 d, cudaStream_t stre
             static_cast<std::uint32_t>(d.cols), tile_rows);
         return cudaGetLastError();
     }
-    using Full = TransposeTile<E, TransposeShape<E>>;
+    using Full = TransposeShape<E>;
     const std::uint64_t full_tiles = ((d.rows + Full::TR - 1) / Full::TR) * ((d.cols + Full::TC - 1) / Full::TC);
     // Half-width tiles for 1- and 2-byte elements when the full ones would not fill the
     // device twice over (H200, 16 MiB: tall fp16 82 -> 89%, wide int8 60 -> 65%; 4- and
