@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <mutex>
 #include <numeric>
+#include <vector>
 
 #include <cuda/atomic>
 
@@ -192,15 +194,35 @@ __device__ __forceinline__ void pipeline_tiles(std::uint8_t* buf0, std::uint8_t*
 }
 
 // Blocks that fit on the device at once with `smem` bytes of dynamic shared memory each,
-// at most `max_per_sm` per SM and at most `tiles`.
+// at most `max_per_sm` per SM and at most `tiles`. The runtime is asked once per kernel,
+// shared memory size, block size and device; later launches reuse its answer. A failed
+// query counts as one block and is asked again next time.
 template <class K>
 unsigned resident_grid(K kernel, std::size_t smem, std::uint64_t tiles, int max_per_sm = INT_MAX,
                        int threads = k_threads) {
-    int device = 0, sms = 0, per_sm = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem) != cudaSuccess)
-        per_sm = sms = 1;
+    struct Known {
+        K kernel;
+        std::size_t smem;
+        int threads, device, sms, per_sm;
+    };
+    static std::mutex mutex;
+    static std::vector<Known> known;
+    int device = 0, sms = 1, per_sm = 1;
+    if (cudaGetDevice(&device) == cudaSuccess) {
+        const std::lock_guard lock(mutex);
+        const auto k = std::find_if(known.begin(), known.end(), [&](const Known& x) {
+            return x.kernel == kernel && x.smem == smem && x.threads == threads && x.device == device;
+        });
+        if (k != known.end()) {
+            sms = k->sms;
+            per_sm = k->per_sm;
+        } else if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess &&
+                   cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem) == cudaSuccess) {
+            known.push_back({kernel, smem, threads, device, sms, per_sm});
+        } else {
+            sms = per_sm = 1;
+        }
+    }
     per_sm = std::min(per_sm, max_per_sm);
     return static_cast<unsigned>(std::clamp<std::uint64_t>(std::uint64_t(std::max(1, per_sm)) * std::max(1, sms), 1,
                                                            std::max<std::uint64_t>(tiles, 1)));
