@@ -259,9 +259,9 @@ unsigned grid_for(std::uint64_t items, std::uint64_t per_block) {
 // vectors of one column).
 //
 // Only the rows before a column's first sector (head) and the sector that runs past its
-// end are stored element by element. When the whole matrix has at most TR rows, the
-// tile's output is one contiguous run, written in aligned vectors end to end: short,
-// wide matrices stay at full vector width too.
+// end are stored element by element. Matrices of few rows take tiles of all their rows
+// (ShortShape below): a tile's output is then one contiguous run, written in aligned vectors
+// end to end, so short, wide matrices stay at full vector width too.
 //
 // On an H200 the skew is worth about 15 points of the copy roofline for 1- and 2-byte
 // elements (against the same kernel without it). Also measured there and dropped: staging
@@ -281,8 +281,9 @@ template <int E> struct HalfShape : TransposeShape<E> {
     using F = TransposeShape<E>;
     static constexpr int TC = F::TC / 2, PW = F::PW - F::TC * E / 8;
 };
-// Matrices of at most R rows (R = 8, 16, 32, 64): tiles of R rows x 32 KiB / R, no halo
-// (the output is one run), so that short matrices still move about 32 KiB per tile.
+// Matrices of at most R rows (R = 8, 16, 32, 64; 128 for 1- and 2-byte elements): tiles of
+// R rows x 32 KiB / R, no halo (the output is one run), so that short matrices still move
+// about 32 KiB per tile.
 template <int E, int R> struct ShortShape {
     static constexpr int TR = R, TC = 32768 / R / E, PW = TC * E / 4 + (E == 8 ? 2 : 1), SK = 0;
 };
@@ -428,10 +429,11 @@ __global__ void __launch_bounds__(k_threads)
     }
     __syncthreads();
 
-    if (rows <= std::uint64_t(S::TR)) {
-        // Short matrix: output elements [c0 * rows, (c0 + nc) * rows) are one run. Thread t
-        // writes its vectors t, t + k_threads, ...; the (column, row) of a vector's first
-        // element advances by a fixed step.
+    if constexpr (S::SHORT) {
+        // Short matrix (at most TR rows): output elements [c0 * rows, (c0 + nc) * rows) are
+        // one run. Thread t writes its vectors t, t + k_threads, ...; the (column, row) of a
+        // vector's first element advances by a fixed step.
+        static_assert(S::PASSES == 1 && S::CPP == k_threads, "one-run tiles: one pass of the block");
         const std::uint32_t rws = static_cast<std::uint32_t>(rows);
         const std::uint64_t first = c0 * rows, end = first + std::uint64_t(nc) * rows;
         const std::uint64_t v0 = first * E / 16, v1 = (end * E + 15) / 16;
@@ -448,14 +450,22 @@ __global__ void __launch_bounds__(k_threads)
         for (; v < v1; v += k_threads) {
             const std::uint64_t o0 = v * S::V;
             if (o0 >= first && o0 + S::V <= end) {
-                int c = cl, r = rl;
                 T e[S::V];
+                if (__all_sync(__activemask(), rl + S::V <= int(rws))) {
+                    // Each lane's vector within one column: its rows a pitch apart. (Lanes
+                    // taking the two paths apart would run both.)
+                    const std::uint8_t* p = tile + S::at(rl, cl);
 #pragma unroll
-                for (int i = 0; i < S::V; ++i) {
-                    e[i] = *reinterpret_cast<const T*>(tile + S::at(r, c));
-                    if (++r == int(rws)) {
-                        r = 0;
-                        ++c;
+                    for (int i = 0; i < S::V; ++i) e[i] = *reinterpret_cast<const T*>(p + 4 * S::PW * i);
+                } else {
+                    int c = cl, r = rl;
+#pragma unroll
+                    for (int i = 0; i < S::V; ++i) {
+                        e[i] = *reinterpret_cast<const T*>(tile + S::at(r, c));
+                        if (++r == int(rws)) {
+                            r = 0;
+                            ++c;
+                        }
                     }
                 }
                 store16_vec(dst + v * 16, pack<E>(e));
@@ -484,12 +494,8 @@ __global__ void __launch_bounds__(k_threads)
                 }
             }
         }
-        return;
-    }
-    if constexpr (S::SHORT) {
-        static_assert(S::PASSES == 1 && S::CPP == k_threads, "one-run tiles only");
-        return;
     } else {
+    // Tiled: the matrix has more than TR rows (run_transpose).
     const int j = threadIdx.x % S::VPC, g = threadIdx.x / S::VPC;
     if (g >= nc) return;
     const std::uint64_t col_first = (c0 + g) * rows; // output element of (column c0 + g, row 0)
@@ -616,6 +622,8 @@ cudaError_t run_transpose(void* dst, const void* src, Dims2 d, cudaStream_t stre
     if (d.rows <= 16) return launch_transpose_tiles<E, ShortShape<E, 16>>(dst, src, d, stream);
     if (d.rows <= 32) return launch_transpose_tiles<E, ShortShape<E, 32>>(dst, src, d, stream);
     if (d.rows <= 64) return launch_transpose_tiles<E, ShortShape<E, 64>>(dst, src, d, stream);
+    if constexpr (E <= 2)
+        if (d.rows <= 128) return launch_transpose_tiles<E, ShortShape<E, 128>>(dst, src, d, stream);
     if (d.cols * E <= k_narrow_bytes) {
         constexpr std::uint32_t gv = 32 / E;
         const std::uint32_t row_bytes = static_cast<std::uint32_t>(d.cols * E);
