@@ -10,6 +10,7 @@
 #include <climits>
 #include <mutex>
 #include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include <cuda/atomic>
@@ -447,53 +448,57 @@ __global__ void __launch_bounds__(k_threads)
             cl = static_cast<int>(std::uint64_t(rel0) / rws);
             rl = static_cast<int>(std::uint64_t(rel0) % rws);
         }
-        for (; v < v1; v += k_threads) {
-            const std::uint64_t o0 = v * S::V;
-            if (o0 >= first && o0 + S::V <= end) {
-                T e[S::V];
-                if (__all_sync(__activemask(), rl + S::V <= int(rws))) {
-                    // Each lane's vector within one column: its rows a pitch apart. (Lanes
-                    // taking the two paths apart would run both.)
-                    const std::uint8_t* p = tile + S::at(rl, cl);
-#pragma unroll
-                    for (int i = 0; i < S::V; ++i) e[i] = *reinterpret_cast<const T*>(p + 4 * S::PW * i);
+        // When the column length is a multiple of V, every vector lies within one column: its
+        // rows a pitch apart (a separate loop, so that the general gather keeps its code).
+        auto run = [&](auto within_column) {
+            for (; v < v1; v += k_threads) {
+                const std::uint64_t o0 = v * S::V;
+                if (o0 >= first && o0 + S::V <= end) {
+                    T e[S::V];
+                    if constexpr (decltype(within_column)::value) {
+                        const std::uint8_t* p = tile + S::at(rl, cl);
+    #pragma unroll
+                        for (int i = 0; i < S::V; ++i) e[i] = *reinterpret_cast<const T*>(p + 4 * S::PW * i);
+                    } else {
+                        int c = cl, r = rl;
+    #pragma unroll
+                        for (int i = 0; i < S::V; ++i) {
+                            e[i] = *reinterpret_cast<const T*>(tile + S::at(r, c));
+                            if (++r == int(rws)) {
+                                r = 0;
+                                ++c;
+                            }
+                        }
+                    }
+                    store16_vec(dst + v * 16, pack<E>(e));
                 } else {
-                    int c = cl, r = rl;
-#pragma unroll
                     for (int i = 0; i < S::V; ++i) {
-                        e[i] = *reinterpret_cast<const T*>(tile + S::at(r, c));
-                        if (++r == int(rws)) {
-                            r = 0;
-                            ++c;
+                        const std::uint64_t o = o0 + i;
+                        if (o < first || o >= end) continue;
+                        const std::uint32_t rel = static_cast<std::uint32_t>(o - first);
+                        const int c = static_cast<int>(rel / rws), r = static_cast<int>(rel - std::uint32_t(c) * rws);
+                        reinterpret_cast<T*>(dst)[o] = *reinterpret_cast<const T*>(tile + S::at(r, c));
+                    }
+                }
+                // Next vector of this thread: k_threads * V elements on.
+                if (o0 + step >= first) {
+                    if (o0 < first) {
+                        const std::uint64_t rel = o0 + step - first;
+                        cl = static_cast<int>(rel / rws);
+                        rl = static_cast<int>(rel % rws);
+                    } else {
+                        cl += static_cast<int>(step_c);
+                        rl += static_cast<int>(step_r);
+                        if (rl >= int(rws)) {
+                            rl -= static_cast<int>(rws);
+                            ++cl;
                         }
                     }
                 }
-                store16_vec(dst + v * 16, pack<E>(e));
-            } else {
-                for (int i = 0; i < S::V; ++i) {
-                    const std::uint64_t o = o0 + i;
-                    if (o < first || o >= end) continue;
-                    const std::uint32_t rel = static_cast<std::uint32_t>(o - first);
-                    const int c = static_cast<int>(rel / rws), r = static_cast<int>(rel - std::uint32_t(c) * rws);
-                    reinterpret_cast<T*>(dst)[o] = *reinterpret_cast<const T*>(tile + S::at(r, c));
-                }
             }
-            // Next vector of this thread: k_threads * V elements on.
-            if (o0 + step >= first) {
-                if (o0 < first) {
-                    const std::uint64_t rel = o0 + step - first;
-                    cl = static_cast<int>(rel / rws);
-                    rl = static_cast<int>(rel % rws);
-                } else {
-                    cl += static_cast<int>(step_c);
-                    rl += static_cast<int>(step_r);
-                    if (rl >= int(rws)) {
-                        rl -= static_cast<int>(rws);
-                        ++cl;
-                    }
-                }
-            }
-        }
+        };
+        if (rws % S::V == 0) run(std::true_type{});
+        else run(std::false_type{});
     } else {
     // Tiled: the matrix has more than TR rows (run_transpose).
     const int j = threadIdx.x % S::VPC, g = threadIdx.x / S::VPC;
