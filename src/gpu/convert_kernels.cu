@@ -457,11 +457,11 @@ __global__ void __launch_bounds__(k_threads)
                     T e[S::V];
                     if constexpr (decltype(within_column)::value) {
                         const std::uint8_t* p = tile + S::at(rl, cl);
-    #pragma unroll
+#pragma unroll
                         for (int i = 0; i < S::V; ++i) e[i] = *reinterpret_cast<const T*>(p + 4 * S::PW * i);
                     } else {
                         int c = cl, r = rl;
-    #pragma unroll
+#pragma unroll
                         for (int i = 0; i < S::V; ++i) {
                             e[i] = *reinterpret_cast<const T*>(tile + S::at(r, c));
                             if (++r == int(rws)) {
