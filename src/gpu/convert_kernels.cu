@@ -645,9 +645,9 @@ cudaError_t run_transpose(void* dst, const void* src, Dims2 d, cudaStream_t stre
     // Half-width tiles for 1- and 2-byte elements when the full ones would not fill the
     // device twice over (H200, 16 MiB: tall fp16 82 -> 89%, wide int8 60 -> 65%; 4- and
     // 8-byte elements, near 100% there from L2, read mostly 1-7 points lower with them).
-    if (E <= 2 && full_tiles < 2 * std::uint64_t(resident_grid(transpose_kernel<E, TransposeShape<E>>, 0, UINT_MAX)))
+    if (E <= 2 && full_tiles < 2 * std::uint64_t(resident_grid(transpose_kernel<E, Full>, 0, UINT_MAX)))
         return launch_transpose_tiles<E, HalfShape<E>>(dst, src, d, stream);
-    return launch_transpose_tiles<E, TransposeShape<E>>(dst, src, d, stream);
+    return launch_transpose_tiles<E, Full>(dst, src, d, stream);
 }
 
 // ---- array of structs <-> struct of arrays ----------------------------------------------
