@@ -253,11 +253,14 @@ unsigned grid_for(std::uint64_t items, std::uint64_t per_block) {
 // first row at which a sector of output row c starts. CPP is a multiple of GV, so h, and
 // with it every shared-memory address of the thread, is the same for all its columns:
 // they are computed once and each column adds an immediate offset. The lanes of a warp
-// cover VPC consecutive vectors of 32 / VPC output rows, so every store is part of a
-// coalesced run. Tile rows are PW words apart plus SK words per V rows; with PW and SK
-// chosen per element size (below), the lanes of a warp read distinct banks for any odd
-// number of rows (each lane's column starts at a different h, and the skew separates the
-// vectors of one column).
+// cover VPC consecutive vectors of 32 / VPC output rows, KS columns apart, so every store is
+// part of a coalesced run. Tile rows are PW words apart plus SK words per V rows; with PW, SK
+// and KS chosen per element size (below), the lanes of a warp read distinct banks for any
+// number of rows (the skew separates the vectors of one column; columns KS apart sit in
+// different words of a row, whatever their h). With neighbouring columns (KS = 1), 1- and
+// 2-byte elements had 2- to 4-way conflicts at even row counts: on an H200 at 256 MiB, KS = 4
+// took 1-byte elements at 200, 300 and 1000 rows from 57/51/66.5 to 66/67.5/80% of the copy
+// roofline (1 GiB, 1000 rows: 70 -> 81%), and left the odd shapes within noise.
 //
 // Only the rows before a column's first sector (head) and the sector that runs past its
 // end are stored element by element. Matrices of few rows take tiles of all their rows
@@ -282,16 +285,27 @@ template <int E> struct HalfShape : TransposeShape<E> {
     using F = TransposeShape<E>;
     static constexpr int TC = F::TC / 2, PW = F::PW - F::TC * E / 8;
 };
-// Matrices of at most R rows (R = 8, 16, 32, 64; 128 for 1- and 2-byte elements): tiles of
-// R rows x 32 KiB / R, no halo (the output is one run), so that short matrices still move
-// about 32 KiB per tile.
-template <int E, int R> struct ShortShape {
-    static constexpr int TR = R, TC = 32768 / R / E, PW = TC * E / 4 + (E == 8 ? 2 : 1), SK = 0;
+// Matrices of at most R rows (R = 8, 16, 32, 64; 128 for 1- and 2-byte elements, 256 for
+// 1-byte ones): tiles of R rows x 32 KiB / R, no halo (the output is one run), so that short
+// matrices still move about 32 KiB per tile. The lanes of a warp gather consecutive vectors,
+// rows V apart in one column; with tile rows PW words apart (PW = 1 mod 32) those rows fall on
+// two banks, so tiles of 64 rows and more skew every V rows by SK words (one word, two for
+// 8-byte elements, whose alignment it keeps). On an H200 at 256 MiB the skew took 1-byte
+// elements at 128 rows from 68 to 91% of the copy roofline, 2-byte ones from 86 to 92.5%, and
+// 1-byte ones at 64 rows from 87 to 93%; at 33 rows, where vectors span columns and each
+// element computes its own address, it cost 1-byte elements 5.5 points, so tiles of 64 rows
+// skew only when the column length is a multiple of V. One-run tiles of 256 rows, 1-byte:
+// 255 rows 64 -> 69%, 256 rows 84.5 -> 90% (2-byte elements at 200-256 rows: -3 to +1
+// points); of 512 or 1024 rows: 5-18 points lower for both at 300-1023 rows.
+struct OneRun {};
+template <int E, int R, int SK_ = 0> struct ShortShape : OneRun {
+    static constexpr int TR = R, TC = 32768 / R / E, PW = TC * E / 4 + (E == 8 ? 2 : 1);
+    static constexpr int SK = SK_ ? (E == 8 ? 2 : 1) : 0;
 };
 
 template <int E, class B = TransposeShape<E>>
 struct TransposeTile : B {
-    static constexpr bool SHORT = B::SK == 0;         // only the one-run path
+    static constexpr bool SHORT = std::is_base_of_v<OneRun, B>; // only the one-run path
     static constexpr int V = 16 / E;                 // elements of a 16-byte vector
     static constexpr int GV = 32 / E;                // elements of a 32-byte sector
     static constexpr int LR = SHORT ? B::TR : B::TR + GV - 1; // rows loaded: the tile's and the halo
@@ -302,9 +316,14 @@ struct TransposeTile : B {
     static constexpr int VPC = SHORT ? 1 : B::TR / V; // owned vectors per output row and tile
     static constexpr int CPP = k_threads / VPC;      // output rows per pass of the block
     static constexpr int PASSES = SHORT ? 1 : B::TC / CPP;
-    static_assert(SHORT || (B::TR % GV == 0 && 32 % VPC == 0 && CPP % GV == 0 && B::TC % CPP == 0), "tile shape");
+    static constexpr int KS = E == 1 ? 4 : E == 2 ? 2 : 1; // column stride of a warp's lanes (tiled)
+    static_assert(SHORT || (B::TR % GV == 0 && 32 % VPC == 0 && (k_threads / 32) % KS == 0 && CPP % GV == 0 && B::TC % CPP == 0), "tile shape");
     static_assert(B::PW >= SEG_WORDS && 4 * WORDS <= 48 * 1024, "static shared memory");
-    static __device__ __forceinline__ int row_word(int r) { return r * B::PW + B::SK * (r / V); }
+    // Unsigned division (a shift). On an H200 at 256 MiB, 8-byte elements at 65 rows (tiled)
+    // read 82-83% of the copy roofline with the signed one, 89-90% with this (4 processes each).
+    static __device__ __forceinline__ int row_word(int r) {
+        return r * B::PW + B::SK * static_cast<int>(static_cast<unsigned>(r) / V);
+    }
     static __device__ __forceinline__ int at(int r, int c) { return 4 * row_word(r) + c * E; }
 };
 
@@ -501,7 +520,11 @@ __global__ void __launch_bounds__(k_threads)
         else run(std::false_type{});
     } else {
     // Tiled: the matrix has more than TR rows (run_transpose).
-    const int j = threadIdx.x % S::VPC, g = threadIdx.x / S::VPC;
+    // Lane l of warp w: vector l % VPC of column g, the warp's columns KS apart (see above).
+    constexpr int CPW = 32 / S::VPC; // columns per warp
+    const int w = static_cast<int>(threadIdx.x / 32);
+    const int j = static_cast<int>(lane) % S::VPC;
+    const int g = w % S::KS + w / S::KS * CPW * S::KS + S::KS * (static_cast<int>(lane) / S::VPC);
     if (g >= nc) return;
     const std::uint64_t col_first = (c0 + g) * rows; // output element of (column c0 + g, row 0)
     const int h = static_cast<int>((S::GV - col_first % S::GV) % S::GV);
@@ -626,9 +649,13 @@ cudaError_t run_transpose(void* dst, const void* src, Dims2 d, cudaStream_t stre
     if (d.rows <= 8) return launch_transpose_tiles<E, ShortShape<E, 8>>(dst, src, d, stream);
     if (d.rows <= 16) return launch_transpose_tiles<E, ShortShape<E, 16>>(dst, src, d, stream);
     if (d.rows <= 32) return launch_transpose_tiles<E, ShortShape<E, 32>>(dst, src, d, stream);
-    if (d.rows <= 64) return launch_transpose_tiles<E, ShortShape<E, 64>>(dst, src, d, stream);
+    if (d.rows <= 64)
+        return d.rows % (16 / E) == 0 ? launch_transpose_tiles<E, ShortShape<E, 64, 1>>(dst, src, d, stream)
+                                      : launch_transpose_tiles<E, ShortShape<E, 64>>(dst, src, d, stream);
     if constexpr (E <= 2)
-        if (d.rows <= 128) return launch_transpose_tiles<E, ShortShape<E, 128>>(dst, src, d, stream);
+        if (d.rows <= 128) return launch_transpose_tiles<E, ShortShape<E, 128, 1>>(dst, src, d, stream);
+    if constexpr (E == 1)
+        if (d.rows <= 256) return launch_transpose_tiles<E, ShortShape<E, 256, 1>>(dst, src, d, stream);
     if (d.cols * E <= k_narrow_bytes) {
         constexpr std::uint32_t gv = 32 / E;
         const std::uint32_t row_bytes = static_cast<std::uint32_t>(d.cols * E);

@@ -98,8 +98,8 @@ BinaryColumn check_dense_to_binary(const std::vector<std::uint8_t>& dense, std::
 
 TEST_CASE("gpu: transpose at every edge shape matches the reference") {
     if (!have_gpu()) return; // skipped: no GPU
-    const std::uint64_t rows_set[] = {1, 2, 3, 7, 15, 16, 17, 31, 32, 33, 35, 63, 64, 65, 67, 127, 128, 129,
-                                      131, 159, 160, 161, 163, 255, 256, 257, 300, 1031};
+    const std::uint64_t rows_set[] = {1, 2, 3, 7, 15, 16, 17, 31, 32, 33, 35, 48, 63, 64, 65, 67, 96, 127, 128, 129,
+                                      131, 159, 160, 161, 163, 192, 200, 240, 255, 256, 257, 300, 1000, 1031};
     const std::uint64_t cols_set[] = {1, 2, 3, 17, 33, 255, 256, 257, 263, 1031};
     for (std::size_t e : {1, 2, 4, 8})
         for (auto r : rows_set)
@@ -130,6 +130,7 @@ TEST_CASE("gpu: transpose at every edge shape matches the reference") {
     };
     // Very short and very narrow matrices with many elements.
     for (Dims2 d : {Dims2{1, 1000003}, Dims2{5, 1000003}, Dims2{8, 524309}, Dims2{9, 262147}, Dims2{16, 262147}, Dims2{40, 100003}, Dims2{64, 65539},
+                   Dims2{48, 65537}, Dims2{240, 40009}, Dims2{255, 40013}, Dims2{1000, 20011},
                    Dims2{1000003, 1}, Dims2{262147, 16}, Dims2{100003, 37}, Dims2{4099, 4093}})
         for (std::size_t e : {1, 2, 4, 8}) check_large(d, e);
     // 1- and 2-byte elements take half-width tiles unless the full ones fill the device twice
