@@ -319,10 +319,16 @@ struct TransposeTile : B {
     static constexpr int KS = E == 1 ? 4 : E == 2 ? 2 : 1; // column stride of a warp's lanes (tiled)
     static_assert(SHORT || (B::TR % GV == 0 && 32 % VPC == 0 && (k_threads / 32) % KS == 0 && CPP % GV == 0 && B::TC % CPP == 0), "tile shape");
     static_assert(B::PW >= SEG_WORDS && 4 * WORDS <= 48 * 1024, "static shared memory");
-    // Unsigned division (a shift). On an H200 at 256 MiB, 8-byte elements at 65 rows (tiled)
-    // read 82-83% of the copy roofline with the signed one, 89-90% with this (4 processes each).
+    // The skew's division: unsigned (a shift) but in the tiled 4-byte kernel. Measured on an
+    // H200 (two or three processes each; the compiler's code for the rest of the kernel
+    // differs with it): unsigned, the one-run tiles of 1-byte elements read 61/67.5/68.5% of
+    // the copy roofline at 65/100/255 rows against 56/61/61% signed, 2-byte ones at 128 rows
+    // 94 against 86-87%, and the tiled 2- and 8-byte kernels 85-91% against 81-89% at 100 and
+    // 200 columns (8-byte at 65 rows: 90 against 83.5%); signed, the tiled 4-byte kernel reads
+    // 92.3-93.4% on the scenario's square and wide shapes at 1 GiB against 90.5-91.2%.
     static __device__ __forceinline__ int row_word(int r) {
-        return r * B::PW + B::SK * static_cast<int>(static_cast<unsigned>(r) / V);
+        if constexpr (!SHORT && E == 4) return r * B::PW + B::SK * (r / V);
+        else return r * B::PW + B::SK * static_cast<int>(static_cast<unsigned>(r) / V);
     }
     static __device__ __forceinline__ int at(int r, int c) { return 4 * row_word(r) + c * E; }
 };
