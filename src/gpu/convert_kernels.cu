@@ -298,9 +298,9 @@ template <int E> struct HalfShape : TransposeShape<E> {
 // 255 rows 64 -> 69%, 256 rows 84.5 -> 90% (2-byte elements at 200-256 rows: -3 to +1
 // points); of 512 or 1024 rows: 5-18 points lower for both at 300-1023 rows.
 struct OneRun {};
-template <int E, int R, int SK_ = 0> struct ShortShape : OneRun {
+template <int E, int R, bool SKEW = false> struct ShortShape : OneRun {
     static constexpr int TR = R, TC = 32768 / R / E, PW = TC * E / 4 + (E == 8 ? 2 : 1);
-    static constexpr int SK = SK_ ? (E == 8 ? 2 : 1) : 0;
+    static constexpr int SK = SKEW ? (E == 8 ? 2 : 1) : 0;
 };
 
 template <int E, class B = TransposeShape<E>>
@@ -656,12 +656,12 @@ cudaError_t run_transpose(void* dst, const void* src, Dims2 d, cudaStream_t stre
     if (d.rows <= 16) return launch_transpose_tiles<E, ShortShape<E, 16>>(dst, src, d, stream);
     if (d.rows <= 32) return launch_transpose_tiles<E, ShortShape<E, 32>>(dst, src, d, stream);
     if (d.rows <= 64)
-        return d.rows % (16 / E) == 0 ? launch_transpose_tiles<E, ShortShape<E, 64, 1>>(dst, src, d, stream)
+        return d.rows % (16 / E) == 0 ? launch_transpose_tiles<E, ShortShape<E, 64, true>>(dst, src, d, stream)
                                       : launch_transpose_tiles<E, ShortShape<E, 64>>(dst, src, d, stream);
     if constexpr (E <= 2)
-        if (d.rows <= 128) return launch_transpose_tiles<E, ShortShape<E, 128, 1>>(dst, src, d, stream);
+        if (d.rows <= 128) return launch_transpose_tiles<E, ShortShape<E, 128, true>>(dst, src, d, stream);
     if constexpr (E == 1)
-        if (d.rows <= 256) return launch_transpose_tiles<E, ShortShape<E, 256, 1>>(dst, src, d, stream);
+        if (d.rows <= 256) return launch_transpose_tiles<E, ShortShape<E, 256, true>>(dst, src, d, stream);
     if (d.cols * E <= k_narrow_bytes) {
         constexpr std::uint32_t gv = 32 / E;
         const std::uint32_t row_bytes = static_cast<std::uint32_t>(d.cols * E);
