@@ -272,12 +272,29 @@ unsigned grid_for(std::uint64_t items, std::uint64_t per_block) {
 // the row segments of 1- and 2-byte elements as loaded (cp.async, rows at 16-byte boundaries,
 // the shift applied to the read addresses), int8 70-73% against 75-79% at 256 MiB and 1 GiB:
 // a row pitch of whole vectors brings back the bank conflicts of the column reads.
+//
+// A warp's vectors of one output row cover TQ tile rows; tiles of TR = NQ x TQ rows have each
+// thread gather NQ vectors per column, TQ rows apart (the same banks, an immediate offset).
+// 4-byte matrices of 1024 rows and more take tiles of 128 rows (NQ = 2; a halo of 7 rows per
+// 128 instead of per 64). H200, 256 MiB, three processes: 37, 100 and 200 columns
+// 78/81.5/83.5 -> 82-83.5/86.5-87.5/87-88.5% of the copy roofline, the scenario's square and
+// tall shapes within a point; at 65 and 129 rows they cost 2.5-4 points (a second tile row of
+// one row), hence 64-row tiles below 1024 rows. Measured there and dropped: 1-byte tiles of
+// 256 rows (x 128 bytes: tall +1.5, 300 rows -2 points; x 256 bytes in dynamic shared memory,
+// three blocks per SM: -14), 2-byte ones of 256 rows x 64 (-3 to -6), 8-byte ones of 128 rows
+// (-10 to -24), tiles of 1.5 times these rows (-10 to -35); sectors written in halves by two
+// tiles (16-byte ownership, a halo of V - 1 rows): int8 at 1 GiB 85 -> 66%, lower at every
+// size and shape (not profiled); a block taking 2 to 8 tiles down a tile column and keeping
+// the halo rows in shared memory for the next: 5-30 points lower at 256 MiB and 1 GiB (its
+// load and gather phases no longer overlap other tiles'), 1-8 lower even with one tile per
+// block (the loop's code); tile groups of 4 to 64 tile rows for tall matrices: within a point.
 
 template <int E> struct TransposeShape;
-template <> struct TransposeShape<1> { static constexpr int TR = 128, TC = 256, PW = 65, SK = 4; };
-template <> struct TransposeShape<2> { static constexpr int TR = 128, TC = 128, PW = 65, SK = 2; };
-template <> struct TransposeShape<4> { static constexpr int TR = 64, TC = 64, PW = 66, SK = 2; };
-template <> struct TransposeShape<8> { static constexpr int TR = 64, TC = 32, PW = 66, SK = 2; };
+template <> struct TransposeShape<1> { static constexpr int TR = 128, TC = 256, PW = 65, SK = 4, TQ = 128; };
+template <> struct TransposeShape<2> { static constexpr int TR = 128, TC = 128, PW = 65, SK = 2, TQ = 128; };
+template <> struct TransposeShape<4> { static constexpr int TR = 128, TC = 64, PW = 66, SK = 2, TQ = 64; };
+template <> struct TransposeShape<8> { static constexpr int TR = 64, TC = 32, PW = 66, SK = 2, TQ = 64; };
+struct Tiles4x64 { static constexpr int TR = 64, TC = 64, PW = 66, SK = 2, TQ = 64; }; // 4-byte, under 1024 rows
 // Half as many columns, for matrices with too few full tiles to keep the device busy through
 // a tile's load and store phases. The pitch keeps its residue mod 32 words, so the banks the
 // lanes read stay as above.
@@ -301,6 +318,7 @@ struct OneRun {};
 template <int E, int R, bool SKEW = false> struct ShortShape : OneRun {
     static constexpr int TR = R, TC = 32768 / R / E, PW = TC * E / 4 + (E == 8 ? 2 : 1);
     static constexpr int SK = SKEW ? (E == 8 ? 2 : 1) : 0;
+    static constexpr int TQ = R;
 };
 
 template <int E, class B = TransposeShape<E>>
@@ -313,11 +331,12 @@ struct TransposeTile : B {
     static constexpr int IN_SLOTS = SEG_WORDS / 4 + 1; // vectors covering a row segment
     static constexpr int IN_PER_THREAD = (LR * IN_SLOTS + k_threads - 1) / k_threads;
     static constexpr int WORDS = LR * B::PW + B::SK * (LR / V + 1);
-    static constexpr int VPC = SHORT ? 1 : B::TR / V; // owned vectors per output row and tile
+    static constexpr int VPC = SHORT ? 1 : B::TQ / V; // owned vectors per output row and TQ tile rows
+    static constexpr int NQ = B::TR / B::TQ;          // vectors a thread gathers per column, TQ rows apart
     static constexpr int CPP = k_threads / VPC;      // output rows per pass of the block
     static constexpr int PASSES = SHORT ? 1 : B::TC / CPP;
     static constexpr int KS = E == 1 ? 4 : E == 2 ? 2 : 1; // column stride of a warp's lanes (tiled)
-    static_assert(SHORT || (B::TR % GV == 0 && 32 % VPC == 0 && (k_threads / 32) % KS == 0 && CPP % GV == 0 && B::TC % CPP == 0), "tile shape");
+    static_assert(SHORT || (NQ * B::TQ == B::TR && B::TQ % GV == 0 && 32 % VPC == 0 && (k_threads / 32) % KS == 0 && CPP % GV == 0 && B::TC % CPP == 0), "tile shape");
     static_assert(B::PW >= SEG_WORDS && 4 * WORDS <= 48 * 1024, "static shared memory");
     // The skew's division: unsigned (a shift) but in the tiled 4-byte kernel. Measured on an
     // H200 (two or three processes each; the compiler's code for the rest of the kernel
@@ -525,7 +544,7 @@ __global__ void __launch_bounds__(k_threads)
         if (rws % S::V == 0) run(std::true_type{});
         else run(std::false_type{});
     } else {
-    // Tiled: the matrix has more than TR rows (run_transpose).
+    // Tiled: the matrix has more rows than the one-run tiles take (run_transpose).
     // Lane l of warp w: vector l % VPC of column g, the warp's columns KS apart (see above).
     constexpr int CPW = 32 / S::VPC; // columns per warp
     const int w = static_cast<int>(threadIdx.x / 32);
@@ -539,11 +558,8 @@ __global__ void __launch_bounds__(k_threads)
     std::uint32_t a[S::V];
 #pragma unroll
     for (int i = 0; i < S::V; ++i) a[i] = S::at(rl + i, g);
-    // The vector's sector starts in this tile, and the vector starts before the column ends
-    // (else it is the next column's head).
-    const bool owned = h + S::GV * (j / 2) < nr && std::uint64_t(rl) < rows_left;
-    const bool full = std::uint64_t(rl + S::V) <= rows_left;
     T* out = reinterpret_cast<T*>(dst) + col_first + r0 + rl;
+    constexpr std::uint32_t q_bytes = 4 * (S::TQ * S::PW + S::SK * (S::TQ / S::V)); // at(r + TQ, c) - at(r, c)
     const std::uint64_t pass_step = std::uint64_t(S::CPP) * rows;
 #pragma unroll
     for (int m = 0; m < S::PASSES; ++m) {
@@ -554,12 +570,16 @@ __global__ void __launch_bounds__(k_threads)
         if (r0 == 0)
             for (int r = j; r < h && r < int(rows); r += S::VPC)
                 out[r - rl] = *reinterpret_cast<const T*>(tile + S::at(r, cl));
-        if (owned) {
-            if (full) {
-                store16_vec(out, gather_vector<E>(tile, a, static_cast<std::uint32_t>(S::CPP * m * E)));
+#pragma unroll
+        for (int q = 0; q < S::NQ; ++q) {
+            const int rq = rl + S::TQ * q; // the sector of this vector starts at h + GV (j / 2) + TQ q
+            if (h + S::GV * (j / 2) + S::TQ * q >= nr || std::uint64_t(rq) >= rows_left) break;
+            if (std::uint64_t(rq + S::V) <= rows_left) {
+                store16_vec(out + S::TQ * q,
+                            gather_vector<E>(tile, a, static_cast<std::uint32_t>(S::CPP * m * E + q_bytes * q)));
             } else {
                 // The sector runs past the column's end: its rows here, the next column's head there.
-                for (int r = rl; r < int(rows_left); ++r)
+                for (int r = rq; r < int(rows_left); ++r)
                     out[r - rl] = *reinterpret_cast<const T*>(tile + S::at(r, cl));
             }
         }
@@ -673,6 +693,8 @@ cudaError_t run_transpose(void* dst, const void* src, Dims2 d, cudaStream_t stre
             static_cast<std::uint32_t>(d.cols), tile_rows);
         return cudaGetLastError();
     }
+    if constexpr (E == 4)
+        if (d.rows < 1024) return launch_transpose_tiles<E, Tiles4x64>(dst, src, d, stream);
     using Full = TransposeShape<E>;
     const std::uint64_t full_tiles = ((d.rows + Full::TR - 1) / Full::TR) * ((d.cols + Full::TC - 1) / Full::TC);
     // Half-width tiles for 1- and 2-byte elements when the full ones would not fill the
