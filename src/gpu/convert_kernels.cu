@@ -279,15 +279,17 @@ unsigned grid_for(std::uint64_t items, std::uint64_t per_block) {
 // 128 instead of per 64). H200, 256 MiB, three processes: 37, 100 and 200 columns
 // 78/81.5/83.5 -> 82-83.5/86.5-87.5/87-88.5% of the copy roofline, the scenario's square and
 // tall shapes within a point; at 65 and 129 rows they cost 2.5-4 points (a second tile row of
-// one row), hence 64-row tiles below 1024 rows. Measured there and dropped: 1-byte tiles of
-// 256 rows (x 128 bytes: tall +1.5, 300 rows -2 points; x 256 bytes in dynamic shared memory,
-// three blocks per SM: -14), 2-byte ones of 256 rows x 64 (-3 to -6), 8-byte ones of 128 rows
-// (-10 to -24), tiles of 1.5 times these rows (-10 to -35); sectors written in halves by two
-// tiles (16-byte ownership, a halo of V - 1 rows): int8 at 1 GiB 85 -> 66%, lower at every
-// size and shape (not profiled); a block taking 2 to 8 tiles down a tile column and keeping
-// the halo rows in shared memory for the next: 5-30 points lower at 256 MiB and 1 GiB (its
-// load and gather phases no longer overlap other tiles'), 1-8 lower even with one tile per
-// block (the loop's code); tile groups of 4 to 64 tile rows for tall matrices: within a point.
+// one row), hence 64-row tiles below 1024 rows. Measured there and dropped (points against
+// the tiles above): 1-byte tiles of 256 rows (x 128 bytes: tall +0.7 to +2, 300 rows -2, wide
+// at 1 GiB -0.4 to -0.8; x 256 bytes in dynamic shared memory, three blocks per SM: -11 to
+// -14), 2-byte ones of 256 rows x 64 (-2.5 to -5.5), 8-byte ones of 128 rows (-4 to -24),
+// tiles of 1.5 times these rows in dynamic shared memory (-11.5 to -35 on the scenario's
+// shapes); sectors written in halves by two tiles (16-byte ownership, a halo of V - 1 rows):
+// int8 at 1 GiB 85 -> 66%, lower at every size and shape from 256 MiB (not profiled); a block
+// taking 2 to 8 tiles down a tile column and keeping the halo rows in shared memory for the
+// next: 4-30 lower at 256 MiB and 1 GiB (its load and gather no longer overlap other
+// tiles'), up to 8 lower even with one tile per block (the loop's code); tile groups of 4 to
+// 64 tile rows for tall matrices: within a point.
 
 template <int E> struct TransposeShape;
 template <> struct TransposeShape<1> { static constexpr int TR = 128, TC = 256, PW = 65, SK = 4, TQ = 128; };
