@@ -294,9 +294,10 @@ unsigned grid_for(std::uint64_t items, std::uint64_t per_block) {
 template <int E> struct TransposeShape;
 template <> struct TransposeShape<1> { static constexpr int TR = 128, TC = 256, PW = 65, SK = 4, TQ = 128; };
 template <> struct TransposeShape<2> { static constexpr int TR = 128, TC = 128, PW = 65, SK = 2, TQ = 128; };
-template <> struct TransposeShape<4> { static constexpr int TR = 128, TC = 64, PW = 66, SK = 2, TQ = 64; };
+template <> struct TransposeShape<4> { static constexpr int TR = 64, TC = 64, PW = 66, SK = 2, TQ = 64; };
 template <> struct TransposeShape<8> { static constexpr int TR = 64, TC = 32, PW = 66, SK = 2, TQ = 64; };
-struct Tiles4x64 { static constexpr int TR = 64, TC = 64, PW = 66, SK = 2, TQ = 64; }; // 4-byte, under 1024 rows
+// Twice the rows, the same pitch and passes (4-byte matrices of 1024 rows and more).
+template <int E> struct TallShape : TransposeShape<E> { static constexpr int TR = 2 * TransposeShape<E>::TQ; };
 // Half as many columns, for matrices with too few full tiles to keep the device busy through
 // a tile's load and store phases. The pitch keeps its residue mod 32 words, so the banks the
 // lanes read stay as above.
@@ -696,7 +697,7 @@ cudaError_t run_transpose(void* dst, const void* src, Dims2 d, cudaStream_t stre
         return cudaGetLastError();
     }
     if constexpr (E == 4)
-        if (d.rows < 1024) return launch_transpose_tiles<E, Tiles4x64>(dst, src, d, stream);
+        if (d.rows >= 1024) return launch_transpose_tiles<E, TallShape<E>>(dst, src, d, stream);
     using Full = TransposeShape<E>;
     const std::uint64_t full_tiles = ((d.rows + Full::TR - 1) / Full::TR) * ((d.cols + Full::TC - 1) / Full::TC);
     // Half-width tiles for 1- and 2-byte elements when the full ones would not fill the
