@@ -1312,8 +1312,15 @@ constexpr std::uint32_t k_tile_bytes = 16384;  // a tile of rows wider than 64 b
 constexpr std::uint32_t k_stage_bytes = 32768; // a tile's values, at most
 constexpr int k_lookback_per_lane = 4;         // the look-back window: 32 x 4 predecessors
 
-// Rows of 16 P bytes, P = 1..4, held in registers: RPT rows per thread, 24-32 KiB a tile.
-__host__ __device__ constexpr int binary_rows_per_thread(int P) { return P == 1 ? 8 : P == 2 ? 4 : P > 2 ? 2 : 1; }
+// Rows of 16 P bytes, P = 1..4, held in registers: RPT rows per thread, 16-32 KiB a tile,
+// and blocks per SM (at least). 32-byte rows (H200, two processes each, share of the copy at
+// 16 MiB / 256 MiB / 1 GiB): 4 rows a thread, 3 blocks (72 registers, 80 bytes spilled):
+// 43/67.5/67%; 4 rows, 2 blocks: 51/57/56%; 3 rows, 3 blocks: 51/69/68%; 3 rows, 4 blocks
+// (spills): 44/69/68%; 2 rows, 3 blocks: 52/64/62.5%; 2 rows, 5 blocks (spills): 42/61/60%;
+// 1 row, 4 blocks: 44/46/45%; 2 rows, 4 blocks (56 registers, no spills): 50.5-52/70.5/69.5%.
+// Other widths not measured against alternatives.
+__host__ __device__ constexpr int binary_rows_per_thread(int P) { return P == 1 ? 8 : P >= 2 ? 2 : 1; }
+__host__ __device__ constexpr int binary_blocks_per_sm(int P) { return P == 2 ? 4 : 3; }
 
 std::uint32_t binary_rows_per_tile(std::uint64_t width) {
     if (width <= 64) return k_threads * binary_rows_per_thread(static_cast<int>(width / 16));
@@ -1525,7 +1532,7 @@ __device__ __forceinline__ void rows_sync() { asm volatile("barrier.sync 1, %0;"
 __device__ __forceinline__ void block_sync() { asm volatile("barrier.sync 2, %0;" ::"n"(k_threads + 32) : "memory"); }
 
 template <int P>
-__global__ void __launch_bounds__(k_binary_threads, 3)
+__global__ void __launch_bounds__(k_binary_threads, binary_blocks_per_sm(P))
     dense_to_binary_kernel(std::int32_t* __restrict__ offsets, std::uint8_t* __restrict__ data,
                            const std::uint8_t* __restrict__ dense, std::uint64_t n, std::uint32_t width,
                            std::uint32_t rows_per_tile, std::uint32_t tiles, std::uint32_t pad4,
