@@ -1278,12 +1278,12 @@ __global__ void __launch_bounds__(k_threads)
 
 // From dense, in one pass, with decoupled look-back. Persistent blocks take tiles of rows
 // in the order a counter hands them out (so every earlier tile belongs to a block that is
-// already running), each block a pipeline of two tiles:
+// already running), each block a pipeline of two or three tiles (slots):
 // - the eight rows warps measure a tile's rows (held in registers, several per thread) and
 //   scan their lengths; one thread publishes the tile's total ("aggregate"); they pack the
-//   values into one of two staging areas (byte stores at the ends of a row, word stores
-//   between), each row's registers taking the next tile's row as soon as it is packed,
-//   and then store the tile before, whose prefix has arrived meanwhile, as the aligned
+//   values into the tile's slot (byte stores at the ends of a row, word stores between),
+//   each row's registers taking the next tile's row as soon as it is packed, and then
+//   store the tile one or two rounds before, whose prefix has arrived meanwhile, as the aligned
 //   16-byte vectors of `data` (only the vectors at both ends, shared with the neighbouring
 //   tiles, byte by byte);
 // - the ninth warp learns where a tile's values start while the rows warps go on: it
@@ -1417,22 +1417,35 @@ __device__ __forceinline__ std::uint32_t warp_inclusive_sum(std::uint32_t x, uns
 // Bytes [0, n) of the word stream w into the staging bytes at offset o: byte stores for the
 // (at most three) bytes before the first whole staging word and after the last, word stores
 // between. The spans of different rows share no byte, so the staging area needs no clearing
-// and no atomics.
+// and no atomics. The last partial word is picked by a tree of selects on the bits of the
+// whole word count (a select per word, each behind its own comparison, cost 16 instructions
+// a 32-byte row).
 template <int NW>
 __device__ __forceinline__ void pack_span(std::uint8_t* staging, std::uint32_t o, const std::uint32_t (&w)[NW + 1],
                                           std::uint32_t n) {
+    static_assert(NW >= 1 && NW <= 16, "rows of at most 64 bytes a call");
     const std::uint32_t hb = min((4u - (o & 3)) & 3u, n), rest = n - hb, nw = rest / 4, tb = rest % 4;
 #pragma unroll
     for (int k = 0; k < 3; ++k)
         if (k < int(hb)) staging[o + k] = static_cast<std::uint8_t>(w[0] >> (8 * k));
     auto* words = reinterpret_cast<std::uint32_t*>(staging + o + hb); // word-aligned whenever rest > 0
-    std::uint32_t tail = 0;
+    std::uint32_t x[16];
+#pragma unroll
+    for (int j = 0; j < 16; ++j) x[j] = 0;
 #pragma unroll
     for (int j = 0; j < NW; ++j) {
-        const std::uint32_t x = __funnelshift_r(w[j], w[j + 1], 8 * hb);
-        if (j < int(nw)) words[j] = x;
-        else if (j == int(nw)) tail = x;
+        x[j] = __funnelshift_r(w[j], w[j + 1], 8 * hb);
+        if (j < int(nw)) words[j] = x[j];
     }
+    // the tail, x[nw] (nw < NW whenever tb > 0)
+    std::uint32_t y[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) y[i] = (nw & 1) ? x[2 * i + 1] : x[2 * i];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) y[i] = (nw & 2) ? y[2 * i + 1] : y[2 * i];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) y[i] = (nw & 4) ? y[2 * i + 1] : y[2 * i];
+    const std::uint32_t tail = (nw & 8) ? y[1] : y[0];
     auto* end = staging + o + hb + 4 * nw;
 #pragma unroll
     for (int k = 0; k < 3; ++k)
@@ -1453,6 +1466,23 @@ __device__ __forceinline__ void store_shifted(std::uint8_t* out, const uint4* st
                                          __funnelshift_r(in[Q + 2], in[Q + 3], r),
                                          __funnelshift_r(in[Q + 3], in[Q + 4], r)));
     }
+}
+
+// The length of a row of N words: one past its last byte that is not padding (0 for a row
+// of padding only). Free of branches: a xor, a comparison and two selects a word (the
+// piece-by-piece form below, used where rows are read from shared memory, compiles to a
+// branch around each word's bit search: 75 instructions a 32-byte row against 36).
+template <int N, int M>
+__device__ __forceinline__ std::uint32_t row_length(const std::uint32_t (&w)[M], std::uint32_t pad4) {
+    static_assert(N <= M, "the row's words");
+    std::uint32_t last = 0, base = 0;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+        const std::uint32_t d = w[k] ^ pad4;
+        last = d != 0 ? d : last;
+        base = d != 0 ? 4u * k + 1 : base;
+    }
+    return last != 0 ? base + ((31u - __clz(last)) >> 3) : 0u;
 }
 
 // The row length a piece at byte `at` of its row implies: one past its last byte that is
@@ -1503,33 +1533,50 @@ __device__ __forceinline__ void store_tile_values(std::uint8_t* data, const std:
 // and looks back while the others pack the values.
 constexpr int k_binary_threads = k_threads + 32;
 
-// A tile's values at most (bytes), and the dynamic shared memory of a block: two staging
-// areas for the values (16 bytes more at each end), two lists of row offsets within the
-// tile (16-bit: a tile holds at most 32 KiB of values), and for rows wider than 64 bytes
-// the shared tile of rows.
+// A tile's values at most (bytes), and the dynamic shared memory of a block: per slot a
+// staging area for the values (16 bytes more at each end) and a list of row offsets within
+// the tile (16-bit: a tile holds at most 32 KiB of values), and for rows wider than 64 bytes
+// the shared tile of rows. 32-byte rows take three slots, so a tile's look-back has two
+// rounds of the rows warps to finish in, not one (H200, 16 MiB / 256 MiB / 1 GiB, share of
+// the copy: 54.5-57/75/74% with two slots, 55.5-56.5/78/77% with three, two processes
+// each). The other widths keep two, not measured against three (which would cost rows of
+// 16, 48 and 64 bytes a block per SM).
 __host__ __device__ constexpr std::uint32_t binary_stage_bytes(int P) {
     return P > 0 ? std::uint32_t(k_threads) * binary_rows_per_thread(P) * 16 * P : k_tile_bytes;
 }
 __host__ __device__ constexpr std::uint32_t binary_tile_rows(int P) {
     return P > 0 ? std::uint32_t(k_threads) * binary_rows_per_thread(P) : k_threads;
 }
+__host__ __device__ constexpr int binary_slots(int P) { return P == 2 ? 3 : 2; }
 __host__ __device__ constexpr std::uint32_t binary_smem_bytes(int P) {
-    return 2 * (binary_stage_bytes(P) + 32) + 2 * 2 * binary_tile_rows(P) + (P == 0 ? k_tile_bytes : 0);
+    return binary_slots(P) * (binary_stage_bytes(P) + 32 + 2 * binary_tile_rows(P)) + (P == 0 ? k_tile_bytes : 0);
 }
 
-// Barriers of the rows warps alone (1) and of the whole block (2), reached from the
-// different loops of the two kinds of warp. Not the .aligned form (bar.sync, which
-// __syncthreads is): the compiler does not see these as barriers, so it need not bring
-// a warp's threads back together before them.
-//
-// compute-sanitizer (CUDA 13.0, H200): synccheck finds nothing; racecheck reports the hand-over
-// of a tile's number and total (written by thread 0 before the block barrier, read by the
-// look-back warp after it) as RAW hazards, for rows in registers only. They are ordered by
-// barrier 2, which all 288 threads reach once a round; racecheck seems not to tell the
-// two barriers apart when different warps use them. Every result is checked (the GPU tests,
-// the scenario's own check).
+// The barrier of the rows warps alone (1), and the hand-overs between them and the
+// look-back warp: one barrier per slot and way (ids 2 to 7), the producer arrives, the
+// consumer waits. Not the .aligned form (bar.sync, which __syncthreads is): the compiler does
+// not see these as barriers, so it need not bring a warp's threads back together before
+// them. Ids as immediates, so that the block takes only the barriers it uses (with ids in
+// registers ptxas reserves all 16).
 __device__ __forceinline__ void rows_sync() { asm volatile("barrier.sync 1, %0;" ::"n"(k_threads) : "memory"); }
-__device__ __forceinline__ void block_sync() { asm volatile("barrier.sync 2, %0;" ::"n"(k_threads + 32) : "memory"); }
+template <unsigned ID> __device__ __forceinline__ void arrive_id() {
+    asm volatile("barrier.arrive %0, %1;" ::"n"(ID), "n"(k_threads + 32) : "memory");
+}
+template <unsigned ID> __device__ __forceinline__ void wait_id() {
+    asm volatile("barrier.sync %0, %1;" ::"n"(ID), "n"(k_threads + 32) : "memory");
+}
+template <bool Wait> __device__ __forceinline__ void hand_over(unsigned id) {
+    switch (id) {
+    case 2: Wait ? wait_id<2>() : arrive_id<2>(); break;
+    case 3: Wait ? wait_id<3>() : arrive_id<3>(); break;
+    case 4: Wait ? wait_id<4>() : arrive_id<4>(); break;
+    case 5: Wait ? wait_id<5>() : arrive_id<5>(); break;
+    case 6: Wait ? wait_id<6>() : arrive_id<6>(); break;
+    default: Wait ? wait_id<7>() : arrive_id<7>(); break;
+    }
+}
+__device__ __forceinline__ void hand_arrive(unsigned id) { hand_over<false>(id); }
+__device__ __forceinline__ void hand_wait(unsigned id) { hand_over<true>(id); }
 
 template <int P>
 __global__ void __launch_bounds__(k_binary_threads, binary_blocks_per_sm(P))
@@ -1539,16 +1586,17 @@ __global__ void __launch_bounds__(k_binary_threads, binary_blocks_per_sm(P))
                            unsigned long long* scratch) {
     constexpr int RPT = binary_rows_per_thread(P), NW = k_threads / 32;
     constexpr std::uint32_t STAGE = binary_stage_bytes(P), ROWS = binary_tile_rows(P);
+    constexpr unsigned S = binary_slots(P), TILE_READY = 2, PREFIX_READY = 2 + S;
     static_assert(STAGE <= k_stage_bytes, "a tile's values fit the staging area");
     // staging[s]: the values of the tile in slot s at byte 16 + (offset within the tile),
     // shifted into the vectors of `data` when stored; row_at[s]: its rows' offsets.
     extern __shared__ __align__(16) std::uint8_t smem[];
     auto staging = [&](unsigned s) { return smem + s * (STAGE + 32); };
-    auto row_at = [&](unsigned s) { return reinterpret_cast<std::uint16_t*>(smem + 2 * (STAGE + 32)) + s * ROWS; };
-    std::uint8_t* tile = smem + 2 * (STAGE + 32) + 4 * ROWS; // rows wider than 64 bytes
-    __shared__ std::uint32_t warp_totals[RPT * NW];
-    __shared__ std::uint32_t first_tile, next_tile, slot_tile[2], slot_total[2], slot_last[2];
-    __shared__ unsigned long long slot_prefix[2];
+    auto row_at = [&](unsigned s) { return reinterpret_cast<std::uint16_t*>(smem + S * (STAGE + 32)) + s * ROWS; };
+    std::uint8_t* tile = smem + S * (STAGE + 32 + 2 * ROWS); // rows wider than 64 bytes
+    __shared__ std::uint32_t warp_totals[2][RPT * NW];
+    __shared__ std::uint32_t first_tile, next_tile[2], slot_tile[S], slot_total[S], slot_last[S];
+    __shared__ unsigned long long slot_prefix[S];
     __shared__ std::uint32_t block_epoch;
     unsigned long long* status = scratch + k_scratch_header_words;
     auto* counter = reinterpret_cast<unsigned int*>(scratch); // [tiles handed out, blocks done, epoch, high water]
@@ -1580,30 +1628,32 @@ __global__ void __launch_bounds__(k_binary_threads, binary_blocks_per_sm(P))
         return;
     }
 
-    // The look-back warp. Round j starts at the block barrier after which slot j % 2 holds
-    // the block's j-th tile, packed, its aggregate published; it then finds the tile's
-    // prefix while the rows warps go on to the next tile, and the next block barrier hands
-    // the prefix over.
+    // The look-back warp. Round j starts once the rows warps hand over slot j % S, which
+    // holds the block's j-th tile, packed, its aggregate published; it then finds the tile's
+    // prefix while the rows warps go on, and hands the prefix back.
     if (warp == NW) {
         for (unsigned j = 0;; ++j) {
-            block_sync();
-            const std::uint32_t tt = slot_tile[j % 2], total = slot_total[j % 2];
-            const bool last = slot_last[j % 2] != 0;
+            const unsigned s = j % S;
+            hand_wait(TILE_READY + s);
+            const std::uint32_t tt = slot_tile[s], total = slot_total[s];
+            const bool last = slot_last[s] != 0;
             const unsigned long long p = tt == 0 ? 0 : look_back(status, tt, epoch_bits());
             if (lane == 0) {
                 if (tt > 0) write_status(status + tt, k_status_inclusive | epoch_bits() | (p + total));
-                slot_prefix[j % 2] = p;
+                slot_prefix[s] = p;
             }
-            if (last) {
-                block_sync();
-                return;
-            }
+            __syncwarp();
+            hand_arrive(PREFIX_READY + s);
+            if (last) return;
         }
     }
 
     // The rows warps: round j measures, scans and packs the block's j-th tile into slot
-    // j % 2 and publishes its aggregate, starts loading the next tile, then (after the
-    // block barrier that brings its prefix) stores tile j - 1 from the other slot.
+    // j % S and publishes its aggregate, starts loading the next tile, hands the slot to the
+    // look-back warp, then stores tile j - (S - 1) once its prefix is back. The tile counter
+    // and the warp totals alternate between two copies by round: the rows warps meet only
+    // once a round (rows_sync), so a warp may write round j + 1's while another still reads
+    // round j's.
     uint4 v[RPT][P > 0 ? P : 1];
     auto load_rows = [&](std::uint32_t tt) {
         const std::uint64_t i0 = std::uint64_t(tt) * rows_per_tile;
@@ -1627,16 +1677,24 @@ __global__ void __launch_bounds__(k_binary_threads, binary_blocks_per_sm(P))
         const unsigned long long prefix = slot_prefix[s];
         const std::uint64_t i0 = std::uint64_t(tt) * rows_per_tile;
         const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(rows_per_tile), n - i0));
-        for (std::uint32_t row = threadIdx.x; row < nr; row += k_threads)
-            offsets[i0 + row] = static_cast<std::int32_t>(prefix + row_at(s)[row]);
+        if (nr == ROWS) { // all but the last tile: straight-line stores
+#pragma unroll
+            for (std::uint32_t r = 0; r < ROWS / k_threads; ++r) {
+                const std::uint32_t row = r * k_threads + threadIdx.x;
+                offsets[i0 + row] = static_cast<std::int32_t>(prefix + row_at(s)[row]);
+            }
+        } else {
+            for (std::uint32_t row = threadIdx.x; row < nr; row += k_threads)
+                offsets[i0 + row] = static_cast<std::int32_t>(prefix + row_at(s)[row]);
+        }
         if (threadIdx.x == 0 && i0 + nr == n) offsets[n] = static_cast<std::int32_t>(prefix + total);
         store_tile_values(data, staging(s), prefix, total);
     };
 
     load_rows(t);
     for (unsigned j = 0;; ++j) {
-        const unsigned s = j % 2;
-        if (threadIdx.x == 0) next_tile = atomicAdd(counter, 1u);
+        const unsigned s = j % S;
+        if (threadIdx.x == 0) next_tile[j % 2] = atomicAdd(counter, 1u);
         const std::uint64_t i0 = std::uint64_t(t) * rows_per_tile;
         const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(rows_per_tile), n - i0));
         if constexpr (P == 0) {
@@ -1650,8 +1708,10 @@ __global__ void __launch_bounds__(k_binary_threads, binary_blocks_per_sm(P))
             len[r] = 0;
             if (row < nr) {
                 if constexpr (P > 0) {
+                    std::uint32_t w[4 * P];
 #pragma unroll
-                    for (int p = 0; p < P; ++p) len[r] = piece_end(v[r][p], pad4, 16 * p, len[r]);
+                    for (int p = 0; p < P; ++p) put_words(w, 4 * p, v[r][p]);
+                    len[r] = row_length<4 * P>(w, pad4);
                 } else {
                     for (int p = int(width / 16) - 1; p >= 0 && len[r] == 0; --p)
                         len[r] = piece_end(*reinterpret_cast<const uint4*>(tile + row * width + 16 * p), pad4, 16 * p, 0);
@@ -1663,7 +1723,7 @@ __global__ void __launch_bounds__(k_binary_threads, binary_blocks_per_sm(P))
 #pragma unroll
         for (int r = 0; r < RPT; ++r) {
             const std::uint32_t inc = warp_inclusive_sum(len[r], lane);
-            if (lane == 31) warp_totals[r * NW + warp] = inc;
+            if (lane == 31) warp_totals[j % 2][r * NW + warp] = inc;
             d[r] = inc - len[r];
         }
         rows_sync();
@@ -1675,7 +1735,7 @@ __global__ void __launch_bounds__(k_binary_threads, binary_blocks_per_sm(P))
 #pragma unroll
             for (int q = 0; q < PER; ++q) {
                 const unsigned k = lane * PER + q;
-                x[q] = k < unsigned(NT) ? warp_totals[k] : 0;
+                x[q] = k < unsigned(NT) ? warp_totals[j % 2][k] : 0;
                 sum += x[q];
             }
             const std::uint32_t inc = warp_inclusive_sum(sum, lane);
@@ -1688,7 +1748,7 @@ __global__ void __launch_bounds__(k_binary_threads, binary_blocks_per_sm(P))
             const int k = r * NW + int(warp);
             d[r] += __shfl_sync(k_full_mask, PER == 2 && k % 2 == 1 ? e[PER - 1] : e[0], k / PER);
         }
-        const std::uint32_t next = next_tile;
+        const std::uint32_t next = next_tile[j % 2];
         if (threadIdx.x == 0) {
             write_status(status + t, (t == 0 ? k_status_inclusive : k_status_aggregate) | epoch_bits() | total);
             slot_tile[s] = t;
@@ -1734,12 +1794,18 @@ __global__ void __launch_bounds__(k_binary_threads, binary_blocks_per_sm(P))
             rows_sync();
             if (next < tiles) load_rows(next);
         }
-        block_sync(); // hands this tile to the look-back warp; brings the last one's prefix
-        if (j > 0) store_slot(1 - s);
+        hand_arrive(TILE_READY + s); // hands this tile to the look-back warp
+        // Tile j - (S - 1) is stored once its prefix is in: the look-back has S - 1 rounds.
+        if (j >= S - 1) {
+            hand_wait(PREFIX_READY + (j - (S - 1)) % S);
+            store_slot((j - (S - 1)) % S);
+        }
         if (next >= tiles) {
-            block_sync(); // brings this tile's prefix; the look-back warp stops
-            if (threadIdx.x == 0) finish();
-            store_slot(s);
+            for (unsigned k = j + 2 >= S ? j + 2 - S : 0; k <= j; ++k) { // the tiles not yet stored
+                hand_wait(PREFIX_READY + k % S);
+                store_slot(k % S);
+            }
+            if (threadIdx.x == 0) finish(); // the look-back warp is done
             return;
         }
         t = next;
