@@ -1282,8 +1282,8 @@ __global__ void __launch_bounds__(k_threads)
 // - the eight rows warps measure a tile's rows (held in registers, several per thread) and
 //   scan their lengths; one thread publishes the tile's total ("aggregate"); they pack the
 //   values into the tile's slot (byte stores at the ends of a row, word stores between),
-//   each row's registers taking the next tile's row as soon as it is packed, and then
-//   store the tile one or two rounds before, whose prefix has arrived meanwhile, as the aligned
+//   then the rows' registers take the next tile's rows, and they store the tile one or
+//   two rounds before, whose prefix has arrived meanwhile, as the aligned
 //   16-byte vectors of `data` (only the vectors at both ends, shared with the neighbouring
 //   tiles, byte by byte);
 // - the ninth warp learns where a tile's values start while the rows warps go on: it
@@ -1302,7 +1302,12 @@ __global__ void __launch_bounds__(k_threads)
 // in place of shared atomics on a cleared staging area: 39% fewer instructions): 56-57%,
 // each block still waiting at its barrier for its own look-back (4.3 us median, against 4.2
 // us for its loads); the two-tile pipeline: 63% (1 GiB: 65-66%); with the next tile
-// loaded row by row as the rows are packed: 64% (1 GiB: 66%). Also tried there: persistent blocks that
+// loaded row by row as the rows are packed: 64% (1 GiB: 66%); 16 KiB tiles, four blocks per
+// SM: 70.5%; rows measured without branches and the select tree of pack_span (18% fewer
+// instructions): 75%; three slots: 78%; the next tile's loads after all rows are packed: 79%.
+// Also tried: with two slots, the counter's answer held in a register until the rows warps'
+// barrier, so that warp 0 need not wait for it at once (67.5% against 75%, not understood);
+// with three, tiles taken a round ahead (76.5% against 77.5%). Earlier: persistent blocks that
 // published the next tile's aggregate only after the last tile's look-back (36-43%: the
 // look-backs chain); rows staged through shared memory (cp.async) a round ahead, values
 // packed in place (48- and 64-byte rows at 64 MiB: 46-49% with three 16 KiB buffers, 53%
@@ -1755,9 +1760,12 @@ __global__ void __launch_bounds__(k_binary_threads, binary_blocks_per_sm(P))
             slot_total[s] = total;
             slot_last[s] = next >= tiles;
         }
-        // Rows in registers: each row's registers take the next tile's row as soon as it is
-        // packed, so those loads stay in flight through the rest of the packing, the
-        // look-back and the stores below.
+        // Rows in registers: once all are packed, their registers take the next tile's rows,
+        // whose loads stay in flight through the hand-over and the stores below. (Each row's
+        // registers taking the next tile's row as soon as it was packed left the next row's
+        // packing waiting on those loads: Nsight Compute put 17% of the warps' stall samples
+        // on the first instruction that read it. 32-byte rows, H200, two processes each,
+        // share of the copy at 16 MiB / 256 MiB / 1 GiB: 55-56/77.4/77.3% -> 55-56.5/79/78.5%.)
         const std::uint64_t next_i0 = std::uint64_t(next) * rows_per_tile;
         const std::uint32_t next_nr =
             next < tiles ? static_cast<std::uint32_t>(min(std::uint64_t(rows_per_tile), n - next_i0)) : 0;
@@ -1773,10 +1781,6 @@ __global__ void __launch_bounds__(k_binary_threads, binary_blocks_per_sm(P))
                     w[4 * P] = 0;
                     pack_span<4 * P>(staging(s), 16 + d[r], w, len[r]);
                 }
-                if (row < next_nr) {
-#pragma unroll
-                    for (int p = 0; p < P; ++p) v[r][p] = load16(dense + (next_i0 + row) * (16 * P) + 16 * p);
-                }
             } else {
                 if (row >= nr) continue;
                 row_at(s)[row] = static_cast<std::uint16_t>(d[r]);
@@ -1785,6 +1789,16 @@ __global__ void __launch_bounds__(k_binary_threads, binary_blocks_per_sm(P))
                     put_words(w, 0, *reinterpret_cast<const uint4*>(tile + row * width + 16 * p));
                     w[4] = 0;
                     pack_span<4>(staging(s), 16 + d[r] + 16 * p, w, min(16u, len[r] - 16 * p));
+                }
+            }
+        }
+        if constexpr (P > 0) {
+#pragma unroll
+            for (int r = 0; r < RPT; ++r) {
+                const std::uint32_t row = r * k_threads + threadIdx.x;
+                if (row < next_nr) {
+#pragma unroll
+                    for (int p = 0; p < P; ++p) v[r][p] = load16(dense + (next_i0 + row) * (16 * P) + 16 * p);
                 }
             }
         }
