@@ -1792,7 +1792,8 @@ __global__ void __launch_bounds__(k_binary_threads, binary_blocks_per_sm(P))
                 }
             }
         }
-        if constexpr (P > 0) {
+        if constexpr (P > 0) { // load_rows(next), written out: the form measured (through
+                               // load_rows the compiler makes other code, not measured)
 #pragma unroll
             for (int r = 0; r < RPT; ++r) {
                 const std::uint32_t row = r * k_threads + threadIdx.x;
