@@ -289,7 +289,12 @@ unsigned grid_for(std::uint64_t items, std::uint64_t per_block) {
 // taking 2 to 8 tiles down a tile column and keeping the halo rows in shared memory for the
 // next: 4-30 lower at 256 MiB and 1 GiB (its load and gather no longer overlap other
 // tiles'), up to 8 lower even with one tile per block (the loop's code); tile groups of 4 to
-// 64 tile rows for tall matrices: within a point.
+// 64 tile rows for tall matrices: within a point. Also dropped: for 1- and 2-byte elements,
+// load slots of 8 vectors of 4 rows per warp with each row segment placed its word shift
+// further on (a pitch of 67 words), so that phase 1's word stores fall in distinct banks:
+// they did (Nsight Compute, int8 at 16383 x 16383: 3.2 -> 0.8 million conflicts), but the
+// gather's shared loads then met 25 times as many (the lanes' columns start at different
+// rows, so at different shifts) and the instructions rose 45%: int8 84 -> 60%.
 
 template <int E> struct TransposeShape;
 template <> struct TransposeShape<1> { static constexpr int TR = 128, TC = 256, PW = 65, SK = 4, TQ = 128; };
@@ -324,12 +329,21 @@ template <int E, int R, bool SKEW = false> struct ShortShape : OneRun {
     static constexpr int TQ = R;
 };
 
+// Tiles of a matrix whose column length is a multiple of a sector's elements: every column's
+// first sector starts at row 0, so the sectors a tile owns end at its last row and it loads
+// no halo (H200, 256 MiB, two processes, share of the copy: 1-byte elements at 16384 x 16384
+// 82.6 -> 86%, at 1024 rows 84.2 -> 86.8%; 2-byte ones at 1024 and 2000 rows about a point
+// higher, the rest within noise).
+struct Aligned {};
+template <class B> struct NoHalo : B, Aligned {};
+
 template <int E, class B = TransposeShape<E>>
 struct TransposeTile : B {
     static constexpr bool SHORT = std::is_base_of_v<OneRun, B>; // only the one-run path
     static constexpr int V = 16 / E;                 // elements of a 16-byte vector
     static constexpr int GV = 32 / E;                // elements of a 32-byte sector
-    static constexpr int LR = SHORT ? B::TR : B::TR + GV - 1; // rows loaded: the tile's and the halo
+    static constexpr bool HALO = !SHORT && !std::is_base_of_v<Aligned, B>;
+    static constexpr int LR = HALO ? B::TR + GV - 1 : B::TR; // rows loaded: the tile's and the halo
     static constexpr int SEG_WORDS = B::TC * E / 4;  // words of a row segment
     static constexpr int IN_SLOTS = SEG_WORDS / 4 + 1; // vectors covering a row segment
     static constexpr int IN_PER_THREAD = (LR * IN_SLOTS + k_threads - 1) / k_threads;
@@ -496,16 +510,34 @@ __global__ void __launch_bounds__(k_threads)
             rl = static_cast<int>(std::uint64_t(rel0) % rws);
         }
         // When the column length is a multiple of V, every vector lies within one column: its
-        // rows a pitch apart (a separate loop, so that the general gather keeps its code).
-        auto run = [&](auto within_column) {
+        // rows a pitch apart (a loop of its own). For 1- and 2-byte elements and columns of at
+        // least V, a vector spans at most two columns: its element i sits a pitch times i from
+        // one of three bases, column cl's (before and after the skew step) or column cl + 1's
+        // (H200, 256 MiB, two processes, share of the copy: 1-byte elements at 17, 33, 65,
+        // 100, 200 and 255 rows 68/69/60.7/66.7/65.8/68 -> 71.5/74.5/63.5/69.3/67.9/70.5%,
+        // 2-byte ones at 17 and 33 rows 84.5/83 -> 87.8/86.4%; 8-byte ones at 17 and 33 rows
+        // lost 2.5-3 points with it, 4-byte ones moved within a point, so they keep the general
+        // gather). Other vectors: element by element.
+        enum { within, two_columns, general };
+        auto run = [&](auto mode) {
             for (; v < v1; v += k_threads) {
                 const std::uint64_t o0 = v * S::V;
                 if (o0 >= first && o0 + S::V <= end) {
                     T e[S::V];
-                    if constexpr (decltype(within_column)::value) {
+                    if constexpr (decltype(mode)::value == within) {
                         const std::uint8_t* p = tile + S::at(rl, cl);
 #pragma unroll
                         for (int i = 0; i < S::V; ++i) e[i] = *reinterpret_cast<const T*>(p + 4 * S::PW * i);
+                    } else if constexpr (decltype(mode)::value == two_columns) {
+                        const int k = int(rws) - rl; // elements left in column cl
+                        const int m = S::V - int(unsigned(rl) % S::V); // first element past the skew step
+                        const std::uint32_t a = S::at(rl, cl), a2 = a + 4 * S::SK;
+                        const std::uint32_t b = static_cast<std::uint32_t>((cl + 1) * E) - 4u * S::PW * std::uint32_t(k);
+#pragma unroll
+                        for (int i = 0; i < S::V; ++i) {
+                            const std::uint32_t base = i < k ? (i < m ? a : a2) : b;
+                            e[i] = *reinterpret_cast<const T*>(tile + base + 4 * S::PW * i);
+                        }
                     } else {
                         int c = cl, r = rl;
 #pragma unroll
@@ -544,8 +576,9 @@ __global__ void __launch_bounds__(k_threads)
                 }
             }
         };
-        if (rws % S::V == 0) run(std::true_type{});
-        else run(std::false_type{});
+        if (rws % S::V == 0) run(std::integral_constant<int, within>{});
+        else if (E <= 2 && rws >= S::V) run(std::integral_constant<int, two_columns>{});
+        else run(std::integral_constant<int, general>{});
     } else {
     // Tiled: the matrix has more rows than the one-run tiles take (run_transpose).
     // Lane l of warp w: vector l % VPC of column g, the warp's columns KS apart (see above).
@@ -614,7 +647,8 @@ __global__ void __launch_bounds__(k_threads)
     const std::uint32_t row_bytes = cols * E;
     const std::uint64_t r0 = std::uint64_t(blockIdx.x) * tile_rows;
     const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(tile_rows), rows - r0));
-    const std::uint32_t nl = static_cast<std::uint32_t>(min(std::uint64_t(tile_rows + GV - 1), rows - r0));
+    const std::uint32_t halo = rows % GV == 0 ? 0 : GV - 1; // none when every column starts a sector at row 0
+    const std::uint32_t nl = static_cast<std::uint32_t>(min(std::uint64_t(tile_rows + halo), rows - r0));
     const std::uint64_t begin = r0 * row_bytes, end = begin + std::uint64_t(nl) * row_bytes;
     const std::uint64_t a0 = begin & ~15ull;
     const std::uint32_t sh = static_cast<std::uint32_t>(begin - a0);
@@ -673,6 +707,13 @@ cudaError_t launch_transpose_tiles(void* dst, const void* src, Dims2 d, cudaStre
     return cudaGetLastError();
 }
 
+// The tiled kernel of Shape, without the halo where the column length allows.
+template <int E, class Shape>
+cudaError_t launch_tiled(void* dst, const void* src, Dims2 d, cudaStream_t stream) {
+    return d.rows % (32 / E) == 0 ? launch_transpose_tiles<E, NoHalo<Shape>>(dst, src, d, stream)
+                                  : launch_transpose_tiles<E, Shape>(dst, src, d, stream);
+}
+
 template <int E>
 cudaError_t run_transpose(void* dst, const void* src, Dims2 d, cudaStream_t stream) {
     if (d.rows <= 8) return launch_transpose_tiles<E, ShortShape<E, 8>>(dst, src, d, stream);
@@ -697,15 +738,15 @@ cudaError_t run_transpose(void* dst, const void* src, Dims2 d, cudaStream_t stre
         return cudaGetLastError();
     }
     if constexpr (E == 4)
-        if (d.rows >= 1024) return launch_transpose_tiles<E, TallShape<E>>(dst, src, d, stream);
+        if (d.rows >= 1024) return launch_tiled<E, TallShape<E>>(dst, src, d, stream);
     using Full = TransposeShape<E>;
     const std::uint64_t full_tiles = ((d.rows + Full::TR - 1) / Full::TR) * ((d.cols + Full::TC - 1) / Full::TC);
     // Half-width tiles for 1- and 2-byte elements when the full ones would not fill the
     // device twice over (H200, 16 MiB: tall fp16 82 -> 89%, wide int8 60 -> 65%; 4- and
     // 8-byte elements, near 100% there from L2, read mostly 1-7 points lower with them).
     if (E <= 2 && full_tiles < 2 * std::uint64_t(resident_grid(transpose_kernel<E, Full>, 0, UINT_MAX)))
-        return launch_transpose_tiles<E, HalfShape<E>>(dst, src, d, stream);
-    return launch_transpose_tiles<E, Full>(dst, src, d, stream);
+        return launch_tiled<E, HalfShape<E>>(dst, src, d, stream);
+    return launch_tiled<E, Full>(dst, src, d, stream);
 }
 
 // ---- array of structs <-> struct of arrays ----------------------------------------------
@@ -1562,7 +1603,11 @@ __host__ __device__ constexpr std::uint32_t binary_smem_bytes(int P) {
 // consumer waits. Not the .aligned form (bar.sync, which __syncthreads is): the compiler does
 // not see these as barriers, so it need not bring a warp's threads back together before
 // them. Ids as immediates, so that the block takes only the barriers it uses (with ids in
-// registers ptxas reserves all 16).
+// registers ptxas reserves all 16). compute-sanitizer racecheck (CUDA 13.0, H200) reports
+// the hand-over of slot_tile, slot_total and slot_last (thread 0 writes them, then arrives;
+// the look-back warp reads them after its wait) as hazards: it does not seem to model a
+// barrier that some warps arrive at and others wait on. memcheck and synccheck find nothing,
+// and every result is checked (the GPU tests, the scenario's own check).
 __device__ __forceinline__ void rows_sync() { asm volatile("barrier.sync 1, %0;" ::"n"(k_threads) : "memory"); }
 template <unsigned ID> __device__ __forceinline__ void arrive_id() {
     asm volatile("barrier.arrive %0, %1;" ::"n"(ID), "n"(k_threads + 32) : "memory");
