@@ -408,8 +408,22 @@ __device__ __forceinline__ uint4 gather_vector(const std::uint8_t* tile, const s
     }
 }
 
+// Blocks per SM the compiler keeps registers for (0: no bound). Full 1-byte tiles without a
+// halo: five (48 registers against 62, no spills; H200, 256 MiB, two processes, share of the
+// copy: 16384 x 16384 83.2-86.3 -> 90.7-91.2%, 1024 rows 84.3-87.7 -> 90.5-90.6%; 1 GiB,
+// 16384 x 16384, one process: 89.6 -> 94.2%). Measured there and dropped: five for the 1-byte
+// tiles with a halo (41.5 KiB of shared memory each, five of them fit: the scenario's int8
+// shapes 79-87 -> 68.5-75%), for the half-width tiles (16 MiB, 4096 x 4096, one process: 96 ->
+// 80%), six for the one-run tiles of 1- and 2-byte elements (40 registers, spills; 1-11 points
+// below one) and for the tiled 2-byte kernels (about 20 points lower). An explicit bound of
+// one is not the same as none: it gave the tiled 4-byte kernel 56 registers against 40, and
+// 4- and 8-byte elements read up to 12 points lower on most shapes.
+template <int E, class Shape> constexpr int transpose_min_blocks() {
+    return std::is_same_v<Shape, NoHalo<TransposeShape<1>>> ? 5 : 0;
+}
+
 template <int E, class Shape>
-__global__ void __launch_bounds__(k_threads)
+__global__ void __launch_bounds__(k_threads, transpose_min_blocks<E, Shape>())
     transpose_kernel(std::uint8_t* __restrict__ dst, const std::uint8_t* __restrict__ src,
                      std::uint64_t rows, std::uint64_t cols, std::uint32_t tiles_c, std::uint32_t tiles_r,
                      std::uint32_t tile_group) {
