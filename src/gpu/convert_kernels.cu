@@ -413,11 +413,13 @@ __device__ __forceinline__ uint4 gather_vector(const std::uint8_t* tile, const s
 // copy: 16384 x 16384 83.2-86.3 -> 90.7-91.2%, 1024 rows 84.3-87.7 -> 90.5-90.6%; 1 GiB,
 // 16384 x 16384, one process: 89.6 -> 94.2%). Measured there and dropped: five for the 1-byte
 // tiles with a halo (41.5 KiB of shared memory each, five of them fit: the scenario's int8
-// shapes 79-87 -> 68.5-75%), for the half-width tiles (16 MiB, 4096 x 4096, one process: 96 ->
-// 80%), six for the one-run tiles of 1- and 2-byte elements (40 registers, spills; 1-11 points
-// below one) and for the tiled 2-byte kernels (about 20 points lower). An explicit bound of
-// one is not the same as none: it gave the tiled 4-byte kernel 56 registers against 40, and
-// 4- and 8-byte elements read up to 12 points lower on most shapes.
+// shapes 79-87 -> 68.5-75%), five for the half-width 1-byte tiles (the scenario's int8 at 16
+// MiB within noise), six for them (16-17 points lower), for the half-width 2-byte tiles (fp16 at
+// 16 MiB 3-18 lower), for the 4-byte tiles of 128 rows (fp32 square and tall at 256 MiB and 1
+// GiB 87.5-93.7 -> 75.5-80.5%), for the one-run tiles of 1- and 2-byte elements (40 registers,
+// spills; 1-11 points below one) and for the tiled 2-byte kernels (about 20 lower). An
+// explicit bound of one is not the same as none: it gave the tiled 4-byte kernel 56
+// registers against 40, and 4- and 8-byte elements read up to 12 points lower on most shapes.
 template <int E, class Shape> constexpr int transpose_min_blocks() {
     return std::is_same_v<Shape, NoHalo<TransposeShape<1>>> ? 5 : 0;
 }
