@@ -134,9 +134,14 @@ TEST_CASE("gpu: transpose at every edge shape matches the reference") {
                    Dims2{1000003, 1}, Dims2{262147, 16}, Dims2{100003, 37}, Dims2{4099, 4093}})
         for (std::size_t e : {1, 2, 4, 8}) check_large(d, e);
     // 1- and 2-byte elements take half-width tiles unless the full ones fill the device twice
-    // over; these shapes have enough of them on any current GPU (over 2000 tiles).
-    for (Dims2 d : {Dims2{8191, 8193}, Dims2{300007, 1031}})
+    // over; these shapes have enough of them on any current GPU (over 2000 tiles). 8192 rows:
+    // the tiles without a halo (full 1-byte ones bounded to five blocks per SM).
+    for (Dims2 d : {Dims2{8191, 8193}, Dims2{300007, 1031}, Dims2{8192, 8225}})
         for (std::size_t e : {1, 2}) check_large(d, e);
+    // Column lengths that are a multiple of a sector's elements: no halo (4-byte tiles of 128
+    // rows from 1024 rows on, narrow matrices).
+    for (Dims2 d : {Dims2{2048, 3001}, Dims2{262144, 16}, Dims2{65536, 37}})
+        for (std::size_t e : {1, 2, 4, 8}) check_large(d, e);
 }
 
 TEST_CASE("gpu: array of structs <-> struct of arrays at edge counts matches the references") {
