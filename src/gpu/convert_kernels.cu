@@ -420,12 +420,12 @@ __device__ __forceinline__ uint4 gather_vector(const std::uint8_t* tile, const s
 // spills; 1-11 points below one) and for the tiled 2-byte kernels (about 20 lower). An
 // explicit bound of one is not the same as none: it gave the tiled 4-byte kernel 56
 // registers against 40, and 4- and 8-byte elements read up to 12 points lower on most shapes.
-template <int E, class Shape> constexpr int transpose_min_blocks() {
+template <class Shape> constexpr int transpose_min_blocks() {
     return std::is_same_v<Shape, NoHalo<TransposeShape<1>>> ? 5 : 0;
 }
 
 template <int E, class Shape>
-__global__ void __launch_bounds__(k_threads, transpose_min_blocks<E, Shape>())
+__global__ void __launch_bounds__(k_threads, transpose_min_blocks<Shape>())
     transpose_kernel(std::uint8_t* __restrict__ dst, const std::uint8_t* __restrict__ src,
                      std::uint64_t rows, std::uint64_t cols, std::uint32_t tiles_c, std::uint32_t tiles_r,
                      std::uint32_t tile_group) {
