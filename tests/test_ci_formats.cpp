@@ -538,7 +538,10 @@ TEST_CASE("export: show and compare print CI formats / bad formats are one error
 }
 
 TEST_CASE("export: run --export: checked before measuring, written after the report") {
-    const std::string run = "run --scenario host_memcpy --size 4K --axis threads=single --max-time 0.05 --min-samples 5 -q ";
+    // The time budget stops sampling even below --min-samples, and the comparison needs five
+    // samples on each side for a ratio: a budget of a second leaves room on a loaded machine
+    // (the copy of 4 KiB converges in far less).
+    const std::string run = "run --scenario host_memcpy --size 4K --axis threads=single --max-time 1 --min-samples 5 -q ";
     expect_usage_error(run + "--export bmf", "invalid --export 'bmf'");
     expect_usage_error(run + "--export yaml=x.yaml", "unknown format 'yaml'");
     expect_usage_error(run + "--export bmf=/nonexistent-dir/x.json", "does not exist");
