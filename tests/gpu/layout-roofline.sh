@@ -63,8 +63,12 @@ if [ -z "$ncu_bin" ]; then
   echo "ncu: not found (skipped)" | tee -a "$summary"
 else
   ncu_opts=(--clock-control none --target-processes all -c 2 --csv --page details
-            --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats)
+            --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats
+            # DRAM sectors read and written against the bytes the conversion needs: what is
+            # fetched twice (a halo evicted before its second tile reads it, say) shows here.
+            --metrics dram__sectors_read.sum,dram__sectors_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum)
   cases=(
+    "transpose-int8-square|transpose_kernel|-s layout_transpose -a variant=gpu -a dtype=int8 -a shape=square --size 256M"
     "transpose-int8-wide|transpose_kernel|-s layout_transpose -a variant=gpu -a dtype=int8 -a shape=wide --size 64M"
     "transpose-fp16-wide|transpose_kernel|-s layout_transpose -a variant=gpu -a dtype=fp16 -a shape=wide --size 64M"
     "binary-from-dense|dense_to_binary_kernel|-s layout_arrow_dense -a variant=gpu -a dtype=binary -a direction=from_dense --size 64M"
