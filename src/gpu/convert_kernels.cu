@@ -336,6 +336,11 @@ template <int E, int R, bool SKEW = false> struct ShortShape : OneRun {
 // higher, the rest within noise).
 struct Aligned {};
 template <class B> struct NoHalo : B, Aligned {};
+// Whether every column of a matrix of `rows` E-byte rows starts a sector at row 0 (the tiled
+// and the narrow kernels then load no halo).
+template <int E> __host__ __device__ constexpr bool columns_start_sectors(std::uint64_t rows) {
+    return rows % (32 / E) == 0;
+}
 
 template <int E, class B = TransposeShape<E>>
 struct TransposeTile : B {
@@ -663,7 +668,7 @@ __global__ void __launch_bounds__(k_threads)
     const std::uint32_t row_bytes = cols * E;
     const std::uint64_t r0 = std::uint64_t(blockIdx.x) * tile_rows;
     const std::uint32_t nr = static_cast<std::uint32_t>(min(std::uint64_t(tile_rows), rows - r0));
-    const std::uint32_t halo = rows % GV == 0 ? 0 : GV - 1; // none when every column starts a sector at row 0
+    const std::uint32_t halo = columns_start_sectors<E>(rows) ? 0 : GV - 1;
     const std::uint32_t nl = static_cast<std::uint32_t>(min(std::uint64_t(tile_rows + halo), rows - r0));
     const std::uint64_t begin = r0 * row_bytes, end = begin + std::uint64_t(nl) * row_bytes;
     const std::uint64_t a0 = begin & ~15ull;
@@ -726,8 +731,8 @@ cudaError_t launch_transpose_tiles(void* dst, const void* src, Dims2 d, cudaStre
 // The tiled kernel of Shape, without the halo where the column length allows.
 template <int E, class Shape>
 cudaError_t launch_tiled(void* dst, const void* src, Dims2 d, cudaStream_t stream) {
-    return d.rows % (32 / E) == 0 ? launch_transpose_tiles<E, NoHalo<Shape>>(dst, src, d, stream)
-                                  : launch_transpose_tiles<E, Shape>(dst, src, d, stream);
+    return columns_start_sectors<E>(d.rows) ? launch_transpose_tiles<E, NoHalo<Shape>>(dst, src, d, stream)
+                                            : launch_transpose_tiles<E, Shape>(dst, src, d, stream);
 }
 
 template <int E>
