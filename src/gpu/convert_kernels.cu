@@ -295,6 +295,17 @@ unsigned grid_for(std::uint64_t items, std::uint64_t per_block) {
 // they did (Nsight Compute, int8 at 16383 x 16383: 3.2 -> 0.8 million conflicts), but the
 // gather's shared loads then met 25 times as many (the lanes' columns start at different
 // rows, so at different shifts) and the instructions rose 45%: int8 84 -> 60%.
+//
+// The halo tiles are bound by L2 throughput, not DRAM: Nsight Compute, int8 at 16383 x 16383
+// (256 MiB): DRAM reads 8.52 M sectors against 8.39 M of input (the halo is not fetched
+// twice), but the SMs ask L2 for 13.08 M read sectors (the halo and the unaligned row
+// segments) and 8.49 M write sectors in 156 us, L2 throughput 92%; without a halo (16384 x
+// 16384) 9.35 M and 8.39 M in 138 us, 88.6%. Measured and dropped: halo tiles in thread-block
+// clusters of 2, 4 and 8 tiles down a tile column, each copying its halo from the next block's
+// shared memory: L2 read sectors 13.08 -> 11.49 M, yet 156 -> 186 us, and at 256 MiB and 1 GiB
+// every halo kernel 6-22 points lower (int8 square at 256 MiB 85 -> 72/70/69%, fp64 95 ->
+// 75/75/74%); with one block per cluster (no cluster barrier run) the launch and the kernel's
+// extra code alone cost int8 7-14 points there and wide 4-byte shapes up to 9.5.
 
 template <int E> struct TransposeShape;
 template <> struct TransposeShape<1> { static constexpr int TR = 128, TC = 256, PW = 65, SK = 4, TQ = 128; };

@@ -4,6 +4,11 @@
 #   tests/gpu/smoke.sh BUILD_DIR OUT_DIR [section...]
 # Sections: facts timing tests copy bidir alloc peer peer-sm nccl nccl-check mpi layout sanitize default
 # profiles slowed compare storage pipeline (default: all but sanitize).
+# Wall times on the 1-GPU H200 (reports/smoke-51c5c47/summary.txt; tests: the suite run alone
+# beside it): facts 3 s, tests 94 s, copy 88 s, alloc over 135 s, storage about 250 s, pipeline
+# about 250 s, default 28 s, profiles 199 s, slowed and compare 1 s (every NCCL configuration
+# skips on one GPU). The whole script takes well over 10 minutes: split the sections over
+# several runs where that is a limit.
 set -uo pipefail
 build=$(cd "$1" && pwd); out=$2; shift 2
 sections=${*:-facts timing tests copy bidir alloc peer nccl nccl-check mpi layout storage pipeline default profiles slowed compare}
@@ -130,7 +135,7 @@ if has storage; then
   {"pattern": "gpu_to_storage", "axes": {"size": ["1G"], "path": ["pinned", "pipelined", "cufile"], "device": ["0"]}}
  ]}
 JSON
-  run storage-figures 200 "$ib" run --profile "$out/storage-profile.json" --storage-dir "$sd" --keep-files --out "$R/storage.json"
+  run storage-figures 320 "$ib" run --profile "$out/storage-profile.json" --storage-dir "$sd" --keep-files --out "$R/storage.json"
   run storage-figures-md 10 "$ib" show --format markdown "$R/storage.json"
   run storage-left 10 ls -la "$sd"
   rm -rf "$sd"
@@ -149,7 +154,7 @@ if has pipeline; then
   {"pattern": "pipeline", "axes": {"variant": ["naive", "+pool", "tuned"], "cache": ["warm"], "dataset": ["256M"], "batch": ["64K", "1M"], "device": ["0"]}}
  ]}
 JSON
-  run pipeline-figures 240 "$ib" run --profile "$out/pipeline-profile.json" --storage-dir "$pd" --keep-files --progress --out "$R/pipeline.json"
+  run pipeline-figures 360 "$ib" run --profile "$out/pipeline-profile.json" --storage-dir "$pd" --keep-files --progress --out "$R/pipeline.json"
   run pipeline-figures-md 10 "$ib" show --format markdown "$R/pipeline.json"
   # The quick profile's pipeline pair alone (the whole quick profile runs in the profiles section).
   run pipeline-quick-pair 60 "$ib" run --profile quick -s pipeline -a variant=naive,tuned -a cache=warm -a dataset=128M -a batch=8M -d 0 --storage-dir "$pd" --out "$R/pipeline-quick.json"
@@ -174,7 +179,13 @@ if has compare; then
   log "compare"
   run compare-ci 30 "$ib" compare "$R/ci-1.json" "$R/ci-2.json"
   run compare-ci-md 30 "$ib" compare --format markdown "$R/ci-1.json" "$R/ci-2.json"
-  expect=1 run compare-slow 30 "$ib" compare "$R/ci-1.json" "$R/ci-slow.json"
+  # NCCL_P2P_DISABLE slows collectives only between GPUs: with one GPU every NCCL
+  # configuration is skipped in both reports and the gate rightly finds nothing to flag.
+  if (($(nvidia-smi -L 2>/dev/null | grep -c '^GPU') >= 2)); then
+    expect=1 run compare-slow 30 "$ib" compare "$R/ci-1.json" "$R/ci-slow.json"
+  else
+    run compare-slow-1gpu 30 "$ib" compare "$R/ci-1.json" "$R/ci-slow.json"
+  fi
 fi
 tar -C "$out" -czf "$out/bundle.tar.gz" logs reports
 if ((${#failures[@]})); then
