@@ -35,6 +35,7 @@ step() { # step NAME LIMIT_S CMD...: stdout+stderr to NAME.log, status to the su
 # Modest sampling: the two runs of each configuration stay short.
 # One round each (the before binary predates rounds; fills and checks of 1 GiB cost most).
 sampling=(--warmup 1 --min-samples 3 --max-samples 5 --noise 0.02 --max-time 1.5 --sample-time 0.01 --no-topology)
+# shellcheck disable=SC2054 # commas inside arguments, not between elements
 layout=(-s 'layout_transpose,layout_aos_soa,layout_arrow_dense,layout_strided' -a variant=gpu --size 16M,256M,1G)
 
 step facts 20 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv
@@ -62,6 +63,7 @@ ncu_bin=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || true)
 if [ -z "$ncu_bin" ]; then
   echo "ncu: not found (skipped)" | tee -a "$summary"
 else
+  # shellcheck disable=SC2054 # commas inside arguments, not between elements
   ncu_opts=(--clock-control none --target-processes all -c 2 --csv --page details
             --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats
             # DRAM sectors read and written against the bytes the conversion needs: what is
