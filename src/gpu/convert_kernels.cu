@@ -33,6 +33,12 @@ __device__ __forceinline__ uint4 load16(const std::uint8_t* p) {
 }
 
 // load16 that also asks L2 to fetch the whole aligned 256-byte block holding p from DRAM.
+// The transpose's row segments use it. Measured against it on an H200 (the shapes harness, 256
+// MiB and 1 GiB, two processes at 256 MiB): without the hint 0.5-3.5 points of the copy
+// roofline lower on most shapes, with L2::128B and with ld.global.cg (L1 then hits nothing)
+// up to 2 points lower, with L1::no_allocate or L1::evict_first up to 26 points lower (int8 on
+// the scenario's square shape 84-85 -> 59-64%: L1 serves the sectors that neighbouring lanes'
+// vectors and the shuffled next words share).
 __device__ __forceinline__ uint4 load16_l2_256(const std::uint8_t* p) {
     uint4 v;
     asm volatile("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
@@ -296,11 +302,15 @@ unsigned grid_for(std::uint64_t items, std::uint64_t per_block) {
 // gather's shared loads then met 25 times as many (the lanes' columns start at different
 // rows, so at different shifts) and the instructions rose 45%: int8 84 -> 60%.
 //
-// The halo tiles are bound by L2 throughput, not DRAM: Nsight Compute, int8 at 16383 x 16383
-// (256 MiB): DRAM reads 8.52 M sectors against 8.39 M of input (the halo is not fetched
-// twice), but the SMs ask L2 for 13.08 M read sectors (the halo and the unaligned row
-// segments) and 8.49 M write sectors in 156 us, L2 throughput 92%; without a halo (16384 x
-// 16384) 9.35 M and 8.39 M in 138 us, 88.6%. Measured and dropped: halo tiles in thread-block
+// What the halo costs, Nsight Compute, int8 at 16383 x 16383 (256 MiB): DRAM reads 8.52 M
+// sectors against 8.39 M of input (the halo is not fetched twice); L1 receives 11.67 M from L2
+// (about the input x 159 / 128 loaded rows x 9 / 8 sectors per unaligned row segment), while L2
+// counts 13.07 M read sectors from the SMs (the 256-byte hint's requests add the rest), 8.49 M
+// write sectors, 155-156 us, L2 throughput 92%, DRAM 70%, SMs active 96% of the time (the
+// last of 15.5 waves of tiles); without a halo (16384 x 16384) 8.39 M received, 9.35 M
+// counted, 138 us, L2 88%. Without the hint L2 counts just the 11.67 M and its throughput
+// reads 89%, yet the kernel takes as long (157 us): no one unit is at its limit, the 24% more
+// rows lengthen each tile's load phase. Measured and dropped: halo tiles in thread-block
 // clusters of 2, 4 and 8 tiles down a tile column, each copying its halo from the next block's
 // shared memory: L2 read sectors 13.08 -> 11.49 M, yet 156 -> 186 us, and at 256 MiB and 1 GiB
 // every halo kernel 6-22 points lower (int8 square at 256 MiB 85 -> 72/70/69%, fp64 95 ->
@@ -468,7 +478,13 @@ __global__ void __launch_bounds__(k_threads, transpose_min_blocks<Shape>())
     // Vectors in flight per thread. For 1- and 2-byte elements, 6 with the next word shuffled
     // (below) measured on an H200 at 256 MiB and 1 GiB: int8 79-82% of the copy roofline
     // against 75-82% with 4 and the next word loaded, fp16 82-90% against 82-90%; 8 in flight
-    // and 4 with the shuffle measured lower (fp16 with 4: 80-87%).
+    // and 4 with the shuffle measured lower (fp16 with 4: 80-87%). Also measured there and
+    // dropped: each warp taking consecutive groups of 32 slots, so that lane 31's next word
+    // comes from lane 0's vector of the next group (loaded only for a batch's last group, and
+    // not at all where the shift is whole words): L2 read requests 4.78 -> 4.75 M at int8
+    // 16383 x 16383 (lane 31's loads hit L1), the scenario's shapes within a point at 256 MiB
+    // and 1 GiB, 1- and 2-byte elements at 33-300 rows 2-19 points lower (2-byte at 33 rows
+    // 86 -> 67.5%).
     constexpr int k_batch = E < 4 ? 6 : 4;
     const unsigned lane = threadIdx.x % 32;
 #pragma unroll 1
