@@ -788,12 +788,20 @@ cudaError_t run_transpose(void* dst, const void* src, Dims2 d, cudaStream_t stre
     if constexpr (E == 4)
         if (d.rows >= 1024) return launch_tiled<E, TallShape<E>>(dst, src, d, stream);
     using Full = TransposeShape<E>;
-    const std::uint64_t full_tiles = ((d.rows + Full::TR - 1) / Full::TR) * ((d.cols + Full::TC - 1) / Full::TC);
     // Half-width tiles for 1- and 2-byte elements when the full ones would not fill the
     // device twice over (H200, 16 MiB: tall fp16 82 -> 89%, wide int8 60 -> 65%; 4- and
     // 8-byte elements, near 100% there from L2, read mostly 1-7 points lower with them).
-    if (E <= 2 && full_tiles < 2 * std::uint64_t(resident_grid(transpose_kernel<E, Full>, 0, UINT_MAX)))
-        return launch_tiled<E, HalfShape<E>>(dst, src, d, stream);
+    // The device holds as many full tiles as the kernel that launch_tiled picks keeps resident
+    // (1-byte tiles without a halo: five per SM, against four with it; H200, int8 at 33-40 MiB
+    // with 1056-1280 full tiles, two processes: within the 5 points by which the kernels this
+    // left as they were moved from one process to the next there).
+    if constexpr (E <= 2) {
+        const std::uint64_t full_tiles = ((d.rows + Full::TR - 1) / Full::TR) * ((d.cols + Full::TC - 1) / Full::TC);
+        const std::uint64_t resident = columns_start_sectors<E>(d.rows)
+                                           ? resident_grid(transpose_kernel<E, NoHalo<Full>>, 0, UINT_MAX)
+                                           : resident_grid(transpose_kernel<E, Full>, 0, UINT_MAX);
+        if (full_tiles < 2 * resident) return launch_tiled<E, HalfShape<E>>(dst, src, d, stream);
+    }
     return launch_tiled<E, Full>(dst, src, d, stream);
 }
 
