@@ -755,11 +755,18 @@ cudaError_t launch_transpose_tiles(void* dst, const void* src, Dims2 d, cudaStre
     return cudaGetLastError();
 }
 
-// The tiled kernel of Shape, without the halo where the column length allows.
+// The tiled kernel of Shape, without the halo where the column length allows: calls f with
+// the ShapeTag of the tile shape that a matrix of `rows` rows takes.
+template <class S> struct ShapeTag { using type = S; };
+template <int E, class Shape, class F> decltype(auto) with_tiled_shape(std::uint64_t rows, F&& f) {
+    return columns_start_sectors<E>(rows) ? f(ShapeTag<NoHalo<Shape>>{}) : f(ShapeTag<Shape>{});
+}
+
 template <int E, class Shape>
 cudaError_t launch_tiled(void* dst, const void* src, Dims2 d, cudaStream_t stream) {
-    return columns_start_sectors<E>(d.rows) ? launch_transpose_tiles<E, NoHalo<Shape>>(dst, src, d, stream)
-                                            : launch_transpose_tiles<E, Shape>(dst, src, d, stream);
+    return with_tiled_shape<E, Shape>(d.rows, [&](auto s) {
+        return launch_transpose_tiles<E, typename decltype(s)::type>(dst, src, d, stream);
+    });
 }
 
 template <int E>
@@ -797,9 +804,9 @@ cudaError_t run_transpose(void* dst, const void* src, Dims2 d, cudaStream_t stre
     // left as they were moved from one process to the next there).
     if constexpr (E <= 2) {
         const std::uint64_t full_tiles = ((d.rows + Full::TR - 1) / Full::TR) * ((d.cols + Full::TC - 1) / Full::TC);
-        const std::uint64_t resident = columns_start_sectors<E>(d.rows)
-                                           ? resident_grid(transpose_kernel<E, NoHalo<Full>>, 0, UINT_MAX)
-                                           : resident_grid(transpose_kernel<E, Full>, 0, UINT_MAX);
+        const std::uint64_t resident = with_tiled_shape<E, Full>(d.rows, [](auto s) {
+            return std::uint64_t(resident_grid(transpose_kernel<E, typename decltype(s)::type>, 0, UINT_MAX));
+        });
         if (full_tiles < 2 * resident) return launch_tiled<E, HalfShape<E>>(dst, src, d, stream);
     }
     return launch_tiled<E, Full>(dst, src, d, stream);

@@ -7,8 +7,8 @@
 # Wall times on the 1-GPU H200 (reports/smoke-51c5c47/summary.txt and smoke-f68afe8/; tests:
 # the suite run alone beside it): facts 3 s, timing 1 s, tests 94 s, copy 88 s, alloc 254 s,
 # layout about 400 s, sanitize 39 s, storage about 250 s, pipeline about 250 s, default 28 s,
-# profiles 199 s, slowed and compare 1 s (every NCCL configuration skips on one GPU). The whole script takes well over 10 minutes: split the sections over
-# several runs where that is a limit.
+# profiles 199 s, slowed and compare 1 s (every NCCL configuration skips on one GPU). The whole
+# script takes well over 10 minutes: split the sections over several runs where that is a limit.
 set -uo pipefail
 build=$(cd "$1" && pwd); out=$2; shift 2
 sections=${*:-facts timing tests copy bidir alloc peer nccl nccl-check mpi layout storage pipeline default profiles slowed compare}
