@@ -315,7 +315,13 @@ unsigned grid_for(std::uint64_t items, std::uint64_t per_block) {
 // shared memory: L2 read sectors 13.08 -> 11.49 M, yet 156 -> 186 us, and at 256 MiB and 1 GiB
 // every halo kernel 6-22 points lower (int8 square at 256 MiB 85 -> 72/70/69%, fp64 95 ->
 // 75/75/74%); with one block per cluster (no cluster barrier run) the launch and the kernel's
-// extra code alone cost int8 7-14 points there and wide 4-byte shapes up to 9.5.
+// extra code alone cost int8 7-14 points there and wide 4-byte shapes up to 9.5. Also dropped:
+// persistent blocks (as many as fit) that load the next tile's row segments into registers
+// before gathering the current tile and shift them into the one shared buffer after it, so
+// that a block's loads overlap its own gather (H200, 256 MiB, two processes, the shapes
+// harness): with two blocks per SM (128 registers) int8 on the scenario's square shape 84.6-84.9
+// -> 58%, the aligned 16384 x 16384 91.5 -> 52%, fp16 square 91 -> 64%; with three (spills)
+// int8 41%, fp16 60%; 4- and 8-byte elements 1-19 points lower.
 
 template <int E> struct TransposeShape;
 template <> struct TransposeShape<1> { static constexpr int TR = 128, TC = 256, PW = 65, SK = 4, TQ = 128; };
