@@ -148,6 +148,7 @@ if has pipeline; then
  "settings": {"warmup": 1, "min_samples": 3, "max_samples": 4, "noise": 0.02, "max_time_s": 5, "sample_time_s": 0.02},
  "scenarios": [
   {"pattern": "storage_read", "axes": {"size": ["1G"], "path": ["buffered"], "threads": ["1"], "chunk": ["16M"], "cache": ["cold", "warm"]}},
+  {"pattern": "storage_read", "axes": {"size": ["256M"], "path": ["buffered"], "threads": ["1"], "chunk": ["16M"], "cache": ["warm"]}},
   {"pattern": "h2d_copy", "axes": {"size": ["1M", "64M"], "host_mem": ["pinned"], "engine": ["ce"], "device": ["0"]}},
   {"pattern": "pipeline_convert", "axes": {"batch": ["64K", "1M", "64M"], "device": ["0"]}},
   {"pattern": "pipeline", "axes": {"variant": ["naive", "+pinned", "+pool", "+gpu_convert", "+zero_copy", "+overlap", "tuned"], "cache": ["cold", "warm"], "dataset": ["1G"], "batch": ["64M"], "device": ["0"]}},

@@ -333,10 +333,19 @@ TEST_CASE("pipeline: after the run, speedup over naive, efficiency against the s
     CHECK(d.find("alloc at 60%") != std::string::npos);
     CHECK(d.find("best single fix +pool gives 2.50x over naive") != std::string::npos);
 
-    results.push_back(fake_result("storage_read", {{"size", "1073741824"}, {"path", "buffered"}, {"cache", "warm"}, {"chunk", "16777216"}, {"threads", "1"}, {"qd", "0"}},
-                                  {{"bandwidth", 10e9}}));
+    // A read of another size is another workload: no efficiency against it, and the note says
+    // which read is missing.
+    results.push_back(fake_result("storage_read", {{"size", "268435456"}, {"path", "buffered"}, {"cache", "warm"}, {"chunk", "16777216"}, {"threads", "1"}, {"qd", "0"}},
+                                  {{"bandwidth", 5e9}}));
     results.push_back(fake_result("h2d_copy", {{"size", "67108864"}, {"host_mem", "pinned"}, {"engine", "ce"}, {"device", "0"}}, {{"bandwidth", 55e9}}));
     results.push_back(fake_result("pipeline_convert", {{"batch", "67108864"}, {"device", "0"}}, {{"bandwidth", 400e9}}));
+    annotate_pipeline_results(results);
+    CHECK_FALSE(results[3].details.contains("efficiency"));
+    CHECK(results[3].details["standalone_bound"]["note"].get<std::string>().find("size = the dataset's") != std::string::npos);
+    CHECK(results[3].details["diagnosis"].get<std::string>().find("slowest standalone stage") == std::string::npos);
+
+    results.push_back(fake_result("storage_read", {{"size", "1073741824"}, {"path", "buffered"}, {"cache", "warm"}, {"chunk", "16777216"}, {"threads", "1"}, {"qd", "0"}},
+                                  {{"bandwidth", 10e9}}));
     annotate_pipeline_results(results);
     CHECK(results[3].details["efficiency"].get<double>() == doctest::Approx(0.9));
     CHECK(results[3].details["standalone_bound"]["stage"] == "storage_read");
