@@ -6,22 +6,11 @@
 // (CUDA events). Build and run (from the repository root):
 //   nvcc -O3 -std=c++20 -arch=sm_90 -o build-device/traffic_mix tests/gpu/traffic_mix.cu
 //   build-device/traffic_mix 256
-#include <cuda_runtime.h>
+#include "harness_timing.cuh"
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <vector>
-
-#define CHECK_CUDA(x)                                                                              \
-    do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            std::printf("CUDA error %s at line %d\n", cudaGetErrorString(e_), __LINE__);           \
-            std::exit(1);                                                                          \
-        }                                                                                          \
-    } while (0)
 
 namespace {
 
@@ -58,29 +47,6 @@ __global__ void mix(uint4* __restrict__ out, const uint4* __restrict__ in, std::
     }
     if constexpr (W == 0)
         if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x9e3779b9u) *sink = 1;
-}
-
-template <class F>
-float median_ms(F&& launch) {
-    cudaEvent_t a, b;
-    CHECK_CUDA(cudaEventCreate(&a));
-    CHECK_CUDA(cudaEventCreate(&b));
-    launch();
-    launch();
-    std::vector<float> t;
-    for (int i = 0; i < 15; ++i) {
-        CHECK_CUDA(cudaEventRecord(a));
-        launch();
-        CHECK_CUDA(cudaEventRecord(b));
-        CHECK_CUDA(cudaEventSynchronize(b));
-        float ms = 0;
-        CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
-        t.push_back(ms);
-    }
-    std::sort(t.begin(), t.end());
-    CHECK_CUDA(cudaEventDestroy(a));
-    CHECK_CUDA(cudaEventDestroy(b));
-    return t[t.size() / 2];
 }
 
 } // namespace

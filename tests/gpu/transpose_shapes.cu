@@ -13,6 +13,7 @@
 // Prints one line per element size and shape: dimensions, copy and transpose time (median
 // of 15 launches, CUDA events), efficiency = copy time / transpose time, and the check.
 #include "gpu/convert_kernels.cu"
+#include "harness_timing.cuh"
 
 #include <algorithm>
 #include <cmath>
@@ -23,15 +24,6 @@
 #include <vector>
 
 namespace {
-
-#define CHECK_CUDA(x)                                                                              \
-    do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            std::printf("CUDA error %s at line %d\n", cudaGetErrorString(e_), __LINE__);           \
-            std::exit(1);                                                                          \
-        }                                                                                          \
-    } while (0)
 
 template <class T>
 __global__ void naive_transpose(T* out, const T* in, std::uint64_t rows, std::uint64_t cols) {
@@ -56,29 +48,6 @@ __global__ void fill(std::uint8_t* p, std::uint64_t n) {
         x *= 0xBF58476D1CE4E5B9ull;
         p[i] = std::uint8_t(x >> 32);
     }
-}
-
-template <class F>
-float median_ms(F&& launch, cudaStream_t st) {
-    cudaEvent_t a, b;
-    CHECK_CUDA(cudaEventCreate(&a));
-    CHECK_CUDA(cudaEventCreate(&b));
-    launch();
-    launch();
-    std::vector<float> t;
-    for (int i = 0; i < 15; ++i) {
-        CHECK_CUDA(cudaEventRecord(a, st));
-        launch();
-        CHECK_CUDA(cudaEventRecord(b, st));
-        CHECK_CUDA(cudaEventSynchronize(b));
-        float ms = 0;
-        CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
-        t.push_back(ms);
-    }
-    std::sort(t.begin(), t.end());
-    CHECK_CUDA(cudaEventDestroy(a));
-    CHECK_CUDA(cudaEventDestroy(b));
-    return t[t.size() / 2];
 }
 
 bool is_prime(std::uint64_t x) {
