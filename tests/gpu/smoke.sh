@@ -144,11 +144,12 @@ if has pipeline; then
   log "pipeline: naive vs tuned and each single fix, cold and warm, beside the standalone stages it is measured against; allocation at small batches (scratch dir under /tmp, removed after)"
   pd=$(mktemp -d /tmp/ib-smoke-pipeline.XXXXXX)
   cat >"$out/pipeline-profile.json" <<'JSON'
-{"name": "pipeline-figures", "description": "issue 15's figures: every variant cold and warm on a 1 GB dataset, the standalone stages (storage_read one thread, pinned H2D, the conversion kernel alone), and naive/+pool/tuned at small batches",
+{"name": "pipeline-figures", "description": "issue 15's figures: every variant cold and warm on a 1 GB dataset, the standalone stages (the pipeline's read alone, pinned H2D, the conversion kernel alone), and naive/+pool/tuned at small batches",
  "settings": {"warmup": 1, "min_samples": 3, "max_samples": 4, "noise": 0.02, "max_time_s": 5, "sample_time_s": 0.02},
  "scenarios": [
   {"pattern": "storage_read", "axes": {"size": ["1G"], "path": ["buffered"], "threads": ["1"], "chunk": ["16M"], "cache": ["cold", "warm"]}},
-  {"pattern": "storage_read", "axes": {"size": ["256M"], "path": ["buffered"], "threads": ["1"], "chunk": ["16M"], "cache": ["warm"]}},
+  {"pattern": "pipeline_read", "axes": {"cache": ["cold", "warm"], "dataset": ["1G"], "batch": ["64M"], "host_mem": ["pageable", "pinned"]}},
+  {"pattern": "pipeline_read", "axes": {"cache": ["warm"], "dataset": ["256M"], "batch": ["64K", "1M"], "host_mem": ["pageable", "pinned"]}},
   {"pattern": "h2d_copy", "axes": {"size": ["1M", "64M"], "host_mem": ["pinned"], "engine": ["ce"], "device": ["0"]}},
   {"pattern": "pipeline_convert", "axes": {"batch": ["64K", "1M", "64M"], "device": ["0"]}},
   {"pattern": "pipeline", "axes": {"variant": ["naive", "+pinned", "+pool", "+gpu_convert", "+zero_copy", "+overlap", "tuned"], "cache": ["cold", "warm"], "dataset": ["1G"], "batch": ["64M"], "device": ["0"]}},

@@ -26,10 +26,10 @@
 // over the end-to-end time. The cache state of every column file is put in place and proven
 // before each sample (cold: pages dropped, mincore none resident; warm: all resident).
 // After the run: speedup over the same run's naive configuration, efficiency against the
-// slowest standalone stage (storage_read, pinned h2d_copy, pipeline_convert), and a
+// slowest standalone stage (pipeline_read, pinned h2d_copy, pipeline_convert), and a
 // one-sentence diagnosis (details "diagnosis", printed under the table).
-// Caveats: the reads use one thread (pread per column slice), so the storage bound is
-// storage_read with threads=1; cudaFree synchronises the device, which is part of what naive
+// Caveats: the reads use one thread (pread per column slice), and so does pipeline_read, the
+// read stage's bound; cudaFree synchronises the device, which is part of what naive
 // costs.
 #include "families/pipeline/pipeline.hpp"
 
@@ -40,6 +40,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <map>
@@ -112,7 +113,7 @@ std::optional<std::uint64_t> site_bytes(const std::vector<Config>& configs) {
     std::optional<std::uint64_t> out;
     std::vector<std::uint64_t> seen;
     for (const Config& c : configs) {
-        if (c.scenario->info().id != "pipeline") continue;
+        if (c.scenario->info().id != "pipeline" && c.scenario->info().id != "pipeline_read") continue;
         const Geometry g = geometry(c.params.get_uint("dataset"), c.params.get_uint("batch"));
         if (!out) out = 0;
         if (std::find(seen.begin(), seen.end(), g.rows) != seen.end()) continue;
@@ -175,18 +176,47 @@ float elapsed(const Event& a, const Event& b) {
     return ms / 1e3f;
 }
 
+/// The dataset's column files as the pipeline reads them: one descriptor and one cache state
+/// per file, and a batch read as one pread per column slice into a staging buffer of the batch
+/// layout (the pipeline and its standalone read stage, pipeline_read, share it).
+class ColumnFiles {
+public:
+    ColumnFiles(std::uint64_t rows, bool cold) : m_data(dataset_for(rows)) {
+        for (std::size_t c = 0; c < columns().size(); ++c) {
+            m_fds.push_back(storage::open_file(m_data->paths()[c], O_RDONLY | O_CLOEXEC));
+            const std::uint64_t size = m_data->headers()[c].data_offset + rows * col_width(columns()[c]);
+            m_cache.push_back(std::make_unique<storage::CacheState>(m_data->paths()[c], size, cold));
+        }
+    }
+    /// Puts every file in its cache state; returns the largest fraction cached before.
+    double prepare_sample() {
+        double resident = 0;
+        for (auto& c : m_cache) resident = std::max(resident, c->prepare_sample().fraction());
+        return resident;
+    }
+    /// Rows [row0, row0 + n) of every column into `base` at the layout's offsets.
+    void read(std::uint64_t row0, std::uint64_t n, unsigned char* base, const SoaBatch& layout) const {
+        for (std::size_t c = 0; c < columns().size(); ++c) {
+            const std::size_t w = col_width(columns()[c]);
+            storage::pread_all(m_fds[c].get(), base + layout.offsets[c], n * w, m_data->headers()[c].data_offset + row0 * w,
+                               m_data->paths()[c]);
+        }
+    }
+    const Dataset& data() const { return *m_data; }
+    std::string cache_method() const { return m_cache.empty() ? "" : m_cache[0]->method(); }
+
+private:
+    std::shared_ptr<Dataset> m_data;
+    std::vector<storage::Fd> m_fds;
+    std::vector<std::unique_ptr<storage::CacheState>> m_cache;
+};
+
 class PipelineCase final : public Case {
 public:
     PipelineCase(int device, std::string variant, Geometry g, bool cold)
         : m_device(device), m_name(std::move(variant)), m_v(parse_variant(m_name)), m_g(g), m_cold(cold),
-          m_layout(soa_batch_layout(g.batch_rows)) {
+          m_layout(soa_batch_layout(g.batch_rows)), m_files(g.rows, cold) {
         gpu::set_device(device);
-        m_data = dataset_for(g.rows);
-        for (std::size_t c = 0; c < columns().size(); ++c) {
-            m_fds.push_back(storage::open_file(m_data->paths()[c], O_RDONLY | O_CLOEXEC));
-            const std::uint64_t size = m_data->headers()[c].data_offset + g.rows * col_width(columns()[c]);
-            m_cache.push_back(std::make_unique<storage::CacheState>(m_data->paths()[c], size, cold));
-        }
         const gpu::HostMem kind = m_v.pinned || m_v.overlap ? gpu::HostMem::pinned : gpu::HostMem::pageable;
         for (unsigned s = 0; s < slots(m_v); ++s) {
             m_staging.emplace_back(kind, m_layout.bytes);
@@ -218,8 +248,7 @@ public:
 
     Sample measure() override {
         gpu::set_device(m_device);
-        double resident = 0;
-        for (auto& c : m_cache) resident = std::max(resident, c->prepare_sample().fraction());
+        const double resident = m_files.prepare_sample();
         IB_CUDA_CHECK(cudaMemsetAsync(m_sum.get(), 0, sizeof(double), m_compute_stream->get()));
         IB_CUDA_CHECK(cudaStreamSynchronize(m_compute_stream->get()));
         for (double& t : m_host) t = 0;
@@ -245,7 +274,7 @@ public:
             m_stage_total[i] += st[i];
         }
         ++m_samples;
-        Sample s{static_cast<double>(m_data->data_bytes()) / e2e, e2e, e2e / static_cast<double>(m_g.batches)};
+        Sample s{static_cast<double>(m_files.data().data_bytes()) / e2e, e2e, e2e / static_cast<double>(m_g.batches)};
         for (int i = 0; i < k_stages; ++i) s.push_back(st[i]);
         for (int i = 0; i < k_stages; ++i) s.push_back(st[i] / e2e);
         s.push_back(sum / e2e);
@@ -287,13 +316,13 @@ public:
         std::vector<std::string> types;
         for (ColType t : columns()) types.push_back(to_string(t));
         j["columns"] = types;
-        j["files"] = m_data->paths();
-        j["files_reused"] = m_data->reused();
+        j["files"] = m_files.data().paths();
+        j["files_reused"] = m_files.data().reused();
         j["rows"] = m_g.rows;
         j["batch_rows"] = m_g.batch_rows;
         j["batches"] = m_g.batches;
         j["ring_slots"] = slots(m_v);
-        j["file_bytes"] = m_data->data_bytes();
+        j["file_bytes"] = m_files.data().data_bytes();
         j["matrix_bytes"] = m_g.rows * matrix_row_bytes();
         j["ops_per_sample"] = 1;
         j["timer"] = "end to end: host steady_clock from the first read to the last completion (primary)";
@@ -303,7 +332,7 @@ public:
             "clock (host conversion); handoff: CUDA events around the device-to-device copy (deep copy) plus host clock "
             "around the DLPack export and import; consume: CUDA events on the compute stream. Summed over batches; no "
             "synchronisation is added between stages of the overlapped variants";
-        j["cache_method"] = m_cache.empty() ? "" : m_cache[0]->method();
+        j["cache_method"] = m_files.cache_method();
         j["verification"] = "the consumer's sum over the whole dataset against the host reference computed from the "
                             "generator (tolerance 1e-8 of the sum of magnitudes)";
         if (m_samples) {
@@ -329,11 +358,7 @@ private:
         const std::uint64_t row0 = b * m_g.batch_rows, n = rows_of(b);
         auto* base = static_cast<unsigned char*>(m_staging[s].get());
         auto t = Clock::now();
-        for (std::size_t c = 0; c < columns().size(); ++c) {
-            const std::size_t w = col_width(columns()[c]);
-            storage::pread_all(m_fds[c].get(), base + m_layout.offsets[c], n * w,
-                               m_data->headers()[c].data_offset + row0 * w, m_data->paths()[c]);
-        }
+        m_files.read(row0, n, base, m_layout);
         *read_s += since(t);
         if (!m_v.gpu_convert) {
             t = Clock::now();
@@ -501,9 +526,7 @@ private:
     Geometry m_g;
     bool m_cold;
     SoaBatch m_layout;
-    std::shared_ptr<Dataset> m_data;
-    std::vector<storage::Fd> m_fds;
-    std::vector<std::unique_ptr<storage::CacheState>> m_cache;
+    ColumnFiles m_files;
     std::vector<gpu::HostBuffer> m_staging, m_host_mat;
     std::unique_ptr<gpu::Stream> m_copy_stream, m_compute_stream;
     cudaMemPool_t m_pool = nullptr;
@@ -517,6 +540,21 @@ private:
 };
 
 Axis device_axis() { return {"device", "GPU ordinal", AxisKind::device, {}, {}}; }
+
+/// Why the dataset's cache state cannot be had: warm needs it in the page cache beside the
+/// host buffers (`host_bytes`), cold needs a directory whose pages can be dropped.
+std::optional<std::string> cache_unsupported(bool warm, const Geometry& g, std::uint64_t host_bytes) {
+    if (warm) {
+        const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+        const double mem = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
+        const double data = static_cast<double>(g.rows * file_row_bytes());
+        if (mem > 0 && 1.5 * data + static_cast<double>(host_bytes) > mem)
+            return fmt::format("warm needs the dataset in the page cache: {} is too large for {} of RAM",
+                               format_size(g.rows * file_row_bytes()), format_size(static_cast<std::uint64_t>(mem)));
+        return std::nullopt;
+    }
+    return storage::Site::instance().cold_unreachable();
+}
 
 class PipelineScenario final : public Scenario {
 public:
@@ -572,17 +610,7 @@ public:
             return fmt::format("needs {} of device memory ({} batch slot(s) of {} rows: columns, matrix, handoff copy); "
                                "GPU {} has {} free",
                                format_size(need), slots(v), g.batch_rows, dev, format_size(d->free_memory));
-        if (p.get("cache") == "warm") {
-            const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-            const double mem = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
-            const double data = static_cast<double>(g.rows * file_row_bytes());
-            if (mem > 0 && 1.5 * data + static_cast<double>(host_bytes_needed(v, g)) > mem)
-                return fmt::format("warm needs the dataset in the page cache: {} is too large for {} of RAM",
-                                   format_size(g.rows * file_row_bytes()), format_size(static_cast<std::uint64_t>(mem)));
-        } else if (auto why = storage::Site::instance().cold_unreachable()) {
-            return why;
-        }
-        return std::nullopt;
+        return cache_unsupported(p.get("cache") == "warm", g, host_bytes_needed(v, g));
     }
 
     std::unique_ptr<Case> prepare(const CaseContext&, const Params& p) const override {
@@ -690,6 +718,103 @@ private:
     ScenarioInfo m_info;
 };
 
+// ---- pipeline_read: the read stage alone, the standalone rate of that stage -------------
+// The same files, batch slices, single reading thread and staging buffer kind as the
+// pipeline's read. A one-file read (storage_read) is another workload: eight files, each with
+// its own read-ahead, read in slices of a batch. On the 1-GPU H200, tuned passes ran at
+// 0.93-1.28 times the rate of storage_read with one thread over the same bytes, so it bounded
+// nothing.
+
+class ReadCase final : public Case {
+public:
+    ReadCase(Geometry g, bool cold, gpu::HostMem kind)
+        : m_g(g), m_layout(soa_batch_layout(g.batch_rows)), m_files(g.rows, cold), m_staging(kind, m_layout.bytes) {}
+    Sample measure() override {
+        const double resident = m_files.prepare_sample();
+        auto* base = static_cast<unsigned char*>(m_staging.get());
+        const auto t0 = Clock::now();
+        for (std::uint64_t b = 0; b < m_g.batches; ++b)
+            m_files.read(b * m_g.batch_rows, std::min(m_g.batch_rows, m_g.rows - b * m_g.batch_rows), base, m_layout);
+        const double t = since(t0);
+        return {static_cast<double>(m_files.data().data_bytes()) / t, t, t / static_cast<double>(m_g.batches), resident};
+    }
+    void check() override {
+        // The staging buffer holds the last batch: compare it with the generator's.
+        const std::uint64_t row0 = (m_g.batches - 1) * m_g.batch_rows, n = m_g.rows - row0;
+        std::vector<unsigned char> want(m_layout.bytes);
+        fill_batch(want.data(), m_layout, row0, n);
+        const auto* got = static_cast<const unsigned char*>(m_staging.get());
+        for (std::size_t c = 0; c < columns().size(); ++c)
+            if (std::memcmp(got + m_layout.offsets[c], want.data() + m_layout.offsets[c], n * col_width(columns()[c])) != 0)
+                throw CheckFailed(fmt::format("column {} of the last batch (rows {} to {}) differs from the generator's values",
+                                              c, row0, row0 + n - 1));
+    }
+    nlohmann::json details() const override {
+        return {{"path", fmt::format("{} .npy column files -> {} host staging, one pread per column slice, one thread",
+                                     columns().size(), gpu::to_string(m_staging.kind()))},
+                {"files", m_files.data().paths()},
+                {"files_reused", m_files.data().reused()},
+                {"rows", m_g.rows},
+                {"batch_rows", m_g.batch_rows},
+                {"batches", m_g.batches},
+                {"file_bytes", m_files.data().data_bytes()},
+                {"ops_per_sample", 1},
+                {"timer", "host steady_clock around the reads of one pass"},
+                {"cache_method", m_files.cache_method()},
+                {"verification", "the last batch's columns compared byte for byte with the generator's values"}};
+    }
+
+private:
+    Geometry m_g;
+    SoaBatch m_layout;
+    ColumnFiles m_files;
+    gpu::HostBuffer m_staging;
+};
+
+class ReadScenario final : public Scenario {
+public:
+    ReadScenario() {
+        m_info.id = "pipeline_read";
+        m_info.family = "pipeline";
+        m_info.needs_gpu = false;
+        m_info.summary = "the pipeline's read stage alone: its column files batch by batch into host staging, one "
+                         "thread (pageable runs without a GPU)";
+        m_info.counting = "dataset file bytes (the column data, headers excluded) once per pass";
+        m_info.axes = {{"cache", "cold: pages of every column file dropped before each pass and mincore shows none cached; "
+                                 "warm: all cached",
+                        AxisKind::choice, {"warm"}, {"cold", "warm"}},
+                       {"dataset", "file bytes of the dataset (8 columns, 30 bytes a row)", AxisKind::size, {"1G"}, {}},
+                       {"batch", "file bytes per batch", AxisKind::size, {"64M"}, {}},
+                       {"host_mem", "staging buffer: pinned (the +pinned, +overlap and tuned variants) or pageable (the others)",
+                        AxisKind::choice, {"pinned"}, {"pageable", "pinned"}}};
+        m_info.metrics = {{"bandwidth", "B/s", Better::higher, "dataset file bytes over the time to read them"},
+                          {"time", "s", Better::lower, "time of one pass"},
+                          {"time_per_batch", "s", Better::lower, "time of one pass over the number of batches"},
+                          {"resident_before", "ratio", Better::lower, "largest fraction of a column file cached before the pass"}};
+    }
+    const ScenarioInfo& info() const override { return m_info; }
+    std::optional<std::string> unsupported(const Machine& m, const Params& p) const override {
+        Geometry g;
+        try {
+            g = geometry(p.get_uint("dataset"), p.get_uint("batch"));
+        } catch (const UsageError& e) {
+            return std::string(e.what());
+        }
+        if (p.get("host_mem") == "pinned")
+            if (auto why = gpu_unavailable_reason(m)) return why;
+        return cache_unsupported(p.get("cache") == "warm", g, soa_batch_layout(g.batch_rows).bytes);
+    }
+    std::unique_ptr<Case> prepare(const CaseContext&, const Params& p) const override {
+        reset_placement();
+        const Geometry g = geometry(p.get_uint("dataset"), p.get_uint("batch"));
+        if (auto why = host_memory_shortfall(soa_batch_layout(g.batch_rows).bytes)) throw Unsupported(*why);
+        return std::make_unique<ReadCase>(g, p.get("cache") == "cold", gpu::parse_host_mem(p.get("host_mem")));
+    }
+
+private:
+    ScenarioInfo m_info;
+};
+
 // ---- after the run ---------------------------------------------------------------------
 
 double median_of(const Result& r, const std::string& metric) {
@@ -699,11 +824,14 @@ double median_of(const Result& r, const std::string& metric) {
 
 std::string gbps(double v) { return fmt::format("{:.2f} GB/s", v / 1e9); }
 
+
+
 } // namespace
 
 void register_pipeline(Registry& r) {
     r.add(std::make_unique<PipelineScenario>());
     r.add(std::make_unique<ConvertScenario>());
+    r.add(std::make_unique<ReadScenario>());
 }
 
 std::optional<std::uint64_t> pipeline_site_bytes(const std::vector<Config>& configs) { return site_bytes(configs); }
@@ -731,17 +859,17 @@ void annotate_pipeline_results(std::vector<Result>& results) {
         if (naive) r.details["speedup_over_naive"] = tp / median_of(*naive, "throughput");
         else r.details["speedup_note"] = "no naive configuration of the same cache, dataset, batch and device in this run";
 
-        // The slowest standalone stage of the same run: storage_read (one thread, buffered, the
-        // same cache state, a file of the dataset's size: a read of another size is another
-        // workload, warm reads of 256 MiB and 1 GiB differ, and a ratio against it can pass 1),
-        // pinned copy-engine h2d_copy to this GPU, the conversion kernel alone at this batch.
+        // The slowest standalone stage of the same run: pipeline_read (the same dataset, batch,
+        // cache state and staging memory kind), pinned copy-engine h2d_copy to this GPU, the
+        // conversion kernel alone at this batch.
+        const Variant v = parse_variant(variant);
+        const char* staging = v.pinned || v.overlap ? "pinned" : "pageable";
         const Result *rd = nullptr, *h2d = nullptr, *conv = nullptr;
         for (const Result& o : results) {
             if (o.status != Status::ok) continue;
-            if (o.scenario == "storage_read" && o.params.find("cache") == r.params.find("cache") &&
-                o.params.find("path") == "buffered" && o.params.find("threads") == "1" &&
-                o.params.find("size") == r.params.find("dataset") &&
-                (!rd || median_of(o, "bandwidth") > median_of(*rd, "bandwidth")))
+            if (o.scenario == "pipeline_read" && o.params.find("cache") == r.params.find("cache") &&
+                o.params.find("dataset") == r.params.find("dataset") && o.params.find("batch") == r.params.find("batch") &&
+                o.params.find("host_mem") == staging)
                 rd = &o;
             if (o.scenario == "h2d_copy" && o.params.find("device") == r.params.find("device") &&
                 o.params.find("host_mem") == "pinned" && o.params.find("engine") == "ce" &&
@@ -764,7 +892,7 @@ void annotate_pipeline_results(std::vector<Result>& results) {
             r.details["efficiency"] = tp / median_of(*slowest, "bandwidth");
         } else {
             std::vector<std::string> missing;
-            if (!rd) missing.push_back("storage_read (path=buffered, threads=1, the same cache state, size = the dataset's)");
+            if (!rd) missing.push_back(fmt::format("pipeline_read of this dataset, batch and cache state (host_mem={})", staging));
             if (!h2d) missing.push_back("pinned copy-engine h2d_copy to this GPU");
             if (!conv) missing.push_back("pipeline_convert of this batch on this GPU");
             std::string list;

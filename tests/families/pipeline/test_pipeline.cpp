@@ -333,24 +333,32 @@ TEST_CASE("pipeline: after the run, speedup over naive, efficiency against the s
     CHECK(d.find("alloc at 60%") != std::string::npos);
     CHECK(d.find("best single fix +pool gives 2.50x over naive") != std::string::npos);
 
-    // A read of another size is another workload: no efficiency against it, and the note says
-    // which read is missing.
-    results.push_back(fake_result("storage_read", {{"size", "268435456"}, {"path", "buffered"}, {"cache", "warm"}, {"chunk", "16777216"}, {"threads", "1"}, {"qd", "0"}},
+    // The read bound is the pipeline's own read alone: a storage_read, or a pipeline_read of
+    // another dataset or staging kind, is another workload. No efficiency against them, and
+    // the note says which read is missing.
+    results.push_back(fake_result("storage_read", {{"size", "1073741824"}, {"path", "buffered"}, {"cache", "warm"}, {"chunk", "16777216"}, {"threads", "1"}, {"qd", "0"}},
                                   {{"bandwidth", 5e9}}));
+    auto read = [&](const std::string& dataset, const std::string& host_mem, double bw) {
+        return fake_result("pipeline_read", {{"cache", "warm"}, {"dataset", dataset}, {"batch", "67108864"}, {"host_mem", host_mem}},
+                           {{"bandwidth", bw}});
+    };
+    results.push_back(read("268435456", "pinned", 5e9));
+    results.push_back(read("1073741824", "pageable", 6e9));
     results.push_back(fake_result("h2d_copy", {{"size", "67108864"}, {"host_mem", "pinned"}, {"engine", "ce"}, {"device", "0"}}, {{"bandwidth", 55e9}}));
     results.push_back(fake_result("pipeline_convert", {{"batch", "67108864"}, {"device", "0"}}, {{"bandwidth", 400e9}}));
     annotate_pipeline_results(results);
     CHECK_FALSE(results[3].details.contains("efficiency"));
-    CHECK(results[3].details["standalone_bound"]["note"].get<std::string>().find("size = the dataset's") != std::string::npos);
+    CHECK(results[3].details["standalone_bound"]["note"].get<std::string>().find("pipeline_read of this dataset, batch and cache state (host_mem=pinned)") != std::string::npos);
     CHECK(results[3].details["diagnosis"].get<std::string>().find("slowest standalone stage") == std::string::npos);
+    // naive stages its reads in pageable memory: its bound is the pageable read.
+    CHECK(results[0].details["efficiency"].get<double>() == doctest::Approx(1e9 / 6e9));
 
-    results.push_back(fake_result("storage_read", {{"size", "1073741824"}, {"path", "buffered"}, {"cache", "warm"}, {"chunk", "16777216"}, {"threads", "1"}, {"qd", "0"}},
-                                  {{"bandwidth", 10e9}}));
+    results.push_back(read("1073741824", "pinned", 10e9));
     annotate_pipeline_results(results);
     CHECK(results[3].details["efficiency"].get<double>() == doctest::Approx(0.9));
-    CHECK(results[3].details["standalone_bound"]["stage"] == "storage_read");
+    CHECK(results[3].details["standalone_bound"]["stage"] == "pipeline_read");
     const std::string t = results[3].details["diagnosis"];
-    CHECK(t.find("tuned reaches 0.90 of the slowest standalone stage (storage_read 10.00 GB/s)") != std::string::npos);
+    CHECK(t.find("tuned reaches 0.90 of the slowest standalone stage (pipeline_read 10.00 GB/s)") != std::string::npos);
 
     // The table prints each configuration's diagnosis under it.
     for (auto& r : results) r.status = Status::ok;
@@ -358,6 +366,52 @@ TEST_CASE("pipeline: after the run, speedup over naive, efficiency against the s
     CAPTURE(table);
     CHECK(table.find(t) != std::string::npos);
     CHECK(render_results(results, OutputFormat::markdown).find(t) != std::string::npos);
+}
+
+TEST_CASE("pipeline: pipeline_read reads the column files without a GPU, cold and warm, and checks the bytes") {
+    Scratch s;
+    storage::Site& site = storage::Site::instance();
+    site.reset();
+    reset_datasets();
+    const Registry r = pipeline_registry();
+    Machine m;
+    m.cuda_note = "no NVIDIA driver";
+    RunSettings set;
+    set.warmup = 0;
+    set.min_samples = 2;
+    set.max_samples = 2;
+    set.max_time_s = 5;
+    set.storage_dir = s.dir.string();
+    const auto configs = expand(r, "pipeline_read", {{"cache", {"cold", "warm"}}, {"dataset", {"300K"}}, {"batch", {"64K"}}, {"host_mem", {"pageable", "pinned"}}}, m);
+    REQUIRE(configs.size() == 4);
+    const auto bytes = site_bytes(configs);
+    REQUIRE(bytes);
+    CHECK(*bytes >= (300 * 1024 / 30) * 30);
+    storage::preflight(set, configs, bytes);
+    Runner runner(m, set);
+    int measured = 0;
+    for (const Config& c : configs) {
+        const Result res = runner.run_one(c);
+        INFO(res.key << ": " << res.reason);
+        if (c.params.get("host_mem") == "pinned") {
+            CHECK(res.status == Status::skipped);
+            CHECK(res.reason == "no NVIDIA driver");
+            continue;
+        }
+        if (res.status == Status::skipped && res.reason.find("cold cannot") != std::string::npos) continue; // this directory
+        REQUIRE(res.status == Status::ok);
+        ++measured;
+        const MetricResult* bw = res.metric("bandwidth");
+        REQUIRE(bw);
+        CHECK(bw->stats.median > 0);
+        CHECK(res.details["batches"] == 5);
+        CHECK(res.details["path"].get<std::string>().find("pageable host staging") != std::string::npos);
+        if (c.params.get("cache") == "warm") CHECK(res.metric("resident_before")->stats.median == 1.0);
+        else CHECK(res.metric("resident_before")->stats.median == 0.0);
+    }
+    CHECK(measured >= 1);
+    reset_datasets();
+    site.reset();
 }
 
 TEST_CASE("pipeline: the command line refuses a batch larger than the dataset and zero batches with exit 2") {
