@@ -176,6 +176,9 @@ float elapsed(const Event& a, const Event& b) {
     return ms / 1e3f;
 }
 
+/// The host memory a variant stages its batches in (and the read bound it is measured against).
+gpu::HostMem staging_kind(const Variant& v) { return v.pinned || v.overlap ? gpu::HostMem::pinned : gpu::HostMem::pageable; }
+
 /// The dataset's column files as the pipeline reads them: one descriptor and one cache state
 /// per file, and a batch read as one pread per column slice into a staging buffer of the batch
 /// layout (the pipeline and its standalone read stage, pipeline_read, share it).
@@ -214,10 +217,10 @@ private:
 class PipelineCase final : public Case {
 public:
     PipelineCase(int device, std::string variant, Geometry g, bool cold)
-        : m_device(device), m_name(std::move(variant)), m_v(parse_variant(m_name)), m_g(g), m_cold(cold),
+        : m_device(device), m_name(std::move(variant)), m_v(parse_variant(m_name)), m_g(g),
           m_layout(soa_batch_layout(g.batch_rows)), m_files(g.rows, cold) {
         gpu::set_device(device);
-        const gpu::HostMem kind = m_v.pinned || m_v.overlap ? gpu::HostMem::pinned : gpu::HostMem::pageable;
+        const gpu::HostMem kind = staging_kind(m_v);
         for (unsigned s = 0; s < slots(m_v); ++s) {
             m_staging.emplace_back(kind, m_layout.bytes);
             if (!m_v.gpu_convert) m_host_mat.emplace_back(kind, g.batch_rows * matrix_row_bytes());
@@ -350,12 +353,11 @@ public:
 
 private:
     const Event& ev(std::uint64_t b, int i) const { return *m_events[b * 8 + static_cast<std::uint64_t>(i)]; }
-    std::uint64_t rows_of(std::uint64_t b) const { return std::min(m_g.batch_rows, m_g.rows - b * m_g.batch_rows); }
 
     /// Reads batch b into slot s (and converts on the host when the GPU does not); returns the
     /// stage times to the caller's accumulators.
     void read_batch(std::uint64_t b, unsigned s, double* read_s, double* convert_s) {
-        const std::uint64_t row0 = b * m_g.batch_rows, n = rows_of(b);
+        const std::uint64_t row0 = b * m_g.batch_rows, n = m_g.rows_of(b);
         auto* base = static_cast<unsigned char*>(m_staging[s].get());
         auto t = Clock::now();
         m_files.read(row0, n, base, m_layout);
@@ -382,7 +384,7 @@ private:
     /// The GPU part of batch b from slot s: allocate, copy, convert, hand over, consume,
     /// free. `serial` synchronises after each stage (the serial variants).
     void gpu_batch(std::uint64_t b, unsigned s, bool serial) {
-        const std::uint64_t n = rows_of(b);
+        const std::uint64_t n = m_g.rows_of(b);
         cudaStream_t ks = m_copy_stream->get(), cs = serial ? ks : m_compute_stream->get();
         const std::size_t mat_bytes = n * matrix_row_bytes();
         auto t = Clock::now();
@@ -411,7 +413,7 @@ private:
 
     /// Copy, convert, hand over and consume batch b (its device buffers allocated).
     void enqueue_batch(std::uint64_t b, unsigned s, bool serial, void* d_in, void* d_mat, void* d_copy) {
-        const std::uint64_t n = rows_of(b);
+        const std::uint64_t n = m_g.rows_of(b);
         const std::size_t cols = columns().size();
         cudaStream_t ks = m_copy_stream->get(), cs = serial ? ks : m_compute_stream->get();
         const std::size_t mat_bytes = n * matrix_row_bytes();
@@ -524,7 +526,6 @@ private:
     std::string m_name;
     Variant m_v;
     Geometry m_g;
-    bool m_cold;
     SoaBatch m_layout;
     ColumnFiles m_files;
     std::vector<gpu::HostBuffer> m_staging, m_host_mat;
@@ -540,6 +541,15 @@ private:
 };
 
 Axis device_axis() { return {"device", "GPU ordinal", AxisKind::device, {}, {}}; }
+Axis cache_axis() {
+    return {"cache", "cold: pages of every column file dropped before each pass and mincore shows none cached; warm: all cached",
+            AxisKind::choice, {"warm"}, {"cold", "warm"}};
+}
+Axis dataset_axis() { return {"dataset", "file bytes of the dataset (8 columns, 30 bytes a row)", AxisKind::size, {"1G"}, {}}; }
+Axis batch_axis() { return {"batch", "file bytes per batch", AxisKind::size, {"64M"}, {}}; }
+MetricInfo resident_metric() {
+    return {"resident_before", "ratio", Better::lower, "largest fraction of a column file cached before the pass"};
+}
 
 /// Why the dataset's cache state cannot be had: warm needs it in the page cache beside the
 /// host buffers (`host_bytes`), cold needs a directory whose pages can be dropped.
@@ -568,12 +578,7 @@ public:
                         "naive: pageable, cudaMalloc/cudaFree per batch, host conversion, deep copy at handoff, "
                         "synchronous; +pinned, +pool, +gpu_convert, +zero_copy, +overlap: one fix each; tuned: all",
                         AxisKind::choice, {"naive", "tuned"}, variant_names()},
-                       {"cache", "cold: pages of every column file dropped before each pass and mincore shows none cached; "
-                                 "warm: all cached",
-                        AxisKind::choice, {"warm"}, {"cold", "warm"}},
-                       {"dataset", "file bytes of the dataset (8 columns, 30 bytes a row)", AxisKind::size, {"1G"}, {}},
-                       {"batch", "file bytes per batch", AxisKind::size, {"64M"}, {}},
-                       device_axis()};
+                       cache_axis(), dataset_axis(), batch_axis(), device_axis()};
         m_info.metrics = {{"throughput", "B/s", Better::higher, "dataset file bytes over the end-to-end time"},
                           {"time", "s", Better::lower, "end-to-end time of one pass (host clock)"},
                           {"time_per_batch", "s", Better::lower, "end-to-end time over the number of batches"}};
@@ -589,7 +594,7 @@ public:
             m_info.metrics.push_back({fmt::format("{}_share", k_stage_names[i]), "ratio", Better::lower,
                                       fmt::format("{} time over the end-to-end time", k_stage_names[i])});
         m_info.metrics.push_back({"overlap", "ratio", Better::higher, "sum of the stage times over the end-to-end time"});
-        m_info.metrics.push_back({"resident_before", "ratio", Better::lower, "largest fraction of a column file cached before the pass"});
+        m_info.metrics.push_back(resident_metric());
     }
     const ScenarioInfo& info() const override { return m_info; }
 
@@ -692,7 +697,7 @@ public:
         m_info.family = "pipeline";
         m_info.summary = "the pipeline's conversion kernel alone (mixed-type columns -> row-major float32), device-resident";
         m_info.counting = "file bytes of the batch's columns (read) once per conversion";
-        m_info.axes = {{"batch", "file bytes per batch", AxisKind::size, {"64M"}, {}}, device_axis()};
+        m_info.axes = {batch_axis(), device_axis()};
         m_info.metrics = {{"bandwidth", "B/s", Better::higher, "column bytes converted per second"},
                           {"time", "s", Better::lower, "time of one conversion"}};
     }
@@ -734,7 +739,7 @@ public:
         auto* base = static_cast<unsigned char*>(m_staging.get());
         const auto t0 = Clock::now();
         for (std::uint64_t b = 0; b < m_g.batches; ++b)
-            m_files.read(b * m_g.batch_rows, std::min(m_g.batch_rows, m_g.rows - b * m_g.batch_rows), base, m_layout);
+            m_files.read(b * m_g.batch_rows, m_g.rows_of(b), base, m_layout);
         const double t = since(t0);
         return {static_cast<double>(m_files.data().data_bytes()) / t, t, t / static_cast<double>(m_g.batches), resident};
     }
@@ -780,17 +785,13 @@ public:
         m_info.summary = "the pipeline's read stage alone: its column files batch by batch into host staging, one "
                          "thread (pageable runs without a GPU)";
         m_info.counting = "dataset file bytes (the column data, headers excluded) once per pass";
-        m_info.axes = {{"cache", "cold: pages of every column file dropped before each pass and mincore shows none cached; "
-                                 "warm: all cached",
-                        AxisKind::choice, {"warm"}, {"cold", "warm"}},
-                       {"dataset", "file bytes of the dataset (8 columns, 30 bytes a row)", AxisKind::size, {"1G"}, {}},
-                       {"batch", "file bytes per batch", AxisKind::size, {"64M"}, {}},
+        m_info.axes = {cache_axis(), dataset_axis(), batch_axis(),
                        {"host_mem", "staging buffer: pinned (the +pinned, +overlap and tuned variants) or pageable (the others)",
                         AxisKind::choice, {"pinned"}, {"pageable", "pinned"}}};
         m_info.metrics = {{"bandwidth", "B/s", Better::higher, "dataset file bytes over the time to read them"},
                           {"time", "s", Better::lower, "time of one pass"},
                           {"time_per_batch", "s", Better::lower, "time of one pass over the number of batches"},
-                          {"resident_before", "ratio", Better::lower, "largest fraction of a column file cached before the pass"}};
+                          resident_metric()};
     }
     const ScenarioInfo& info() const override { return m_info; }
     std::optional<std::string> unsupported(const Machine& m, const Params& p) const override {
@@ -862,8 +863,7 @@ void annotate_pipeline_results(std::vector<Result>& results) {
         // The slowest standalone stage of the same run: pipeline_read (the same dataset, batch,
         // cache state and staging memory kind), pinned copy-engine h2d_copy to this GPU, the
         // conversion kernel alone at this batch.
-        const Variant v = parse_variant(variant);
-        const char* staging = v.pinned || v.overlap ? "pinned" : "pageable";
+        const char* staging = gpu::to_string(staging_kind(parse_variant(variant)));
         const Result *rd = nullptr, *h2d = nullptr, *conv = nullptr;
         for (const Result& o : results) {
             if (o.status != Status::ok) continue;

@@ -1,6 +1,7 @@
 #pragma once
 /// The pipeline family's shared pieces (scenario file and tests): variants, the batch
 /// geometry and its checks, the device memory a configuration needs.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,6 +24,8 @@ const std::vector<std::string>& variant_names();
 /// than one row (zero batches) and a batch larger than the dataset.
 struct Geometry {
     std::uint64_t rows = 0, batch_rows = 0, batches = 0;
+    /// Rows of batch b (the last one may be short).
+    std::uint64_t rows_of(std::uint64_t b) const { return std::min(batch_rows, rows - b * batch_rows); }
 };
 Geometry geometry(std::uint64_t dataset_bytes, std::uint64_t batch_bytes);
 
