@@ -110,7 +110,7 @@ if has sanitize; then
   # NCCL probes kernels internally; memory errors are what this run looks for.
   run memcheck 400 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 99 "$ib" run --profile quick "${small[@]}" --out "$R/memcheck.json"
   # dense_to_binary_kernel is left out: racecheck reports the hand-overs ordered by its named
-  # barriers as hazards (see hand_over in src/gpu/convert_kernels.cu); its results are checked.
+  # barriers as hazards (see hand_over in src/gpu/convert_arrow_binary.cu); its results are checked.
   run racecheck 300 compute-sanitizer --tool racecheck --kernel-name-exclude kns=dense_to_binary_kernel --error-exitcode 99 "$ib" run -s 'layout_*' -a variant=gpu "${small[@]}" --out "$R/racecheck.json"
 fi
 if has storage; then

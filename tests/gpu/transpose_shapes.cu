@@ -12,7 +12,7 @@
 // for the size and element: odd dimensions).
 // Prints one line per element size and shape: dimensions, copy and transpose time (median
 // of 15 launches, CUDA events), efficiency = copy time / transpose time, and the check.
-#include "gpu/convert_kernels.cu"
+#include "gpu/convert_transpose.cu"
 #include "harness_timing.cuh"
 
 #include <algorithm>
