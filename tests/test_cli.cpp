@@ -68,6 +68,15 @@ TEST_CASE("version, list and help work anywhere") {
     CHECK(nlohmann::json::parse(j.out).is_array());
     CHECK(run_cli("--help").code == 0);
     CHECK(run_cli("list --profiles").code == 0);
+    // Every family once, with the options it declares (the storage site's, on storage and pipeline).
+    const Run f = run_cli("list --families --format json");
+    REQUIRE(f.code == 0);
+    const auto families = nlohmann::json::parse(f.out);
+    REQUIRE(families.is_array());
+    std::vector<std::string> names;
+    for (const auto& e : families) names.push_back(e["name"].get<std::string>());
+    CHECK(names == std::vector<std::string>{"copy", "alloc", "peer", "nccl", "layout", "handoff", "storage", "pipeline", "plugin"});
+    CHECK(families[6]["options"] == nlohmann::json::array({"--storage-dir", "--keep-files"}));
 }
 
 TEST_CASE("bad sizes, names and options are one-line errors with exit 2") {

@@ -90,7 +90,7 @@ TEST_CASE("built-in profiles: quick, ci, full, quick is the default") {
     CHECK(default_profile_name() == "quick");
     for (const auto& name : builtin_profile_names()) {
         CAPTURE(name);
-        const auto resolved = resolve_profile(name);
+        const auto resolved = resolve_profile(name, builtin_registry());
         CHECK(resolved["name"] == name);
         CHECK_FALSE(resolved["description"].get<std::string>().empty());
         CHECK_FALSE(resolved["scenarios"].empty());
@@ -100,7 +100,7 @@ TEST_CASE("built-in profiles: quick, ci, full, quick is the default") {
     }
     // ci gates: enough samples for stable medians.
     RunSettings ci;
-    ci.apply_json(resolve_profile("ci")["settings"], "ci");
+    ci.apply_json(resolve_profile("ci", builtin_registry())["settings"], "ci");
     CHECK(ci.min_samples >= 20);
 }
 
@@ -156,14 +156,14 @@ TEST_CASE("extends: settings merge key by key, scenarios are inherited or replac
                                "scenarios": [{"pattern": "h2d_copy", "axes": {"size": ["1M"]}}]})");
     const auto child = d.write("child.json", R"({"name": "child", "extends": "parent.json",
                                                  "settings": {"min_samples": 30}})");
-    const auto resolved = resolve_profile(child);
+    const auto resolved = resolve_profile(child, builtin_registry());
     CHECK(resolved["name"] == "child");
     CHECK(resolved["description"] == "parent");
     CHECK(resolved["settings"]["warmup"] == 7);
     CHECK(resolved["settings"]["noise"] == 0.02);
     CHECK(resolved["settings"]["min_samples"] == 30);
     // max_samples comes from ci, two levels up.
-    CHECK(resolved["settings"]["max_samples"] == resolve_profile("ci")["settings"]["max_samples"]);
+    CHECK(resolved["settings"]["max_samples"] == resolve_profile("ci", builtin_registry())["settings"]["max_samples"]);
     REQUIRE(resolved["scenarios"].size() == 1);
     CHECK(resolved["scenarios"][0]["pattern"] == "h2d_copy");
     CHECK(resolved["sources"].size() == 3);
@@ -271,12 +271,12 @@ TEST_CASE("cycles in extends are named") {
     ProfileDir d;
     const auto a = d.write("a.json", R"({"extends": "b.json", "scenarios": [{"pattern": "latency"}]})");
     d.write("b.json", R"({"extends": "a.json"})");
-    const auto err = usage_error([&] { (void)resolve_profile(a); });
+    const auto err = usage_error([&] { (void)resolve_profile(a, builtin_registry()); });
     CHECK(contains(err, "cycle"));
     CHECK(contains(err, "a.json -> "));
     CHECK(contains(err, "b.json -> "));
     const auto self = d.write("self.json", R"({"extends": "self.json"})");
-    CHECK(contains(usage_error([&] { (void)resolve_profile(self); }), "cycle"));
+    CHECK(contains(usage_error([&] { (void)resolve_profile(self, builtin_registry()); }), "cycle"));
 }
 
 } // TEST_SUITE

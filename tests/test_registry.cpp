@@ -55,3 +55,13 @@ TEST_CASE("selection by glob, with suggestions for unknown names") {
         CHECK(e.hint().find("h2d_copy") != std::string::npos);
     }
 }
+
+TEST_CASE("scenario helpers: choice_axis, device_axis") {
+    const Axis a = choice_axis("mode", "which GPU drives", {"write", "read"});
+    CHECK(a.name == "mode");
+    CHECK(a.kind == AxisKind::choice);
+    CHECK(a.choices == std::vector<std::string>{"write", "read"});
+    CHECK(a.defaults == a.choices);
+    CHECK(device_axis().name == "device");
+    CHECK(device_axis().kind == AxisKind::device);
+}

@@ -8,7 +8,8 @@
 /// Every key is optional. `extends` names a built-in profile or a file (relative to the
 /// extending file); the child's settings override the parent's key by key, and the child's
 /// `scenarios`, when present, replace the parent's. The built-in profiles (quick, ci, full)
-/// are compiled into the binary from profiles/*.json.
+/// are compiled into the binary from profiles/*.json, which give their descriptions and
+/// settings; their scenarios are what each family's descriptor adds (family.hpp).
 #include <string>
 #include <string_view>
 #include <utility>
@@ -35,8 +36,9 @@ std::string default_profile_name();
 /// first), "settings" (merged, only the keys given), "scenarios"}. Throws UsageError
 /// naming the file for: a missing or unreadable file, bad JSON, an unknown key (with the
 /// nearest known one), a wrong type, a cycle in `extends` (naming the chain), an unknown
-/// profile name.
-nlohmann::json resolve_profile(const std::string& name_or_path);
+/// profile name. A built-in profile's scenarios are the entries the families add to it
+/// (`registry.profile_entries`, family.hpp) unless its file lists its own.
+nlohmann::json resolve_profile(const std::string& name_or_path, const Registry& registry);
 
 /// Builds a plan from a resolved profile. Settings start from RunSettings' defaults.
 /// Each entry is checked against the registry: unknown scenario names (with close names),

@@ -27,8 +27,15 @@ public:
     /// Up to three ids closest to `name`, for "did you mean".
     std::vector<std::string> suggest(std::string_view name) const;
 
+    /// Appends plan entries (a JSON array of {"pattern", "axes"}) to what the families add
+    /// to the built-in profile `profile` (family.hpp); profile.hpp reads them back.
+    void add_profile_entries(const std::string& profile, const nlohmann::json& entries);
+    /// The entries the families add to `profile`, in family order (an empty array for none).
+    nlohmann::json profile_entries(std::string_view profile) const;
+
 private:
     std::vector<std::unique_ptr<Scenario>> m_scenarios;
+    std::vector<std::pair<std::string, nlohmann::json>> m_profile_entries;
 };
 
 } // namespace interopbench

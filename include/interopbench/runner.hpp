@@ -29,8 +29,9 @@ struct RunSettings {
     /// between setups that compare gates beyond.
     int rounds = 3;
     bool bind_numa = true;
-    std::string storage_dir; ///< --storage-dir (empty: a scratch directory under TMPDIR)
-    bool keep_files = false; ///< --keep-files
+    /// Options the families declare (family.hpp), from the command line; not part of
+    /// to_json (the report's settings and the profile hash).
+    FamilyOptions options;
 
     /// Resolved settings for the report.
     nlohmann::json to_json() const;

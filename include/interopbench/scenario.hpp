@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -40,6 +41,15 @@ struct Axis {
     std::uint64_t min_value = 0;
     std::uint64_t max_value = std::numeric_limits<std::uint64_t>::max();
 };
+
+/// A choice axis that runs every one of its `values` by default: the list, written once, is
+/// both its choices and its defaults, in that order.
+inline Axis choice_axis(std::string name, std::string help, std::vector<std::string> values) {
+    return {std::move(name), std::move(help), AxisKind::choice, values, values};
+}
+
+/// The `device` axis of a scenario that runs on one GPU: every selected GPU by default.
+inline Axis device_axis() { return {"device", "GPU ordinal", AxisKind::device, {}, {}}; }
 
 enum class Better { higher, lower };
 
@@ -132,6 +142,29 @@ struct Machine {
 /// device of `devices`, and for a list that names none.
 std::vector<int> parse_device_list(std::string_view text, const std::vector<DeviceInfo>& devices);
 
+/// The values of the family options of one run (family.hpp), by option name. Unset options read as
+/// false, "", {} or nothing. Carried to round processes as JSON.
+class FamilyOptions {
+public:
+    bool flag(std::string_view name) const;
+    std::string text(std::string_view name) const;
+    std::vector<std::string> texts(std::string_view name) const;
+    std::optional<double> number(std::string_view name) const;
+
+    void set_flag(const std::string& name, bool value);
+    void set_text(const std::string& name, std::string value);
+    void set_texts(const std::string& name, std::vector<std::string> values);
+    void set_number(const std::string& name, double value);
+
+    nlohmann::json to_json() const { return m_values; }
+    /// Reads what to_json wrote; anything else is ignored value by value (a missing or
+    /// mistyped value reads as unset).
+    static FamilyOptions from_json(const nlohmann::json& j);
+
+private:
+    nlohmann::json m_values = nlohmann::json::object();
+};
+
 /// Settings a Case may consult (sampling is the runner's business, not the case's).
 struct CaseContext {
     const Machine* machine = nullptr;
@@ -139,8 +172,7 @@ struct CaseContext {
     /// choose their repetition count to reach about this long.
     double sample_time_s = 0.01;
     bool bind_numa = true; ///< place host memory and threads near the GPU
-    std::string storage_dir; ///< where storage scenarios create their files; empty: the default
-    bool keep_files = false; ///< keep the storage scenarios' files for the next run
+    FamilyOptions options; ///< the run's family options (the storage directory, ...)
 };
 
 /// Values of one sample, one per metric in ScenarioInfo::metrics order. A metric that a
@@ -172,6 +204,8 @@ public:
                                                    const Params& params) const = 0;
     /// Sets up a case for `params`; throws ConfigError on failure.
     virtual std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& params) const = 0;
+    /// Where the scenario comes from when not built in (a plugin's manifest), else empty.
+    virtual std::string origin() const { return {}; }
 };
 
 /// Reason used by every GPU scenario when CUDA is not usable.

@@ -8,9 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "families/plugin/plugin.hpp"
 #include "interopbench/errors.hpp"
-#include "families/plugin/plugin.hpp"
 #include "interopbench/runner.hpp"
 #include "interopbench/scenario.hpp"
 
@@ -32,13 +30,14 @@ void add_round(CLI::App& app, Outcome& out); // internal: later rounds of `run -
 /// Measures round `round` of `configs` in a new process of this binary (`_round`) with the
 /// same --devices, and returns its results. Throws std::runtime_error when the process
 /// cannot start or writes no results; passes a stop signal of this process on to it.
-/// The child finds plugin scenarios where the parent did (`plugins`).
+/// The child gets the family options of `settings` (it finds plugin scenarios where the
+/// parent did, and uses the same storage directory).
 std::vector<Result> run_round_process(const std::vector<Config>& configs, const RunSettings& settings, int round,
-                                      const std::string& devices, const PluginOptions& plugins, bool progress);
+                                      const std::string& devices, bool progress);
 
-/// Adds --plugin-path DIR (repeatable), --plugin-timeout S and --no-default-plugins, for the
-/// subcommands that find plugins (list, run).
-void add_plugin_options(CLI::App* cmd, PluginOptions& options);
+/// Adds the options the families declare (family.hpp) to `cmd`, storing what is given in
+/// `values`: every option on `run`, those marked on_list on `list`.
+void add_family_options(CLI::App* cmd, FamilyOptions& values, bool list_only);
 
 /// Probes CUDA and NCCL and applies `--devices` (comma list of ordinals or PCI bus ids;
 /// empty selects all). Throws UsageError for a device that does not exist.

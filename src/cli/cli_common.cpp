@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.hpp"
+#include "families/builtin.hpp"
 #include "gpu/cuda_util.hpp"
 #include "gpu/cufile_loader.hpp"
 #include "gpu/nccl_loader.hpp"
@@ -86,16 +87,28 @@ Machine probe_machine(const std::string& devices) {
 
 namespace interopbench::cli {
 
-void add_plugin_options(CLI::App* cmd, PluginOptions& options) {
-    cmd->add_option("--plugin-path", options.paths,
-                    "also look for plugin manifests (NAME.json) in DIR (repeatable; searched before "
-                    "INTEROPBENCH_PLUGIN_PATH and the shipped plugins folder)")
-        ->allow_extra_args(false);
-    cmd->add_option_function<double>(
-        "--plugin-timeout", [&options](double s) { options.timeout_s = s; },
-        "seconds a plugin may take to answer one request (replaces each manifest's timeout_s)");
-    cmd->add_flag_callback("--no-default-plugins", [&options] { options.defaults = false; },
-                           "do not look in the shipped plugins folder");
+void add_family_options(CLI::App* cmd, FamilyOptions& values, bool list_only) {
+    for (const FamilyOption& opt : builtin_families().options()) {
+        if (list_only && !opt.on_list) continue;
+        const std::string flag = "--" + opt.name, name = opt.name;
+        switch (opt.kind) {
+        case OptionKind::flag:
+            cmd->add_flag_callback(flag, [&values, name] { values.set_flag(name, true); }, opt.help);
+            break;
+        case OptionKind::text:
+            cmd->add_option_function<std::string>(flag, [&values, name](const std::string& v) { values.set_text(name, v); },
+                                                  opt.help);
+            break;
+        case OptionKind::texts:
+            cmd->add_option_function<std::vector<std::string>>(
+                   flag, [&values, name](const std::vector<std::string>& v) { values.set_texts(name, v); }, opt.help)
+                ->allow_extra_args(false);
+            break;
+        case OptionKind::number:
+            cmd->add_option_function<double>(flag, [&values, name](double v) { values.set_number(name, v); }, opt.help);
+            break;
+        }
+    }
 }
 
 } // namespace interopbench::cli

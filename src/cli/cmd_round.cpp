@@ -22,7 +22,6 @@
 
 #include "cli/cli.hpp"
 #include "families/builtin.hpp"
-#include "families/plugin/plugin.hpp"
 #include "interopbench/cleanup.hpp"
 #include "interopbench/file_io.hpp"
 #include "interopbench/report.hpp"
@@ -80,19 +79,13 @@ int round_command(const std::string& plan_file, const std::string& out_file, boo
     if (plan.value("version", 0) != k_plan_version)
         throw UsageError(fmt::format("round plan '{}' has another version", plan_file),
                          "the round plan is written by 'interopbench run --rounds'; do not start _round by hand");
-    PluginOptions plugins;
-    if (const auto& pj = plan.value("plugins", nlohmann::json::object()); pj.is_object()) {
-        plugins.paths = pj.value("paths", std::vector<std::string>{});
-        plugins.defaults = pj.value("defaults", true);
-        if (pj.contains("timeout_s") && pj["timeout_s"].is_number()) plugins.timeout_s = pj["timeout_s"].get<double>();
-    }
+    const FamilyOptions family = FamilyOptions::from_json(plan.value("family_options", nlohmann::json::object()));
     std::vector<std::string> warnings; // said once, by the parent
-    const Registry registry = scenario_registry(plugins, warnings);
+    const Registry registry = scenario_registry(family, warnings);
     Machine machine = probe_machine(plan.value("devices", std::string{}));
     RunRecord rec;
     rec.plan.settings.apply_json(plan.at("settings"), "round plan");
-    rec.plan.settings.storage_dir = plan.value("storage_dir", std::string{});
-    rec.plan.settings.keep_files = plan.value("keep_files", false);
+    rec.plan.settings.options = family;
     std::vector<Config> configs;
     for (const auto& c : plan.at("configs")) {
         const std::string id = c.at("scenario").get<std::string>();
@@ -101,6 +94,8 @@ int round_command(const std::string& plan_file, const std::string& out_file, boo
         configs.push_back({s, typed_params(s->info(), c.at("params").get<std::vector<std::pair<std::string, std::string>>>(),
                                            machine)});
     }
+    // The families' pre-flight again, in this process: the storage site must be the parent's.
+    builtin_families().preflight(rec.plan.settings, configs);
     SessionOptions options;
     options.out = out_file;
     SessionHooks hooks;
@@ -121,15 +116,12 @@ int round_command(const std::string& plan_file, const std::string& out_file, boo
 } // namespace
 
 std::vector<Result> run_round_process(const std::vector<Config>& configs, const RunSettings& settings, int round,
-                                      const std::string& devices, const PluginOptions& plugins, bool progress) {
+                                      const std::string& devices, bool progress) {
     nlohmann::json plan = {{"version", k_plan_version}, {"round", round}, {"devices", devices}};
-    plan["plugins"] = {{"paths", plugins.paths}, {"defaults", plugins.defaults}};
-    if (plugins.timeout_s) plan["plugins"]["timeout_s"] = *plugins.timeout_s;
+    plan["family_options"] = settings.options.to_json();
     nlohmann::json s = settings.to_json();
     s["rounds"] = 1;
     plan["settings"] = std::move(s);
-    plan["storage_dir"] = settings.storage_dir;
-    plan["keep_files"] = settings.keep_files;
     nlohmann::json list = nlohmann::json::array();
     for (const auto& c : configs) list.push_back({{"scenario", c.scenario->info().id}, {"params", c.params.items()}});
     plan["configs"] = std::move(list);

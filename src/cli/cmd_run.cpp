@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include "families/builtin.hpp"
-#include "families/plugin/plugin.hpp"
 #include "cli/cli.hpp"
 #include "gpu/gpu_facts.hpp"
 #include "interopbench/ci_formats.hpp"
@@ -27,12 +26,10 @@ struct RunOptions {
     bool anonymize = false;
     std::vector<std::string> exports;       ///< --export FORMAT=PATH (CI formats)
     std::string export_metrics = "primary"; ///< --export-metrics
-    std::string storage_dir;
-    bool keep_files = false;
     std::optional<int> warmup, min_samples, max_samples, rounds;
     std::optional<std::string> noise;
     std::optional<double> max_time, sample_time;
-    PluginOptions plugins;
+    FamilyOptions family; ///< the options the families declare (storage directory, plugin folders...)
     struct Baseline {
         std::string file;                    ///< --baseline: compare the run with this report
         int confirm = 0;                     ///< --confirm N: re-measure flagged results N times
@@ -100,8 +97,7 @@ RunPlan build_plan(const RunOptions& o, const Registry& registry) {
     if (o.max_time) s.max_time_s = *o.max_time;
     if (o.sample_time) s.sample_time_s = *o.sample_time;
     if (o.no_numa_bind) s.bind_numa = false;
-    s.storage_dir = o.storage_dir;
-    s.keep_files = o.keep_files;
+    s.options = o.family;
     s.validate();
     record_profile(plan);
     return plan;
@@ -154,7 +150,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     const CiMetrics export_metrics = parse_ci_metrics(o.export_metrics);
     check_ci_exports(exports, {{"the --out report", o.out}, {"the --html page", o.html}, {"the baseline", o.baseline.file}});
     std::vector<std::string> plugin_warnings;
-    const Registry registry = scenario_registry(o.plugins, plugin_warnings);
+    const Registry registry = scenario_registry(o.family, plugin_warnings);
     for (const auto& w : plugin_warnings) fmt::print(stderr, "warning: {}\n", w);
     RunRecord rec;
     rec.warnings = plugin_warnings;
@@ -177,11 +173,11 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     options.compare.base_label = o.baseline.file;
     options.compare.new_label = o.out.empty() ? "this run" : o.out;
     options.confirm = o.baseline.confirm;
-    before_run(rec.plan.settings, configs); // family checks of bad input, before measuring
+    builtin_families().preflight(rec.plan.settings, configs); // family checks of bad input, before measuring
     SessionHooks hooks;
     hooks.annotate = [](const nlohmann::json& topology, std::vector<Result>& results) {
         if (topology.is_object()) annotate_results(topology, results);
-        after_run(results);
+        builtin_families().annotate(results);
     };
     // A live line on a terminal; with --progress one plain line per configuration (logs).
     const bool live = !quiet && !o.progress && progress_allowed();
@@ -195,7 +191,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
             std::fflush(stderr);
         };
     hooks.run_round = [&o](const std::vector<Config>& cs, const RunSettings& s, int round) {
-        return run_round_process(cs, s, round, o.devices, o.plugins, o.progress);
+        return run_round_process(cs, s, round, o.devices, o.progress);
     };
     if (!o.quiet)
         hooks.confirming = [](std::size_t flagged, int rounds) {
@@ -278,10 +274,7 @@ void add_run(CLI::App& app, Outcome& out) {
     cmd->add_option("--sample-time", o->sample_time, "target duration of one sample, seconds");
     cmd->add_flag("--no-numa-bind", o->no_numa_bind, "do not bind threads and host buffers near each GPU");
     cmd->add_flag("--no-topology", o->no_topology, "do not discover and embed the topology");
-    cmd->add_option("--storage-dir", o->storage_dir,
-                    "directory for the storage scenarios' files (default: a scratch directory under TMPDIR)");
-    cmd->add_flag("--keep-files", o->keep_files, "keep the storage scenarios' files for the next run");
-    add_plugin_options(cmd, o->plugins);
+    add_family_options(cmd, o->family, false);
     cmd->add_flag("--anonymize", o->anonymize, "leave out host name, UUIDs, serial numbers and home directories");
     cmd->add_option("--baseline", o->baseline.file,
                     "compare this run with a baseline report, as 'interopbench compare' does; exit 1 on a regression");

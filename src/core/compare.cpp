@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "interopbench/fnv1a.hpp"
 #include "interopbench/html.hpp"
 #include "interopbench/output.hpp"
 #include "interopbench/params.hpp"
@@ -143,14 +144,6 @@ double bounded_ratio(double a, double b) {
 std::vector<double> finite(std::vector<double> v) {
     v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
     return v;
-}
-
-std::uint64_t fnv1a(std::string_view text, std::uint64_t h = 0xcbf29ce484222325ULL) {
-    for (unsigned char c : text) {
-        h ^= c;
-        h *= 0x100000001b3ULL;
-    }
-    return h;
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 #include "interopbench/html.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -347,34 +348,38 @@ std::string param_text(const std::string& name, const std::string& value) {
     return value;
 }
 
+/// The parameters of `rows` in the order they first appear, and the values each takes.
+struct ParamValues {
+    std::vector<std::string> order;
+    std::map<std::string, std::set<std::string>> values;
+};
+
+ParamValues param_values(const std::vector<const Row*>& rows) {
+    ParamValues pv;
+    for (const auto* r : rows)
+        for (const auto& [k, v] : r->params) {
+            if (!pv.values.count(k)) pv.order.push_back(k);
+            pv.values[k].insert(v);
+        }
+    return pv;
+}
+
 /// Parameters that take more than one value among `rows`, minus `skip`: what tells the
 /// configurations apart (the constant ones are named once, in the chart's caption).
 std::vector<std::string> varying_params(const std::vector<const Row*>& rows, const std::set<std::string>& skip = {}) {
-    std::vector<std::string> order;
-    std::map<std::string, std::set<std::string>> values;
-    for (const auto* r : rows)
-        for (const auto& [k, v] : r->params) {
-            if (!values.count(k)) order.push_back(k);
-            values[k].insert(v);
-        }
+    const ParamValues pv = param_values(rows);
     std::vector<std::string> out;
-    for (const auto& k : order)
-        if (!skip.count(k) && values[k].size() > 1) out.push_back(k);
+    for (const auto& k : pv.order)
+        if (!skip.count(k) && pv.values.at(k).size() > 1) out.push_back(k);
     return out;
 }
 
 std::string constant_params(const std::vector<const Row*>& rows, const std::set<std::string>& skip = {}) {
-    std::vector<std::string> order;
-    std::map<std::string, std::set<std::string>> values;
-    for (const auto* r : rows)
-        for (const auto& [k, v] : r->params) {
-            if (!values.count(k)) order.push_back(k);
-            values[k].insert(v);
-        }
+    const ParamValues pv = param_values(rows);
     std::string out;
-    for (const auto& k : order)
-        if (!skip.count(k) && values[k].size() == 1)
-            out += (out.empty() ? "" : ", ") + k + "=" + param_text(k, *values[k].begin());
+    for (const auto& k : pv.order)
+        if (!skip.count(k) && pv.values.at(k).size() == 1)
+            out += (out.empty() ? "" : ", ") + k + "=" + param_text(k, *pv.values.at(k).begin());
     return out;
 }
 
@@ -387,6 +392,23 @@ std::string label_of(const Row& r, const std::vector<std::string>& names) {
     for (const auto& n : names)
         if (r.has_param(n)) out += (out.empty() ? "" : ", ") + n + "=" + param_text(n, r.param(n));
     return out.empty() ? std::string(k_one_configuration) : out;
+}
+
+/// `rows` grouped by their label under `names` (label_of): the labels in the order they first
+/// appear, and each label's rows in row order.
+struct LabelGroups {
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<const Row*>> rows;
+};
+
+LabelGroups group_by_label(const std::vector<const Row*>& rows, const std::vector<std::string>& names) {
+    LabelGroups g;
+    for (const auto* r : rows) {
+        const std::string l = label_of(*r, names);
+        if (!g.rows.count(l)) g.order.push_back(l);
+        g.rows[l].push_back(r);
+    }
+    return g;
 }
 
 std::string shorten(const std::string& s, std::size_t max) {
@@ -409,49 +431,61 @@ struct Frame {
     double y1() const { return top; }
 };
 
+/// A frame of these margins around a plot area of `plot_width` x `plot_height`.
+Frame frame_around(double left, double top, double right, double bottom, double plot_width, double plot_height) {
+    Frame f;
+    f.left = left;
+    f.top = top;
+    f.right = right;
+    f.bottom = bottom;
+    f.width = left + plot_width + right;
+    f.height = top + plot_height + bottom;
+    return f;
+}
+
 std::string svg_open(const Frame& f, const std::string& title) {
     return fmt::format("<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
                        "viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">\n",
                        f.width, f.height, f.width, f.height, escape(title));
 }
 
-/// Grid, ticks and labels of a horizontal axis at the frame's bottom.
+/// Grid lines, tick labels, axis line and title of one axis of the frame: along its bottom
+/// (`horizontal`) or up its left side. Ticks that fall outside the frame are left out.
 template <class Scale>
-std::string x_axis(const Frame& f, const Scale& sx, const std::vector<Tick>& ticks, const std::string& title) {
+std::string frame_axis(const Frame& f, const Scale& scale, const std::vector<Tick>& ticks, const std::string& title,
+                       bool horizontal) {
+    const double lo = horizontal ? f.x0() : f.y1(), hi = horizontal ? f.x1() : f.y0();
     std::string s;
     for (const auto& t : ticks) {
-        const double x = sx(t.value);
-        if (x < f.x0() - 0.5 || x > f.x1() + 0.5) continue;
+        const double at = scale(t.value);
+        if (at < lo - 0.5 || at > hi + 0.5) continue;
+        const auto [ax, ay, bx, by] = horizontal ? std::array{at, f.y1(), at, f.y0()} : std::array{f.x0(), at, f.x1(), at};
         s += fmt::format("<line class=\"{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", t.label.empty() ? "grid2" : "grid",
-                         f1(x), f1(f.y1()), f1(x), f1(f.y0()));
+                         f1(ax), f1(ay), f1(bx), f1(by));
         if (!t.label.empty())
-            s += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>", f1(x), f1(f.y0() + 15),
-                             escape(t.label));
+            s += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>",
+                             f1(horizontal ? at : f.x0() - 5), f1(horizontal ? f.y0() + 15 : at + 4),
+                             horizontal ? "middle" : "end", escape(t.label));
     }
-    s += fmt::format("<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", f1(f.x0()), f1(f.y0()), f1(f.x1()),
-                     f1(f.y0()));
-    s += fmt::format("<text class=\"atitle\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", f1((f.x0() + f.x1()) / 2),
-                     f1(f.height - 8), escape(title));
+    s += fmt::format("<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", f1(f.x0()), f1(f.y0()),
+                     f1(horizontal ? f.x1() : f.x0()), f1(horizontal ? f.y0() : f.y1()));
+    if (horizontal)
+        s += fmt::format("<text class=\"atitle\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+                         f1((f.x0() + f.x1()) / 2), f1(f.height - 8), escape(title));
+    else
+        s += fmt::format("<text class=\"atitle\" transform=\"translate(14,{}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
+                         f1((f.y0() + f.y1()) / 2), escape(title));
     return s;
 }
 
 template <class Scale>
+std::string x_axis(const Frame& f, const Scale& sx, const std::vector<Tick>& ticks, const std::string& title) {
+    return frame_axis(f, sx, ticks, title, true);
+}
+
+template <class Scale>
 std::string y_axis(const Frame& f, const Scale& sy, const std::vector<Tick>& ticks, const std::string& title) {
-    std::string s;
-    for (const auto& t : ticks) {
-        const double y = sy(t.value);
-        if (y < f.y1() - 0.5 || y > f.y0() + 0.5) continue;
-        s += fmt::format("<line class=\"{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", t.label.empty() ? "grid2" : "grid",
-                         f1(f.x0()), f1(y), f1(f.x1()), f1(y));
-        if (!t.label.empty())
-            s += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", f1(f.x0() - 5), f1(y + 4),
-                             escape(t.label));
-    }
-    s += fmt::format("<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", f1(f.x0()), f1(f.y0()), f1(f.x0()),
-                     f1(f.y1()));
-    s += fmt::format("<text class=\"atitle\" transform=\"translate(14,{}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
-                     f1((f.y0() + f.y1()) / 2), escape(title));
-    return s;
+    return frame_axis(f, sy, ticks, title, false);
 }
 
 std::string unit_title(const std::string& metric, const std::string& unit) {
@@ -500,14 +534,7 @@ std::string size_chart(const std::vector<const Row*>& rows, const std::string& s
         if (r->ok() && r->metric(metric) && r->metric(metric)->usable() && number(r->param(size_param))) ok.push_back(r);
     if (ok.empty()) return {};
     const std::string unit = ok[0]->metric(metric)->unit;
-    const auto names = varying_params(ok, {size_param});
-    std::vector<std::string> order;
-    std::map<std::string, std::vector<const Row*>> series;
-    for (const auto* r : ok) {
-        const std::string l = label_of(*r, names);
-        if (!series.count(l)) order.push_back(l);
-        series[l].push_back(r);
-    }
+    auto [order, series] = group_by_label(ok, varying_params(ok, {size_param}));
     std::vector<double> xs, ys;
     std::map<double, std::string> limits; // path bandwidth -> path name
     for (const auto* r : ok) {
@@ -741,14 +768,7 @@ std::string pair_heatmaps(const std::vector<const Row*>& rows, const std::string
     if (sel.empty()) return {};
     std::set<std::string> skip{pair_param};
     if (!size_param.empty()) skip.insert(size_param);
-    const auto names = varying_params(sel, skip);
-    std::vector<std::string> order;
-    std::map<std::string, std::vector<const Row*>> groups;
-    for (const auto* r : sel) {
-        const std::string l = label_of(*r, names);
-        if (!groups.count(l)) order.push_back(l);
-        groups[l].push_back(r);
-    }
+    auto [order, groups] = group_by_label(sel, varying_params(sel, skip));
     const std::string unit = sel[0]->metric(metric)->unit;
     HeatScale hs;
     if (unit != "B/s") {
@@ -776,13 +796,7 @@ std::string pair_heatmaps(const std::vector<const Row*>& rows, const std::string
         });
         const double n = static_cast<double>(ends.size());
         const double cell = std::clamp(360.0 / n, 12.0, 70.0);
-        Frame f;
-        f.left = 60;
-        f.top = 34;
-        f.bottom = 10;
-        f.right = 10;
-        f.width = f.left + cell * n + f.right;
-        f.height = f.top + cell * n + f.bottom;
+        const Frame f = frame_around(60, 34, 10, 10, cell * n, cell * n);
         std::string s = svg_open(f, metric + " matrix " + order[gi]);
         s += fmt::format("<text class=\"tick\" x=\"{}\" y=\"12\" text-anchor=\"middle\">destination</text>", f1(f.left + cell * n / 2));
         s += fmt::format("<text class=\"tick\" transform=\"translate(12,{}) rotate(-90)\" text-anchor=\"middle\">source</text>",
@@ -831,13 +845,7 @@ std::string family_heatmap(const std::vector<std::string>& scenarios, const std:
     if (sizes.empty()) return {};
     const double n = static_cast<double>(sizes.size());
     const double cw = std::clamp(680.0 / n, 14.0, 80.0), ch = 22;
-    Frame f;
-    f.left = 170;
-    f.top = 8;
-    f.bottom = 40;
-    f.right = 10;
-    f.width = f.left + cw * n + f.right;
-    f.height = f.top + ch * scenarios.size() + f.bottom;
+    const Frame f = frame_around(170, 8, 10, 40, cw * n, ch * scenarios.size());
     const HeatScale hs;
     std::string s = svg_open(f, metric + " per scenario and size");
     std::size_t j = 0;

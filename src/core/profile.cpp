@@ -9,6 +9,7 @@
 
 #include "interopbench/errors.hpp"
 #include "interopbench/file_io.hpp"
+#include "interopbench/fnv1a.hpp"
 #include "interopbench/report.hpp"
 #include "interopbench/params.hpp"
 
@@ -25,6 +26,11 @@ std::string default_profile_name() { return "quick"; }
 namespace {
 
 namespace fs = std::filesystem;
+
+// A built-in profile file holds settings only (its scenarios come from the families), so the
+// hints show a whole profile instead of pointing at one.
+const std::string k_profile_hint =
+    R"(a profile is a JSON object such as {"extends": "quick", "scenarios": [{"pattern": "h2d_copy", "axes": {"size": ["1G"]}}]})";
 
 // One profile document before `extends` is applied, with where it came from.
 struct Source {
@@ -52,26 +58,30 @@ std::string known_profiles_hint(std::string_view name) {
 
 nlohmann::json parse_text(const std::string& text, const std::string& origin) {
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
-        throw UsageError(fmt::format("{} is empty", origin), "a profile is a JSON object, see profiles/quick.json");
+        throw UsageError(fmt::format("{} is empty", origin), k_profile_hint);
     try {
         auto doc = nlohmann::json::parse(text);
         if (!doc.is_object())
-            throw UsageError(fmt::format("{} is not a JSON object", origin), "a profile is a JSON object, see profiles/quick.json");
+            throw UsageError(fmt::format("{} is not a JSON object", origin), k_profile_hint);
         return doc;
     } catch (const nlohmann::json::parse_error& e) {
         throw UsageError(fmt::format("{} is not valid JSON (at byte {})", origin, e.byte),
-                         "fix the syntax; a profile is a JSON object, see profiles/quick.json");
+                         "fix the syntax; " + k_profile_hint);
     } catch (const nlohmann::json::exception& e) { // e.g. a number beyond a double's range
         throw UsageError(fmt::format("{} is not valid JSON: {}", origin, json_error_text(e)),
-                         "fix the syntax; a profile is a JSON object, see profiles/quick.json");
+                         "fix the syntax; " + k_profile_hint);
     }
 }
 
-// `name` is a built-in name or a path, relative to `dir` when not absolute.
-Source read_source(const std::string& name, const fs::path& dir) {
+// `name` is a built-in name or a path, relative to `dir` when not absolute. A built-in
+// profile's file gives its description and settings; its scenarios are what the families add
+// to it (family.hpp), read from the registry.
+Source read_source(const std::string& name, const fs::path& dir, const Registry& registry) {
     if (const auto* text = find_builtin(name)) {
         const std::string origin = fmt::format("profile '{}' (built-in)", name);
-        return {name, origin, name, {}, parse_text(std::string(*text), origin)};
+        nlohmann::json doc = parse_text(std::string(*text), origin);
+        if (!doc.contains("scenarios")) doc["scenarios"] = registry.profile_entries(name);
+        return {name, origin, name, {}, std::move(doc)};
     }
     fs::path path = name;
     if (path.is_relative() && !dir.empty()) path = dir / path;
@@ -154,8 +164,8 @@ nlohmann::json entries_json(const std::vector<PlanEntry>& entries) {
 
 } // namespace
 
-nlohmann::json resolve_profile(const std::string& name_or_path) {
-    std::vector<Source> chain{read_source(name_or_path, {})};
+nlohmann::json resolve_profile(const std::string& name_or_path, const Registry& registry) {
+    std::vector<Source> chain{read_source(name_or_path, {}, registry)};
     while (true) {
         check_document(chain.back());
         const auto& doc = chain.back().doc;
@@ -163,7 +173,7 @@ nlohmann::json resolve_profile(const std::string& name_or_path) {
         const std::string parent = doc["extends"].get<std::string>();
         Source next;
         try {
-            next = read_source(parent, chain.back().dir);
+            next = read_source(parent, chain.back().dir, registry);
         } catch (const UsageError& e) {
             throw UsageError(fmt::format("{}: 'extends': {}", chain.back().origin, e.what()), e.hint());
         }
@@ -220,7 +230,7 @@ RunPlan plan_from_profile(const nlohmann::json& resolved, const std::string& ori
     }
     const auto& scenarios = resolved.value("scenarios", nlohmann::json::array());
     if (scenarios.empty())
-        throw UsageError(fmt::format("{} names no scenarios", origin), "add a \"scenarios\" list, see profiles/quick.json");
+        throw UsageError(fmt::format("{} names no scenarios", origin), "add a \"scenarios\" list such as [{\"pattern\": \"h2d_copy\", \"axes\": {\"size\": [\"1G\"]}}]");
     const Machine no_gpu; // values are checked without a machine: device ordinals are checked at run time
     for (std::size_t i = 0; i < scenarios.size(); ++i) {
         PlanEntry entry;
@@ -242,7 +252,7 @@ RunPlan plan_from_profile(const nlohmann::json& resolved, const std::string& ori
 }
 
 RunPlan load_profile(const std::string& name_or_path, const Registry& registry) {
-    const auto resolved = resolve_profile(name_or_path);
+    const auto resolved = resolve_profile(name_or_path, registry);
     const std::string origin = resolved["sources"].empty() ? name_or_path : resolved["sources"][0].get<std::string>();
     return plan_from_profile(resolved, origin, registry);
 }
@@ -277,12 +287,7 @@ void record_profile(RunPlan& plan) {
 std::string profile_hash(const nlohmann::json& resolved) {
     const nlohmann::json what = {{"settings", resolved.value("settings", nlohmann::json::object())},
                                  {"scenarios", resolved.value("scenarios", nlohmann::json::array())}};
-    std::uint64_t h = 0xcbf29ce484222325ULL;
-    for (unsigned char c : what.dump()) {
-        h ^= c;
-        h *= 0x100000001b3ULL;
-    }
-    return fmt::format("{:016x}", h);
+    return fmt::format("{:016x}", fnv1a(what.dump()));
 }
 
 } // namespace interopbench

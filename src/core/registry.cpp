@@ -119,6 +119,21 @@ void Registry::add(std::unique_ptr<Scenario> scenario) {
     m_scenarios.push_back(std::move(scenario));
 }
 
+void Registry::add_profile_entries(const std::string& profile, const nlohmann::json& entries) {
+    for (auto& [name, list] : m_profile_entries)
+        if (name == profile) {
+            for (const auto& e : entries) list.push_back(e);
+            return;
+        }
+    m_profile_entries.emplace_back(profile, entries);
+}
+
+nlohmann::json Registry::profile_entries(std::string_view profile) const {
+    for (const auto& [name, list] : m_profile_entries)
+        if (name == profile) return list;
+    return nlohmann::json::array();
+}
+
 const Scenario* Registry::find(std::string_view id) const {
     for (const auto& s : m_scenarios)
         if (s->info().id == id) return s.get();

@@ -27,6 +27,7 @@
 #include "interopbench/cleanup.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/file_io.hpp"
+#include "interopbench/fnv1a.hpp"
 #include "interopbench/html.hpp"
 
 extern char** environ;
@@ -221,12 +222,7 @@ std::string dir_of(const std::string& path) {
 }
 
 std::string temp_stem(const std::string& target) {
-    std::uint64_t h = 0xcbf29ce484222325ULL;
-    for (unsigned char c : fs::path(target).filename().string()) {
-        h ^= c;
-        h *= 0x100000001b3ULL;
-    }
-    return fmt::format("{}{:016x}-", k_temp_prefix, h);
+    return fmt::format("{}{:016x}-", k_temp_prefix, fnv1a(fs::path(target).filename().string()));
 }
 
 // Temporaries of earlier writes to `target` whose process is gone (kill -9, power loss).

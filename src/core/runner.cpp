@@ -511,8 +511,7 @@ Result Runner::run_one(const Config& config) {
         return r;
     }
     try {
-        CaseContext ctx{&m_machine, m_settings.sample_time_s, m_settings.bind_numa, m_settings.storage_dir,
-                        m_settings.keep_files};
+        CaseContext ctx{&m_machine, m_settings.sample_time_s, m_settings.bind_numa, m_settings.options};
         auto c = config.scenario->prepare(ctx, config.params);
         // Warm-up: in a multi-process run every rank takes the same count (collectives).
         for (int i = 0; i < m_settings.warmup && !g_interrupted; ++i) {

@@ -1,34 +1,51 @@
-// The one explicit list of scenario families, in `list` order. Each family folder defines
-// its registration function(s); each registers its scenarios in a fixed order, and nothing
-// registers itself through static initialisation (which a linker may drop).
-// Adding a family: its folder with a CMakeLists.txt, one add_subdirectory, its registration
-// function declared in builtin.hpp and named in the list here.
+// The one explicit list of scenario families, in `list` order. A family is its folder under
+// src/families/: sources, a CMakeLists.txt calling interopbench_family(), and a descriptor
+// `Family NAME_family()` (family.cpp there). Adding a family is its folder and one line here
+// (docs/ARCHITECTURE.md). Nothing registers itself through static initialisation, which a
+// linker may drop.
 #include "families/builtin.hpp"
-#include "families/plugin/plugin.hpp"
+
+#include <algorithm>
+
+#define INTEROPBENCH_BUILTIN_FAMILIES(X)                                                        \
+    X(copy)                                                                                     \
+    X(alloc)                                                                                    \
+    X(peer)                                                                                     \
+    X(nccl)                                                                                     \
+    X(layout)                                                                                   \
+    X(handoff)                                                                                  \
+    X(storage)                                                                                  \
+    X(pipeline)                                                                                 \
+    X(plugin) /* external scenarios, after the built-in ones */
 
 namespace interopbench {
 
-Registry builtin_registry() {
+#define INTEROPBENCH_DECLARE(name) Family name##_family();
+INTEROPBENCH_BUILTIN_FAMILIES(INTEROPBENCH_DECLARE)
+#undef INTEROPBENCH_DECLARE
+
+const Families& builtin_families() {
+#define INTEROPBENCH_ENTRY(name) name##_family(),
+    static const Families families(std::vector<Family>{INTEROPBENCH_BUILTIN_FAMILIES(INTEROPBENCH_ENTRY)});
+#undef INTEROPBENCH_ENTRY
+    return families;
+}
+
+Registry scenario_registry(const FamilyOptions& options, std::vector<std::string>& warnings) {
+    return builtin_families().registry(options, warnings);
+}
+
+Registry builtin_registry(const std::vector<std::string>& families) {
     Registry r;
-    for (auto* add : {register_host_memcpy, register_host_device_copy, register_alloc, register_peer,
-                      register_nccl, register_layout, register_handoff, register_storage_read, register_storage_gpu, register_pipeline})
-        add(r);
+    std::vector<std::string> warnings;
+    for (const Family& f : builtin_families().all()) {
+        const bool wanted = families.empty() ? f.name != "plugin"
+                                             : std::find(families.begin(), families.end(), f.name) != families.end();
+        if (!wanted) continue;
+        f.add_scenarios(r, FamilyOptions{}, warnings);
+        for (const auto& p : f.profiles) r.add_profile_entries(p.profile, nlohmann::json::parse(p.entries));
+    }
     return r;
-}
-
-Registry scenario_registry(const PluginOptions& plugins, std::vector<std::string>& warnings) {
-    Registry r = builtin_registry();
-    register_plugins(r, plugins, warnings); // external scenarios (families/plugin), after the built-in ones
-    return r;
-}
-
-void before_run(const RunSettings& settings, const std::vector<Config>& configs) {
-    storage_preflight(settings, configs, pipeline_site_bytes(configs));
-}
-
-void after_run(std::vector<Result>& results) {
-    annotate_storage_results(results);
-    annotate_pipeline_results(results);
 }
 
 } // namespace interopbench

@@ -252,6 +252,48 @@ Stream::~Stream() {
     }
 }
 
+// ---- Event --------------------------------------------------------------------------------
+
+Event::Event(EventUse use) {
+    IB_CUDA_CHECK(cudaGetDevice(&m_device));
+    create(use);
+}
+
+Event::Event(int device, EventUse use) : m_device(device) {
+    set_device(device);
+    create(use);
+}
+
+void Event::create(EventUse use) {
+    IB_CUDA_CHECK(cudaEventCreateWithFlags(&m_event, use == EventUse::timing ? cudaEventDefault : cudaEventDisableTiming));
+}
+
+void Event::release() noexcept {
+    if (!m_event) return;
+    cudaSetDevice(m_device);
+    cudaEventDestroy(m_event);
+    m_event = nullptr;
+}
+
+Event::~Event() { release(); }
+
+Event::Event(Event&& o) noexcept : m_event(std::exchange(o.m_event, nullptr)), m_device(o.m_device) {}
+
+Event& Event::operator=(Event&& o) noexcept {
+    if (this != &o) {
+        release();
+        m_event = std::exchange(o.m_event, nullptr);
+        m_device = o.m_device;
+    }
+    return *this;
+}
+
+double elapsed_s(const Event& start, const Event& stop) {
+    float ms = 0;
+    IB_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+    return ms / 1e3;
+}
+
 // ---- TimedRegion ------------------------------------------------------------------------
 
 namespace {
@@ -260,12 +302,8 @@ constexpr std::uint64_t k_spin_timeout_ns = 10'000'000'000ull; // a lost release
 
 TimedRegion::TimedRegion(std::vector<const Stream*> streams, bool hold) : m_streams(std::move(streams)), m_hold(hold) {
     for (const auto* s : m_streams) {
-        set_device(s->device());
-        cudaEvent_t a = nullptr, b = nullptr;
-        IB_CUDA_CHECK(cudaEventCreate(&a));
-        m_start.push_back(a);
-        IB_CUDA_CHECK(cudaEventCreate(&b));
-        m_stop.push_back(b);
+        m_start.emplace_back(s->device(), EventUse::timing);
+        m_stop.emplace_back(s->device(), EventUse::timing);
     }
     if (m_hold) {
         void* p = nullptr;
@@ -287,11 +325,7 @@ TimedRegion::~TimedRegion() {
         }
         cudaFreeHost(const_cast<int*>(m_flag));
     }
-    for (std::size_t i = 0; i < m_streams.size(); ++i) {
-        cudaSetDevice(m_streams[i]->device());
-        cudaEventDestroy(m_start[i]);
-        cudaEventDestroy(m_stop[i]);
-    }
+    // The events are destroyed with the members, each on its stream's device.
 }
 
 void TimedRegion::begin() {
@@ -299,14 +333,14 @@ void TimedRegion::begin() {
     for (std::size_t i = 0; i < m_streams.size(); ++i) {
         set_device(m_streams[i]->device());
         if (m_hold) IB_CUDA_CHECK(kernels::launch_spin_wait(m_flag_dev, k_spin_timeout_ns, nullptr, m_streams[i]->get()));
-        IB_CUDA_CHECK(cudaEventRecord(m_start[i], m_streams[i]->get()));
+        IB_CUDA_CHECK(cudaEventRecord(m_start[i].get(), m_streams[i]->get()));
     }
 }
 
 double TimedRegion::end(std::vector<double>* per_stream) {
     for (std::size_t i = 0; i < m_streams.size(); ++i) {
         set_device(m_streams[i]->device());
-        IB_CUDA_CHECK(cudaEventRecord(m_stop[i], m_streams[i]->get()));
+        IB_CUDA_CHECK(cudaEventRecord(m_stop[i].get(), m_streams[i]->get()));
     }
     const auto host_start = std::chrono::steady_clock::now();
     if (m_hold) {
@@ -317,17 +351,17 @@ double TimedRegion::end(std::vector<double>* per_stream) {
     double first_ms = 0, span_ms = 0;
     if (per_stream) per_stream->clear();
     for (std::size_t i = 0; i < m_streams.size(); ++i) {
-        IB_CUDA_CHECK(cudaEventSynchronize(m_stop[i]));
+        IB_CUDA_CHECK(cudaEventSynchronize(m_stop[i].get()));
         float ms = 0;
-        IB_CUDA_CHECK(cudaEventElapsedTime(&ms, m_start[i], m_stop[i]));
+        IB_CUDA_CHECK(cudaEventElapsedTime(&ms, m_start[i].get(), m_stop[i].get()));
         if (per_stream) per_stream->push_back(ms / 1e3);
         if (i == 0) {
             span_ms = ms;
         } else if (m_streams[i]->device() == m_streams[0]->device()) {
             // Same device: events share a clock, so take the earliest start to latest stop.
             float rel_start = 0, rel_stop = 0;
-            IB_CUDA_CHECK(cudaEventElapsedTime(&rel_start, m_start[0], m_start[i]));
-            IB_CUDA_CHECK(cudaEventElapsedTime(&rel_stop, m_start[0], m_stop[i]));
+            IB_CUDA_CHECK(cudaEventElapsedTime(&rel_start, m_start[0].get(), m_start[i].get()));
+            IB_CUDA_CHECK(cudaEventElapsedTime(&rel_stop, m_start[0].get(), m_stop[i].get()));
             first_ms = std::min<double>(first_ms, rel_start);
             span_ms = std::max<double>(span_ms, rel_stop);
         } else {

@@ -103,6 +103,37 @@ private:
     int m_device = 0;
 };
 
+/// What an Event is for: `timing` events are measured against each other (elapsed_s);
+/// `sync` events (cudaEventDisableTiming) only order streams and wake the host, more cheaply.
+enum class EventUse { timing, sync };
+
+/// A CUDA event, created on a device and destroyed on it (that device made current first).
+/// Record and wait on `get()` with IB_CUDA_CHECK at the call site.
+class Event {
+public:
+    /// On the current device.
+    explicit Event(EventUse use = EventUse::timing);
+    /// On `device`, which is made current (and left so).
+    Event(int device, EventUse use);
+    ~Event();
+    Event(Event&& o) noexcept;
+    Event& operator=(Event&& o) noexcept;
+    Event(const Event&) = delete;
+    Event& operator=(const Event&) = delete;
+    cudaEvent_t get() const { return m_event; }
+    int device() const { return m_device; }
+
+private:
+    void create(EventUse use);
+    void release() noexcept;
+    cudaEvent_t m_event = nullptr;
+    int m_device = 0;
+};
+
+/// Seconds from `start` to `stop`: two timing events of one device, both recorded and
+/// complete (cudaEventElapsedTime's milliseconds / 1e3; resolution about half a microsecond).
+double elapsed_s(const Event& start, const Event& stop);
+
 /// An event pair around enqueued work. With `hold`, a spin kernel holds every stream
 /// while the work is enqueued, so enqueue cost stays out of the window; the host then
 /// releases it. Usage:
@@ -126,7 +157,7 @@ public:
 private:
     std::vector<const Stream*> m_streams;
     bool m_hold;
-    std::vector<cudaEvent_t> m_start, m_stop;
+    std::vector<Event> m_start, m_stop;
     volatile int* m_flag = nullptr; ///< mapped pinned host flag
     int* m_flag_dev = nullptr;
 };

@@ -413,6 +413,11 @@ void Site::configure(const std::string& dir_in, bool keep_files, std::uint64_t b
     m_configured = true;
 }
 
+void Site::claim(const std::string& dir, bool keep_files, std::uint64_t bytes) {
+    configure(dir, keep_files, m_claimed + bytes);
+    m_claimed += bytes;
+}
+
 void Site::ensure_configured() {
     if (!m_configured) configure("", false, 0);
 }
@@ -487,31 +492,30 @@ void Site::reset() {
     m_facts.reset();
     m_cold.reset();
     m_configured = false;
+    m_claimed = 0;
     m_dir_guard.remove();
 }
 
-void preflight(const RunSettings& settings, const std::vector<Config>& configs, std::optional<std::uint64_t> other_bytes) {
-    std::set<std::uint64_t> read_sizes;
-    std::uint64_t write_bytes = 0;
-    bool any = other_bytes.has_value();
-    for (const Config& c : configs) {
-        if (c.scenario->info().family != "storage") continue;
-        any = true;
-        const std::uint64_t size = c.params.get_uint("size");
-        if (c.scenario->info().id == "gpu_to_storage") write_bytes = std::max(write_bytes, size);
-        else read_sizes.insert(size);
-    }
-    if (!any) return;
+const std::vector<FamilyOption>& site_options() {
+    static const std::vector<FamilyOption> options{
+        {"storage-dir", OptionKind::text,
+         "directory for the storage and pipeline files (default: a scratch directory under TMPDIR)"},
+        {"keep-files", OptionKind::flag, "keep the storage and pipeline files for the next run"},
+    };
+    return options;
+}
+
+void claim_site(const FamilyOptions& options, std::uint64_t bytes, const std::set<std::uint64_t>& read_sizes) {
+    const std::string given = options.text("storage-dir");
     // Pattern files that already exist (kept from an earlier run) need no new space.
-    const std::string dir = settings.storage_dir.empty() ? default_storage_dir() : settings.storage_dir;
-    std::uint64_t needed = write_bytes + other_bytes.value_or(0);
+    const std::string dir = given.empty() ? default_storage_dir() : given;
     for (std::uint64_t s : read_sizes) {
         struct stat st {};
         if (::stat((dir + "/" + pattern_file_name(s)).c_str(), &st) == 0 && static_cast<std::uint64_t>(st.st_size) == s)
             continue;
-        needed += s;
+        bytes += s;
     }
-    Site::instance().configure(settings.storage_dir, settings.keep_files, needed);
+    Site::instance().claim(given, options.flag("keep-files"), bytes);
 }
 
 // ---- readers -------------------------------------------------------------------------------------

@@ -11,12 +11,14 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "interopbench/cleanup.hpp"
+#include "interopbench/family.hpp"
 #include "interopbench/runner.hpp"
 #include "topology/storage_devices.hpp"
 
@@ -136,6 +138,8 @@ public:
     /// Throws UsageError (one line, with the fix) for a missing, non-directory, unwritable or
     /// full directory. Removes stale temporaries of dead processes.
     void configure(const std::string& dir, bool keep_files, std::uint64_t bytes_needed);
+    /// Adds `bytes` to what the run's families claimed and configures the site for the total.
+    void claim(const std::string& dir, bool keep_files, std::uint64_t bytes);
     bool configured() const { return m_configured; }
     const std::string& dir();
     bool keep_files() const { return m_keep; }
@@ -155,6 +159,7 @@ private:
     void ensure_configured();
     std::mutex m_mutex;
     bool m_configured = false, m_keep = false;
+    std::uint64_t m_claimed = 0;
     std::string m_dir;
     std::optional<StorageDirFacts> m_facts;
     std::optional<std::optional<std::string>> m_cold;
@@ -162,12 +167,15 @@ private:
     std::map<std::uint64_t, std::shared_ptr<PatternFile>> m_files;
 };
 
-/// The pre-flight of a run: when a storage configuration is selected, validates the storage
-/// directory and its free space for the selected sizes (UsageError, before measuring).
-/// `other_bytes`: what other families' selected configurations (the pipeline's dataset) will
-/// create there; given (even 0), the directory is validated without a storage configuration.
-void preflight(const RunSettings& settings, const std::vector<Config>& configs,
-               std::optional<std::uint64_t> other_bytes = std::nullopt);
+/// The run options of the storage site (`--storage-dir`, `--keep-files`), declared by every
+/// family that keeps files there (family.hpp).
+const std::vector<FamilyOption>& site_options();
+
+/// A family's pre-flight claim on the run's storage site: validates the directory named by
+/// `options` (or the default) and its free space for everything claimed so far plus `bytes`
+/// (UsageError, before measuring). Pattern files of `read_sizes` add their size unless a
+/// kept file of that size is already there.
+void claim_site(const FamilyOptions& options, std::uint64_t bytes, const std::set<std::uint64_t>& read_sizes = {});
 
 /// Host readers: the whole file (or [offset, offset+bytes)) into `dst`, in `chunk` I/Os, on
 /// `threads` threads each with a contiguous range. Return the bytes read; throw ConfigError

@@ -1226,6 +1226,12 @@ bool place_near_device(const std::string& pci_bus_id) {
     return local && local->nodeset && bind_to_nodes(t, local->nodeset);
 }
 
+bool place_host_side(const CaseContext& ctx, int device) {
+    if (!ctx.bind_numa || !ctx.machine) return false;
+    const DeviceInfo* d = ctx.machine->device(device);
+    return d && place_near_device(d->pci_bus_id);
+}
+
 bool place_away_from_device(const std::string& pci_bus_id) {
     hwloc_topology_t t = live_hwloc();
     if (!t || numa_node_count() < 2)

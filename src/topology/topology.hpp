@@ -241,6 +241,11 @@ unsigned numa_node_count();
 /// there is a single NUMA node, the GPU or its locality is unknown, or binding fails.
 bool place_near_device(const std::string& pci_bus_id);
 
+/// Where a case puts its host side (buffers, threads) in prepare(): near GPU `device`
+/// (place_near_device) when `ctx.bind_numa` is set and the machine knows the GPU; otherwise
+/// nothing. Returns whether it bound.
+bool place_host_side(const CaseContext& ctx, int device);
+
 /// Like place_near_device, but binds to a NUMA node that is not local to the GPU (for
 /// numa=remote measurements). Returns false and changes nothing where there is none.
 bool place_away_from_device(const std::string& pci_bus_id);

@@ -150,7 +150,7 @@ inline const Registry& fake_registry() {
 inline void profile(const std::uint8_t* data, std::size_t size) {
     const std::string path = write_scratch("profile.json", text_of(data, size));
     try {
-        const auto resolved = resolve_profile(path);
+        const auto resolved = resolve_profile(path, fake_registry());
         require(resolved.is_object() && resolved.contains("sources"), "a resolved profile has its sources");
         (void)profile_hash(resolved);
         RunPlan plan = plan_from_profile(resolved, path, fake_registry());

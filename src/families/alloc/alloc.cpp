@@ -41,7 +41,8 @@
 #include "topology/topology.hpp"
 #include "families/alloc/alloc_kernels.hpp"
 #include "families/alloc/alloc_model.hpp"
-#include "families/builtin.hpp"
+#include "interopbench/registry.hpp"
+#include "interopbench/runner.hpp"
 
 namespace interopbench {
 namespace {
@@ -170,8 +171,6 @@ private:
 };
 
 // ---- shared scenario pieces ----------------------------------------------------------
-
-Axis device_axis() { return {"device", "GPU ordinal", AxisKind::device, {}, {}}; }
 
 Axis allocator_axis(const std::string& help, std::vector<std::string> defaults) {
     return {"allocator", help, AxisKind::choice, std::move(defaults), k_allocators};
@@ -306,8 +305,8 @@ public:
                            "threshold 0; default_pool_keep: the same, threshold UINT64_MAX; own_pool: a "
                            "cudaMemPoolCreate pool, threshold UINT64_MAX",
                            k_allocators),
-            {"state", "cold: every pair starts with an empty pool; warm: the pool already holds a block",
-             AxisKind::choice, {"cold", "warm"}, {"cold", "warm"}},
+            choice_axis("state", "cold: every pair starts with an empty pool; warm: the pool already holds a block",
+                        {"cold", "warm"}),
             {"size", "bytes per allocation", AxisKind::size, {"256,64K,1M,64M,1G"}, {}},
             device_axis()};
         m_info.metrics = {
@@ -568,9 +567,10 @@ public:
         m_info.summary = "cost of making host memory pinned, and how many copied bytes it takes to pay off";
         m_info.counting = "one operation = making `size` bytes pinned and releasing them; bandwidths count each "
                           "host-to-device copy's bytes once";
-        m_info.axes = {{"method", "host_alloc: cudaHostAlloc/cudaFreeHost (includes getting the memory); "
-                                  "host_register: cudaHostRegister/cudaHostUnregister of existing memory",
-                        AxisKind::choice, {"host_alloc", "host_register"}, {"host_alloc", "host_register"}},
+        m_info.axes = {choice_axis("method",
+                                   "host_alloc: cudaHostAlloc/cudaFreeHost (includes getting the memory); "
+                                   "host_register: cudaHostRegister/cudaHostUnregister of existing memory",
+                                   {"host_alloc", "host_register"}),
                        {"size", "bytes made pinned", AxisKind::size, {"64K,1M,64M,1G"}, {}},
                        device_axis()};
         m_info.metrics = {
@@ -590,7 +590,7 @@ public:
     std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& p) const override {
         const int device = static_cast<int>(p.get_uint("device"));
         // Host memory near the GPU, as the copy scenarios place it.
-        if (ctx.bind_numa) place_near_device(ctx.machine->device(device)->pci_bus_id);
+        place_host_side(ctx, device);
         return std::make_unique<HostPinnedCase>(ctx, device, p.get_uint("size"),
                                                 p.get("method") == "host_alloc");
     }

@@ -14,7 +14,8 @@
 // do), the figure is partly an L2 figure; details.fits_in_l2 says so.
 #include <fmt/format.h>
 
-#include "families/builtin.hpp"
+#include "interopbench/registry.hpp"
+#include "interopbench/runner.hpp"
 #include "families/copy/copy_family.hpp"
 #include "gpu/cuda_util.hpp"
 #include "gpu/device_copy.hpp"
@@ -72,9 +73,9 @@ public:
         m_info.counting = "bandwidth: bytes counted once per copy (as device_local_copy in copy-engine benchmarks); "
                           "bandwidth_rw: bytes read + bytes written, twice that";
         m_info.axes = {{"size", "bytes per copy", AxisKind::size, {"16M", "64M", "256M", "512M", "1G"}, {}},
-                       {"method", "ce: copy engine (cudaMemcpyAsync device to device); sm: SM copy kernel",
-                        AxisKind::choice, {"ce", "sm"}, {"ce", "sm"}},
-                       {"device", "GPU ordinal", AxisKind::device, {}, {}}};
+                       choice_axis("method", "ce: copy engine (cudaMemcpyAsync device to device); sm: SM copy kernel",
+                                   {"ce", "sm"}),
+                       device_axis()};
         m_info.metrics = {{"bandwidth", "B/s", Better::higher, "bytes per copy over time per copy (counted once)"},
                           {"bandwidth_rw", "B/s", Better::higher, "bytes read + written per copy over its time"},
                           {"time", "s", Better::lower, "time per copy"}};

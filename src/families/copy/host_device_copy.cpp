@@ -25,7 +25,8 @@
 #include "gpu/cuda_util.hpp"
 #include "topology/topology.hpp"
 #include "gpu/kernels.hpp"
-#include "families/builtin.hpp"
+#include "interopbench/registry.hpp"
+#include "interopbench/runner.hpp"
 #include "families/copy/copy_family.hpp"
 
 namespace interopbench {
@@ -189,11 +190,6 @@ std::optional<std::string> common_unsupported(const Machine& m, const Params& p,
     return std::nullopt;
 }
 
-void place_host_side(const CaseContext& ctx, int device) {
-    if (!ctx.bind_numa) return;
-    if (const DeviceInfo* d = ctx.machine->device(device)) place_near_device(d->pci_bus_id);
-}
-
 class OneWayCopy final : public Scenario {
 public:
     explicit OneWayCopy(Dir dir) : m_dir(dir) {
@@ -204,7 +200,7 @@ public:
                              : "device-to-host copy bandwidth by host memory kind and engine";
         m_info.counting = "bytes counted once per copy";
         m_info.axes = {size_axis(), host_mem_axis({"pageable", "pinned"}), engine_axis(),
-                       {"device", "GPU ordinal", AxisKind::device, {}, {}}};
+                       device_axis()};
         m_info.metrics = {{"bandwidth", "B/s", Better::higher, "bytes per copy over time per copy"},
                           {"time", "s", Better::lower, "time per copy (latency for small sizes)"}};
     }
@@ -238,7 +234,7 @@ public:
         m_info.counting = "bytes counted once per copy in each direction, each direction timed while the other "
                           "runs throughout; bandwidth_sum adds the two directions";
         m_info.axes = {size_axis(), host_mem_axis({"pinned"}), engine_axis(),
-                       {"device", "GPU ordinal", AxisKind::device, {}, {}}};
+                       device_axis()};
         m_info.metrics = {{"bandwidth_sum", "B/s", Better::higher, "both directions added"},
                           {"bandwidth_h2d", "B/s", Better::higher, "host-to-device direction"},
                           {"bandwidth_d2h", "B/s", Better::higher, "device-to-host direction"}};
@@ -278,7 +274,7 @@ public:
         m_info.family = "copy";
         m_info.summary = "every selected GPU copying from or to the host at once: total and slowest GPU";
         m_info.counting = "bytes counted once per copy, summed over GPUs for bandwidth_total";
-        m_info.axes = {{"direction", "h2d or d2h", AxisKind::choice, {"h2d", "d2h"}, {"h2d", "d2h"}},
+        m_info.axes = {choice_axis("direction", "h2d or d2h", {"h2d", "d2h"}),
                        {"size", "bytes per copy per GPU", AxisKind::size, {"256M"}, {}},
                        host_mem_axis({"pinned"}), engine_axis()};
         m_info.metrics = {{"bandwidth_total", "B/s", Better::higher, "all GPUs' bytes over the span of the sample"},

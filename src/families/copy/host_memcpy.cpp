@@ -17,7 +17,8 @@
 
 #include "gpu/cuda_util.hpp"
 #include "topology/topology.hpp"
-#include "families/builtin.hpp"
+#include "interopbench/registry.hpp"
+#include "interopbench/runner.hpp"
 
 namespace interopbench {
 namespace {
@@ -99,8 +100,7 @@ public:
         m_info.counting = "bytes copied once per copy (not read + write)";
         m_info.axes = {
             {"size", "bytes per copy", AxisKind::size, {"4K:1G:x4"}, {}},
-            {"threads", "single: one thread; multi: one per hardware thread", AxisKind::choice, {"single", "multi"},
-             {"single", "multi"}},
+            choice_axis("threads", "single: one thread; multi: one per hardware thread", {"single", "multi"}),
         };
         m_info.metrics = {
             {"bandwidth", "B/s", Better::higher, "bytes per copy over time per copy"},

@@ -32,7 +32,8 @@
 #include "gpu/interchange.hpp"
 #include "gpu/convert.hpp"
 #include "gpu/convert_kernels.hpp"
-#include "families/builtin.hpp"
+#include "interopbench/registry.hpp"
+#include "interopbench/runner.hpp"
 
 namespace interopbench {
 namespace {
@@ -69,7 +70,6 @@ public:
                                         m_bytes);
             if (transposed) m_t = gpu::DeviceBuffer(device, m_bytes);
         }
-        IB_CUDA_CHECK(cudaEventCreateWithFlags(&m_ready, cudaEventDisableTiming));
         // A first handoff pays one-time costs (kernel loading); the second sets the repetitions.
         handoff();
         IB_CUDA_CHECK(cudaStreamSynchronize(m_consumer.get()));
@@ -80,9 +80,6 @@ public:
                                ctx.sample_time_s, 10000);
     }
 
-    ~HandoffCase() override {
-        if (m_ready) cudaEventDestroy(m_ready);
-    }
     HandoffCase(const HandoffCase&) = delete;
     HandoffCase& operator=(const HandoffCase&) = delete;
 
@@ -174,15 +171,15 @@ private:
         case Path::dlpack: return handoff_dlpack();
         case Path::arrow_device: return handoff_arrow();
         case Path::deep_copy:
-            IB_CUDA_CHECK(cudaEventRecord(m_ready, m_producer.get()));
-            IB_CUDA_CHECK(cudaStreamWaitEvent(m_consumer.get(), m_ready, 0));
+            IB_CUDA_CHECK(cudaEventRecord(m_ready.get(), m_producer.get()));
+            IB_CUDA_CHECK(cudaStreamWaitEvent(m_consumer.get(), m_ready.get(), 0));
             if (m_transposed) return consume(m_a.get(), false);
             IB_CUDA_CHECK(cudaMemcpyAsync(m_b.get(), m_a.get(), m_bytes, cudaMemcpyDeviceToDevice, m_consumer.get()));
             return m_b.get();
         case Path::cpu_roundtrip_pageable:
         case Path::cpu_roundtrip_pinned: {
-            IB_CUDA_CHECK(cudaEventRecord(m_ready, m_producer.get()));
-            IB_CUDA_CHECK(cudaStreamWaitEvent(m_consumer.get(), m_ready, 0));
+            IB_CUDA_CHECK(cudaEventRecord(m_ready.get(), m_producer.get()));
+            IB_CUDA_CHECK(cudaStreamWaitEvent(m_consumer.get(), m_ready.get(), 0));
             void* back = m_transposed ? m_t.get() : m_b.get();
             IB_CUDA_CHECK(cudaMemcpyAsync(m_staging.get(), m_a.get(), m_bytes, cudaMemcpyDeviceToHost, m_consumer.get()));
             IB_CUDA_CHECK(cudaMemcpyAsync(back, m_staging.get(), m_bytes, cudaMemcpyHostToDevice, m_consumer.get()));
@@ -278,7 +275,7 @@ private:
     std::vector<std::uint8_t> m_host;
     gpu::DeviceBuffer m_a, m_b, m_t;
     gpu::HostBuffer m_staging;
-    cudaEvent_t m_ready = nullptr;
+    gpu::Event m_ready{m_device, gpu::EventUse::sync}; ///< producer -> consumer order (deep copy, round trip)
     std::uint64_t m_exported = 0, m_released = 0, m_release_errors = 0;
     int m_reps = 1;
 };
@@ -289,22 +286,20 @@ class Handoff final : public Scenario {
 public:
     Handoff() {
         m_info.id = "handoff";
-        m_info.family = "layout";
+        m_info.family = "handoff";
         m_info.summary = "hand a device matrix to another library: DLPack, Arrow device array, deep copy, CPU round trip";
         m_info.counting = "bytes_moved: bytes copied or converted per handoff, each copy or conversion pass counted once "
                           "(0 for zero-copy with the right layout); delivered_bandwidth: matrix bytes per handoff over "
                           "its time";
         m_info.axes = {
-            {"path",
-             "dlpack: DLManagedTensorVersioned; arrow_device: ArrowDeviceArray with sync event; deep_copy: "
-             "device-to-device copy; cpu_roundtrip_pageable / cpu_roundtrip_pinned: device to host to device",
-             AxisKind::choice,
-             {"dlpack", "arrow_device", "deep_copy", "cpu_roundtrip_pageable", "cpu_roundtrip_pinned"},
-             {"dlpack", "arrow_device", "deep_copy", "cpu_roundtrip_pageable", "cpu_roundtrip_pinned"}},
-            {"consumer",
-             "same: the consumer takes the producer's row-major layout; transposed: the producer holds column-major "
-             "data and the consumer needs row-major, so a transpose is added",
-             AxisKind::choice, {"same", "transposed"}, {"same", "transposed"}},
+            choice_axis("path",
+                        "dlpack: DLManagedTensorVersioned; arrow_device: ArrowDeviceArray with sync event; deep_copy: "
+                        "device-to-device copy; cpu_roundtrip_pageable / cpu_roundtrip_pinned: device to host to device",
+                        {"dlpack", "arrow_device", "deep_copy", "cpu_roundtrip_pageable", "cpu_roundtrip_pinned"}),
+            choice_axis("consumer",
+                        "same: the consumer takes the producer's row-major layout; transposed: the producer holds "
+                        "column-major data and the consumer needs row-major, so a transpose is added",
+                        {"same", "transposed"}),
             {"size", "bytes of the fp32 matrix (square, odd side)", AxisKind::size, {"1M", "256M"}, {}}};
         m_info.metrics = {{"time", "s", Better::lower, "time per handoff, until the consumer can use the data"},
                           {"bytes_moved", "B", Better::lower, "bytes copied or converted per handoff"},

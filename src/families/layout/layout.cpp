@@ -35,7 +35,8 @@
 #include "interopbench/params.hpp"
 #include "gpu/convert_kernels.hpp"
 #include "topology/topology.hpp"
-#include "families/builtin.hpp"
+#include "interopbench/registry.hpp"
+#include "interopbench/runner.hpp"
 
 namespace interopbench {
 namespace {
@@ -618,8 +619,8 @@ ScenarioInfo base_info(std::string id, std::string summary, std::vector<Axis> ax
     i.summary = std::move(summary);
     i.needs_gpu = false; // the host variant runs anywhere; unsupported() asks for CUDA per configuration
     i.counting = k_counting;
-    i.axes = {{"variant", "gpu: CUDA kernels on the first selected GPU; host: multi-threaded host code on every core",
-               AxisKind::choice, {"gpu", "host"}, {"gpu", "host"}}};
+    i.axes = {choice_axis("variant", "gpu: CUDA kernels on the first selected GPU; host: multi-threaded host code on every core",
+                          {"gpu", "host"})};
     i.axes.insert(i.axes.end(), axes.begin(), axes.end());
     i.axes.push_back({"size", "bytes of the dense side (matrix, records or output); shapes are made odd, so a little "
                               "less is used",
@@ -645,7 +646,7 @@ ScenarioInfo with_traffic_metric(ScenarioInfo i) {
 }
 
 Axis dtype_axis(std::vector<std::string> choices) {
-    return {"dtype", "element type (moved as bits: only its width matters)", AxisKind::choice, choices, choices};
+    return choice_axis("dtype", "element type (moved as bits: only its width matters)", std::move(choices));
 }
 Axis shape_axis(std::vector<std::string> defaults) {
     return {"shape", "square; tall: rows about 256 x cols; wide: cols about 256 x rows", AxisKind::choice,
@@ -705,28 +706,27 @@ void register_layout(Registry& r) {
         make_transpose));
     r.add(std::make_unique<LayoutScenario>(
         base_info("layout_aos_soa", "array of structs <-> struct of arrays for records of mixed field widths",
-                  {{"record",
-                    "xyz_f32: 3 x 4 bytes; mixed: 8,4,2,1 bytes aligned (16 with padding); wide: 8,8,4,4,2,2,1,1 "
-                    "aligned (32); packed: 8,1,4,2 bytes unaligned (15)",
-                    AxisKind::choice, {"xyz_f32", "mixed", "wide", "packed"}, {"xyz_f32", "mixed", "wide", "packed"}},
-                   {"direction", "aos_to_soa or soa_to_aos", AxisKind::choice, {"aos_to_soa", "soa_to_aos"},
-                    {"aos_to_soa", "soa_to_aos"}}}),
+                  {choice_axis("record",
+                               "xyz_f32: 3 x 4 bytes; mixed: 8,4,2,1 bytes aligned (16 with padding); wide: 8,8,4,4,2,2,1,1 "
+                               "aligned (32); packed: 8,1,4,2 bytes unaligned (15)",
+                               {"xyz_f32", "mixed", "wide", "packed"}),
+                   choice_axis("direction", "aos_to_soa or soa_to_aos", {"aos_to_soa", "soa_to_aos"})}),
         make_aos_soa));
     r.add(std::make_unique<LayoutScenario>(
         base_info("layout_arrow_dense",
                   "Arrow-style columns <-> dense: fixed-width with validity (nulls filled), binary padded to 32 bytes",
-                  {{"dtype", "fixed-width value type, or binary (int32 offsets + data, padded to 32 bytes when dense)",
-                    AxisKind::choice, {"fp16", "fp32", "fp64", "int8", "binary"}, {"fp16", "fp32", "fp64", "int8", "binary"}},
-                   {"direction", "to_dense (Arrow -> dense) or from_dense (dense -> Arrow)", AxisKind::choice,
-                    {"to_dense", "from_dense"}, {"to_dense", "from_dense"}}}),
+                  {choice_axis("dtype", "fixed-width value type, or binary (int32 offsets + data, padded to 32 bytes when dense)",
+                               {"fp16", "fp32", "fp64", "int8", "binary"}),
+                   choice_axis("direction", "to_dense (Arrow -> dense) or from_dense (dense -> Arrow)",
+                               {"to_dense", "from_dense"})}),
         make_arrow));
     r.add(std::make_unique<LayoutScenario>(
         with_traffic_metric(base_info("layout_strided", "strided 2-D view -> contiguous copy",
                   {dtype_axis(dtypes), shape_axis({"square"}),
-                   {"view",
-                    "cols_slice: a column range of a wider matrix (row stride cols + 7, from column 3); step2: every "
-                    "other column (column stride 2)",
-                    AxisKind::choice, {"cols_slice", "step2"}, {"cols_slice", "step2"}}})),
+                   choice_axis("view",
+                               "cols_slice: a column range of a wider matrix (row stride cols + 7, from column 3); step2: "
+                               "every other column (column stride 2)",
+                               {"cols_slice", "step2"})})),
         make_strided));
 }
 

@@ -38,7 +38,8 @@
 #include <fmt/format.h>
 
 #include "interopbench/errors.hpp"
-#include "families/builtin.hpp"
+#include "interopbench/registry.hpp"
+#include "interopbench/runner.hpp"
 #include "interopbench/splitmix.hpp"
 
 #if INTEROPBENCH_WITH_NCCL
@@ -409,27 +410,6 @@ private:
     std::vector<ncclComm_t> m_comms;
 };
 
-/// Start and stop events on one device.
-class EventPair {
-public:
-    explicit EventPair(int device) : m_device(device) {
-        gpu::set_device(device);
-        IB_CUDA_CHECK(cudaEventCreate(&start));
-        IB_CUDA_CHECK(cudaEventCreate(&stop));
-    }
-    EventPair(const EventPair&) = delete;
-    EventPair& operator=(const EventPair&) = delete;
-    ~EventPair() {
-        cudaSetDevice(m_device);
-        if (start) cudaEventDestroy(start);
-        if (stop) cudaEventDestroy(stop);
-    }
-    cudaEvent_t start = nullptr, stop = nullptr;
-
-private:
-    int m_device;
-};
-
 /// One GPU driven by this process: its NCCL rank, stream, buffers and events.
 struct LocalRank {
     int device = 0;
@@ -438,8 +418,9 @@ struct LocalRank {
     gpu::DeviceBuffer first, second; ///< send and receive buffers; `second` is empty in place
     void* send = nullptr;
     void* recv = nullptr;
-    EventPair events;
-    LocalRank(int dev, int r) : device(dev), rank(r), stream(dev), events(dev) {}
+    gpu::Event start, stop; ///< around a sample's operations on `stream`
+    LocalRank(int dev, int r)
+        : device(dev), rank(r), stream(dev), start(dev, gpu::EventUse::timing), stop(dev, gpu::EventUse::timing) {}
 };
 
 class NcclCase final : public Case {
@@ -607,7 +588,7 @@ private:
         while (true) {
             bool done = true;
             for (const auto& r : m_ranks) {
-                const cudaError_t q = cudaEventQuery(r->events.stop);
+                const cudaError_t q = cudaEventQuery(r->stop.get());
                 if (q == cudaErrorNotReady) done = false;
                 else IB_CUDA_CHECK(q);
             }
@@ -715,12 +696,12 @@ private:
             gpu::set_device(r->device);
             if (hold)
                 IB_CUDA_CHECK(kernels::launch_spin_wait(flag_dev, k_hold_timeout_ns, flag_dev + 1, r->stream.get()));
-            IB_CUDA_CHECK(cudaEventRecord(r->events.start, r->stream.get()));
+            IB_CUDA_CHECK(cudaEventRecord(r->start.get(), r->stream.get()));
         }
         for (int k = 0; k < reps; ++k) enqueue_op();
         for (const auto& r : m_ranks) {
             gpu::set_device(r->device);
-            IB_CUDA_CHECK(cudaEventRecord(r->events.stop, r->stream.get()));
+            IB_CUDA_CHECK(cudaEventRecord(r->stop.get(), r->stream.get()));
         }
         std::atomic_thread_fence(std::memory_order_seq_cst);
         flag[0] = 1;
@@ -728,13 +709,9 @@ private:
         if (flag[1])
             throw ConfigError("the stream-holding kernel timed out while NCCL operations were enqueued (NCCL "
                               "blocked the host); the sample would include enqueue time");
-        float slowest_ms = 0;
-        for (const auto& r : m_ranks) {
-            float ms = 0;
-            IB_CUDA_CHECK(cudaEventElapsedTime(&ms, r->events.start, r->events.stop));
-            slowest_ms = std::max(slowest_ms, ms);
-        }
-        return slowest_ms / 1e3 / reps;
+        double slowest = 0;
+        for (const auto& r : m_ranks) slowest = std::max(slowest, gpu::elapsed_s(r->start, r->stop));
+        return slowest / reps;
     }
 
     /// Writes `count` elements of rank `from`'s input to `dst` on the rank's GPU: one

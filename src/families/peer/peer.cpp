@@ -32,7 +32,8 @@
 #include "gpu/cuda_util.hpp"
 #include "interopbench/errors.hpp"
 #include "families/peer/peer_kernels.hpp"
-#include "families/builtin.hpp"
+#include "interopbench/registry.hpp"
+#include "interopbench/runner.hpp"
 
 namespace interopbench {
 
@@ -114,16 +115,16 @@ Axis pair_axis() {
             {}, {}};
 }
 Axis engine_axis() {
-    return {"engine",
-            "ce: copy engine (cudaMemcpyPeerAsync); sm: SM copy kernel (16-byte loads, 8 in "
-            "flight per thread, 2 blocks of 512 threads per SM)",
-            AxisKind::choice, {"ce", "sm"}, {"ce", "sm"}};
+    return choice_axis("engine",
+                       "ce: copy engine (cudaMemcpyPeerAsync); sm: SM copy kernel (16-byte loads, 8 in "
+                       "flight per thread, 2 blocks of 512 threads per SM)",
+                       {"ce", "sm"});
 }
 Axis mode_axis() {
-    return {"mode",
-            "which GPU drives the copy: write = the source GPU pushes, read = the destination "
-            "GPU pulls",
-            AxisKind::choice, {"write", "read"}, {"write", "read"}};
+    return choice_axis("mode",
+                       "which GPU drives the copy: write = the source GPU pushes, read = the destination "
+                       "GPU pulls",
+                       {"write", "read"});
 }
 Axis size_axis(std::vector<std::string> defaults) {
     return {"size", "bytes per copy", AxisKind::size, std::move(defaults), {}};
@@ -185,22 +186,6 @@ void verify_device(int device, const void* ptr, std::size_t bytes, std::uint64_t
                                       "source pattern",
                                       what, bad, (bytes + 7) / 8, device));
 }
-
-/// A CUDA event without timing, created on `device`.
-class SyncEvent {
-public:
-    explicit SyncEvent(int device) {
-        gpu::set_device(device);
-        IB_CUDA_CHECK(cudaEventCreateWithFlags(&m_event, cudaEventDisableTiming));
-    }
-    ~SyncEvent() { cudaEventDestroy(m_event); }
-    SyncEvent(const SyncEvent&) = delete;
-    SyncEvent& operator=(const SyncEvent&) = delete;
-    cudaEvent_t get() const { return m_event; }
-
-private:
-    cudaEvent_t m_event = nullptr;
-};
 
 // ---- concurrent GPU-to-GPU copies ---------------------------------------------------------
 
@@ -381,18 +366,10 @@ private:
     ScenarioInfo m_info;
 };
 
-class PeerCopy final : public PeerScenario {
+/// peer_copy and peer_bidir: copies over one GPU pair, one way or both ways at once.
+class PairScenario : public PeerScenario {
 public:
-    PeerCopy()
-        : PeerScenario({"peer_copy",
-                        "peer",
-                        "GPU to GPU copy, one direction, copy engine or SM kernel",
-                        {pair_axis(), engine_axis(), mode_axis(),
-                         size_axis(sizes_mib({1, 4, 16, 64, 256, 1024}))},
-                        {bandwidth_metric("bytes copied per second"), time_metric()},
-                        true,
-                        "size bytes per copy, counted once (not read + write); bandwidth = "
-                        "size x copies / elapsed time of the copies"}) {}
+    PairScenario(ScenarioInfo info, bool both_ways) : PeerScenario(std::move(info)), m_both_ways(both_ways) {}
 
     std::optional<std::string> unsupported(const Machine& machine,
                                            const Params& params) const override {
@@ -400,22 +377,43 @@ public:
         const DevicePair p = params.pair("pair");
         if (auto why = peer::device_unavailable(machine, p.src)) return why;
         if (auto why = peer::device_unavailable(machine, p.dst)) return why;
+        if (m_both_ways && p.src > p.dst)
+            return fmt::format("both directions are measured under pair {}>{}", p.dst, p.src);
         return routes_unsupported(parse_engine(params.get("engine")),
-                                  pair_routes(p, parse_mode(params.get("mode")), false));
+                                  pair_routes(p, parse_mode(params.get("mode")), m_both_ways));
     }
 
     std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& params) const override {
         const DevicePair p = params.pair("pair");
         return std::make_unique<TransferCase>(
             ctx, parse_engine(params.get("engine")), params.get_uint("size"),
-            pair_routes(p, parse_mode(params.get("mode")), false), Shape::single);
+            pair_routes(p, parse_mode(params.get("mode")), m_both_ways),
+            m_both_ways ? Shape::bidir : Shape::single);
     }
+
+private:
+    bool m_both_ways;
 };
 
-class PeerBidir final : public PeerScenario {
+class PeerCopy final : public PairScenario {
+public:
+    PeerCopy()
+        : PairScenario({"peer_copy",
+                        "peer",
+                        "GPU to GPU copy, one direction, copy engine or SM kernel",
+                        {pair_axis(), engine_axis(), mode_axis(),
+                         size_axis(sizes_mib({1, 4, 16, 64, 256, 1024}))},
+                        {bandwidth_metric("bytes copied per second"), time_metric()},
+                        true,
+                        "size bytes per copy, counted once (not read + write); bandwidth = "
+                        "size x copies / elapsed time of the copies"},
+                       false) {}
+};
+
+class PeerBidir final : public PairScenario {
 public:
     PeerBidir()
-        : PeerScenario(
+        : PairScenario(
               {"peer_bidir",
                "peer",
                "GPU to GPU copies in both directions at once",
@@ -433,26 +431,8 @@ public:
                "size bytes per copy and direction, counted once; bandwidth is per direction "
                "(size x copies / span), bandwidth_sum is both directions (2 x size x copies / "
                "span), bandwidth_fwd and bandwidth_rev are one direction each (size x copies / "
-               "that direction's own elapsed time)"}) {}
-
-    std::optional<std::string> unsupported(const Machine& machine,
-                                           const Params& params) const override {
-        if (auto why = peer::peer_unavailable(machine)) return why;
-        const DevicePair p = params.pair("pair");
-        if (auto why = peer::device_unavailable(machine, p.src)) return why;
-        if (auto why = peer::device_unavailable(machine, p.dst)) return why;
-        if (p.src > p.dst)
-            return fmt::format("both directions are measured under pair {}>{}", p.dst, p.src);
-        return routes_unsupported(parse_engine(params.get("engine")),
-                                  pair_routes(p, parse_mode(params.get("mode")), true));
-    }
-
-    std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& params) const override {
-        const DevicePair p = params.pair("pair");
-        return std::make_unique<TransferCase>(
-            ctx, parse_engine(params.get("engine")), params.get_uint("size"),
-            pair_routes(p, parse_mode(params.get("mode")), true), Shape::bidir);
-    }
+               "that direction's own elapsed time)"},
+              true) {}
 };
 
 /// peer_one_to_all (root sends to every other GPU) and peer_all_to_one (root receives).
@@ -522,8 +502,8 @@ public:
         fill_device(p.src, m_src.get(), bytes, k_seed);
         fill_device(p.dst, m_dst.get(), bytes, k_seed ^ k_poison);
         for (int s = 0; s < k_staging_slots; ++s) {
-            m_d2h_done.push_back(std::make_unique<SyncEvent>(p.src));
-            m_h2d_done.push_back(std::make_unique<SyncEvent>(p.dst));
+            m_d2h_done.push_back(std::make_unique<gpu::Event>(p.src, gpu::EventUse::sync));
+            m_h2d_done.push_back(std::make_unique<gpu::Event>(p.dst, gpu::EventUse::sync));
         }
         m_region = std::make_unique<TimedRegion>(
             std::vector<const Stream*>{&m_src_stream, &m_dst_stream}, true);
@@ -599,7 +579,7 @@ private:
     DeviceBuffer m_src, m_dst;
     HostBuffer m_staging;
     Stream m_src_stream, m_dst_stream;
-    std::vector<std::unique_ptr<SyncEvent>> m_d2h_done, m_h2d_done;
+    std::vector<std::unique_ptr<gpu::Event>> m_d2h_done, m_h2d_done;
     std::unique_ptr<TimedRegion> m_region;
     std::uint64_t m_issued = 0;
     int m_reps = 1;
@@ -764,10 +744,10 @@ public:
               {"latency",
                "peer",
                "pointer-chase latency from a GPU to local, pinned host or peer GPU memory",
-               {{"target",
-                 "memory the GPU reads: local (its own), host (pinned host memory), peer "
-                 "(the memory of GPU `peer`)",
-                 AxisKind::choice, {"local", "host", "peer"}, {"local", "host", "peer"}},
+               {choice_axis("target",
+                            "memory the GPU reads: local (its own), host (pinned host memory), peer "
+                            "(the memory of GPU `peer`)",
+                            {"local", "host", "peer"}),
                 {"device", "the GPU that chases the pointers", AxisKind::device, {}, {}},
                 {"peer",
                  "the GPU whose memory is read for target=peer; local and host run once per "

@@ -49,7 +49,8 @@
 
 #include <fmt/format.h>
 
-#include "families/builtin.hpp"
+#include "interopbench/registry.hpp"
+#include "interopbench/runner.hpp"
 #include "families/pipeline/dataset.hpp"
 #include "families/pipeline/pipeline_kernels.hpp"
 #include "gpu/cuda_util.hpp"
@@ -158,24 +159,6 @@ private:
     std::deque<long> m_items;
 };
 
-class Event {
-public:
-    Event() { IB_CUDA_CHECK(cudaEventCreate(&m_e)); }
-    ~Event() { cudaEventDestroy(m_e); }
-    Event(const Event&) = delete;
-    Event& operator=(const Event&) = delete;
-    cudaEvent_t get() const { return m_e; }
-
-private:
-    cudaEvent_t m_e = nullptr;
-};
-
-float elapsed(const Event& a, const Event& b) {
-    float ms = 0;
-    IB_CUDA_CHECK(cudaEventElapsedTime(&ms, a.get(), b.get()));
-    return ms / 1e3f;
-}
-
 /// The host memory a variant stages its batches in (and the read bound it is measured against).
 gpu::HostMem staging_kind(const Variant& v) { return v.pinned || v.overlap ? gpu::HostMem::pinned : gpu::HostMem::pageable; }
 
@@ -238,8 +221,8 @@ public:
         }
         m_sum = gpu::DeviceBuffer(device, sizeof(double));
         m_events.resize(g.batches * 8);
-        for (auto& e : m_events) e = std::make_unique<Event>();
-        for (unsigned s = 0; s < slots(m_v); ++s) m_copied.push_back(std::make_unique<Event>());
+        for (auto& e : m_events) e = std::make_unique<gpu::Event>();
+        for (unsigned s = 0; s < slots(m_v); ++s) m_copied.push_back(std::make_unique<gpu::Event>());
     }
 
     ~PipelineCase() override {
@@ -266,10 +249,10 @@ public:
         double st[k_stages];
         for (int i = 0; i < k_stages; ++i) st[i] = m_host[i];
         for (std::uint64_t b = 0; b < m_g.batches; ++b) {
-            st[s_h2d] += elapsed(ev(b, 0), ev(b, 1));
-            if (m_v.gpu_convert) st[s_convert] += elapsed(ev(b, 2), ev(b, 3));
-            if (!m_v.zero_copy) st[s_handoff] += elapsed(ev(b, 4), ev(b, 5));
-            st[s_consume] += elapsed(ev(b, 6), ev(b, 7));
+            st[s_h2d] += gpu::elapsed_s(ev(b, 0), ev(b, 1));
+            if (m_v.gpu_convert) st[s_convert] += gpu::elapsed_s(ev(b, 2), ev(b, 3));
+            if (!m_v.zero_copy) st[s_handoff] += gpu::elapsed_s(ev(b, 4), ev(b, 5));
+            st[s_consume] += gpu::elapsed_s(ev(b, 6), ev(b, 7));
         }
         double sum = 0;
         for (int i = 0; i < k_stages; ++i) {
@@ -352,7 +335,7 @@ public:
     }
 
 private:
-    const Event& ev(std::uint64_t b, int i) const { return *m_events[b * 8 + static_cast<std::uint64_t>(i)]; }
+    const gpu::Event& ev(std::uint64_t b, int i) const { return *m_events[b * 8 + static_cast<std::uint64_t>(i)]; }
 
     /// Reads batch b into slot s (and converts on the host when the GPU does not); returns the
     /// stage times to the caller's accumulators.
@@ -532,15 +515,14 @@ private:
     std::unique_ptr<gpu::Stream> m_copy_stream, m_compute_stream;
     cudaMemPool_t m_pool = nullptr;
     gpu::DeviceBuffer m_sum;
-    std::vector<std::unique_ptr<Event>> m_events;
-    std::vector<std::unique_ptr<Event>> m_copied;
+    std::vector<std::unique_ptr<gpu::Event>> m_events;
+    std::vector<std::unique_ptr<gpu::Event>> m_copied;
     double m_host[k_stages] = {};
     double m_stage_total[k_stages] = {};
     int m_samples = 0;
     double m_last_sum = 0;
 };
 
-Axis device_axis() { return {"device", "GPU ordinal", AxisKind::device, {}, {}}; }
 Axis cache_axis() {
     return {"cache", "cold: pages of every column file dropped before each pass and mincore shows none cached; warm: all cached",
             AxisKind::choice, {"warm"}, {"cold", "warm"}};
@@ -834,8 +816,6 @@ void register_pipeline(Registry& r) {
     r.add(std::make_unique<ConvertScenario>());
     r.add(std::make_unique<ReadScenario>());
 }
-
-std::optional<std::uint64_t> pipeline_site_bytes(const std::vector<Config>& configs) { return site_bytes(configs); }
 
 void annotate_pipeline_results(std::vector<Result>& results) {
     auto same_run = [](const Result& a, const Result& b) {

@@ -36,7 +36,8 @@
 
 #include <fmt/format.h>
 
-#include "families/builtin.hpp"
+#include "interopbench/registry.hpp"
+#include "interopbench/runner.hpp"
 #include "families/plugin/plugin_process.hpp"
 #include "interopbench/errors.hpp"
 
@@ -326,7 +327,7 @@ public:
     PluginScenario& operator=(const PluginScenario&) = delete;
 
     const ScenarioInfo& info() const override { return m_host->info; }
-    const std::string& manifest_path() const { return m_host->manifest.path; }
+    std::string origin() const override { return m_host->manifest.path; }
 
     std::optional<std::string> unsupported(const Machine& machine, const Params&) const override {
         if (!m_host->unusable.empty()) return m_host->unusable;
@@ -484,7 +485,7 @@ void register_from(Registry& r, const std::vector<SearchPath>& folders, std::opt
             try {
                 Manifest m = load_manifest(file.string());
                 if (const Scenario* other = r.find(m.id)) {
-                    const std::string origin = scenario_origin(*other);
+                    const std::string origin = other->origin();
                     throw UsageError(origin.empty()
                                          ? fmt::format("plugin manifest '{}': id '{}' is a built-in scenario", m.path, m.id)
                                          : fmt::format("plugin manifest '{}': id '{}' is already the plugin of '{}'", m.path,
@@ -525,11 +526,6 @@ void register_plugins(Registry& r, const PluginOptions& options, std::vector<std
         throw UsageError(fmt::format("--plugin-timeout {} is not a number of seconds above 0", *options.timeout_s),
                          "write e.g. --plugin-timeout 30");
     plugin::register_from(r, plugin::search_path(options.paths, options.defaults), options.timeout_s, warnings);
-}
-
-std::string scenario_origin(const Scenario& scenario) {
-    const auto* p = dynamic_cast<const plugin::PluginScenario*>(&scenario);
-    return p ? p->manifest_path() : std::string{};
 }
 
 } // namespace interopbench

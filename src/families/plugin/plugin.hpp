@@ -22,12 +22,6 @@ struct PluginOptions {
 /// cannot describe itself is listed, and its configurations skipped, with the reason.
 void register_plugins(Registry& r, const PluginOptions& options, std::vector<std::string>& warnings);
 
-/// builtin_registry() followed by the plugins found: what `list` and `run` use
-/// (families/builtin.cpp).
-Registry scenario_registry(const PluginOptions& options, std::vector<std::string>& warnings);
-
-/// The manifest path of a plugin scenario; empty for a built-in one.
-std::string scenario_origin(const Scenario& scenario);
 
 } // namespace interopbench
 
@@ -69,7 +63,7 @@ std::vector<SearchPath> search_path(const std::vector<std::string>& cli_dirs, bo
 
 /// Registers the plugins of `folders` (search_path order) after the scenarios in `r`, each
 /// manifest in a folder in name order; `timeout_s` replaces the manifests' deadlines. What
-/// register_plugins (families/builtin.hpp) does with the folders it finds.
+/// register_plugins does with the folders it finds.
 void register_from(Registry& r, const std::vector<SearchPath>& folders, std::optional<double> timeout_s,
                    std::vector<std::string>& warnings);
 

@@ -18,10 +18,10 @@ namespace interopbench::storage {
 
 inline Axis size_axis() { return {"size", "file bytes per sample (the whole file is moved)", AxisKind::size, {"1G"}, {}}; }
 inline Axis cache_axis() {
-    return {"cache",
-            "cold: pages dropped before each sample and mincore shows none cached; warm: one untimed pass, "
-            "mincore shows all cached",
-            AxisKind::choice, {"cold", "warm"}, {"cold", "warm"}};
+    return choice_axis("cache",
+                       "cold: pages dropped before each sample and mincore shows none cached; warm: one untimed pass, "
+                       "mincore shows all cached",
+                       {"cold", "warm"});
 }
 inline Axis chunk_axis() { return {"chunk", "bytes per I/O (and per pipeline slot)", AxisKind::size, {"16M"}, {}}; }
 inline Axis threads_axis(const char* help) { return {"threads", help, AxisKind::integer, {"1"}, {}, 1, 1024}; }

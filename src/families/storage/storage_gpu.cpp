@@ -29,7 +29,8 @@
 
 #include <fmt/format.h>
 
-#include "families/builtin.hpp"
+#include "interopbench/registry.hpp"
+#include "interopbench/runner.hpp"
 #include "families/storage/storage_common.hpp"
 #include "gpu/cuda_util.hpp"
 #include "gpu/cufile_loader.hpp"
@@ -59,31 +60,16 @@ bool is_direct(GpuPath p) { return p == GpuPath::odirect_pipelined; }
 
 double since(clock_type::time_point t0) { return std::chrono::duration<double>(clock_type::now() - t0).count(); }
 
-/// An event with timing, destroyed with its device current.
-class Event {
-public:
-    explicit Event(bool timing) {
-        IB_CUDA_CHECK(cudaEventCreateWithFlags(&m_e, timing ? cudaEventDefault : cudaEventDisableTiming));
-    }
-    ~Event() { cudaEventDestroy(m_e); }
-    Event(const Event&) = delete;
-    Event& operator=(const Event&) = delete;
-    cudaEvent_t get() const { return m_e; }
-
-private:
-    cudaEvent_t m_e = nullptr;
-};
-
 /// The ring of a pipelined path: K pinned chunk buffers, one stream and one event each.
 struct Ring {
     std::vector<gpu::HostBuffer> buffers;
     std::vector<std::unique_ptr<gpu::Stream>> streams;
-    std::vector<std::unique_ptr<Event>> done;
+    std::vector<std::unique_ptr<gpu::Event>> done;
     Ring(int device, unsigned k, std::uint64_t chunk) {
         for (unsigned i = 0; i < k; ++i) {
             buffers.emplace_back(gpu::HostMem::pinned, chunk);
             streams.push_back(std::make_unique<gpu::Stream>(device));
-            done.push_back(std::make_unique<Event>(false));
+            done.push_back(std::make_unique<gpu::Event>(gpu::EventUse::sync));
         }
     }
 };
@@ -241,7 +227,7 @@ public:
               unsigned threads, int device, bool cold)
         : m_file(std::move(file)), m_path(path), m_size(m_file->size()), m_chunk(std::min(chunk, m_size)),
           m_threads(threads), m_cache(m_file->path(), m_size, cold), m_gpu(device, m_size),
-          m_acct(Site::instance().facts().device), m_start(true), m_first(true) {
+          m_acct(Site::instance().facts().device), m_start(gpu::EventUse::timing), m_first(gpu::EventUse::timing) {
         (void)ctx;
         IB_CUDA_CHECK(cudaMemsetAsync(m_gpu.dev.get(), 0, m_size, m_gpu.stream.get())); // poison the destination
         IB_CUDA_CHECK(cudaStreamSynchronize(m_gpu.stream.get()));
@@ -290,9 +276,7 @@ public:
                 if (i == 0) IB_CUDA_CHECK(cudaEventRecord(m_first.get(), r.streams[0]->get()));
             }
             for (auto& st : r.streams) IB_CUDA_CHECK(cudaStreamSynchronize(st->get()));
-            float ms = 0;
-            IB_CUDA_CHECK(cudaEventElapsedTime(&ms, m_start.get(), m_first.get()));
-            first = ms * 1e-3;
+            first = gpu::elapsed_s(m_start, m_first);
             break;
         }
         case GpuPath::mmap: {
@@ -353,7 +337,7 @@ private:
     CacheState m_cache;
     GpuSide m_gpu;
     Accounting m_acct;
-    Event m_start, m_first;
+    gpu::Event m_start, m_first;
     gpu::HostBuffer m_host;
     std::unique_ptr<Ring> m_ring;
     Fd m_fd;
@@ -510,93 +494,98 @@ Axis ring_axis() {
             AxisKind::integer, {"0"}, {}, 0, 64};
 }
 
-class StorageToGpu final : public Scenario {
+/// storage_to_gpu and gpu_to_storage: a file and one GPU, moved by a `path`, with the pipeline
+/// ring and the cuFile threads; `reads` says which way.
+class GpuPathScenario : public Scenario {
 public:
-    StorageToGpu() {
-        m_info.id = "storage_to_gpu";
-        m_info.family = "storage";
-        m_info.summary = "file -> device memory: pageable, pinned, pipelined, O_DIRECT pipelined, mmap and cuFile paths";
-        m_info.counting = "file bytes moved once per sample, to data usable on the GPU; device and cache bytes beside them";
-        m_info.axes = {size_axis(),
-                       {"path",
-                        "pageable: pread into malloc'd memory + cudaMemcpy; pinned: pread into pinned memory + copy; "
-                        "pipelined: a ring of pinned chunks, read i+1 while copying i; odirect_pipelined: the same with "
-                        "O_DIRECT; mmap: cudaMemcpy from a mapping; cufile / cufile_registered: cuFileRead",
-                        AxisKind::choice,
-                        {"pageable", "pinned", "pipelined", "odirect_pipelined", "mmap", "cufile", "cufile_registered"},
-                        {"pageable", "pinned", "pipelined", "odirect_pipelined", "mmap", "cufile", "cufile_registered"}},
-                       cache_axis(),
-                       chunk_axis(),
-                       ring_axis(),
-                       threads_axis("cuFile reader threads (cufile paths only)"),
-                       {"device", "GPU ordinal", AxisKind::device, {}, {}}};
-        m_info.metrics = {{"bandwidth", "B/s", Better::higher, "file bytes over the time until the last byte is on the GPU"},
-                          {"first_chunk_time", "s", Better::lower, "time until the first chunk is usable on the GPU"}};
-        for (auto& m : accounting_metrics(true)) m_info.metrics.push_back(m);
-    }
     const ScenarioInfo& info() const override { return m_info; }
     std::optional<std::string> unsupported(const Machine& m, const Params& p) const override {
         const GpuPath path = parse_gpu_path(p.get("path"));
         if (auto why = gpu_side_unsupported(m, p, 1)) return why;
         if (auto why = path_axes_unsupported(path, p)) return why;
-        return storage_unsupported(p, is_direct(path), true);
-    }
-    std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& p) const override {
-        const int dev = static_cast<int>(p.get_uint("device"));
-        gpu::set_device(dev);
-        if (ctx.bind_numa)
-            if (const DeviceInfo* d = ctx.machine->device(dev)) place_near_device(d->pci_bus_id);
-        const auto ring = static_cast<unsigned>(p.get_uint("ring") ? p.get_uint("ring") : 4);
-        auto file = Site::instance().pattern_file(p.get_uint("size"));
-        return std::make_unique<ToGpuCase>(ctx, std::move(file), parse_gpu_path(p.get("path")), p.get_uint("chunk"), ring,
-                                           static_cast<unsigned>(p.get_uint("threads")), dev, p.get("cache") == "cold");
+        return storage_unsupported(p, m_reads && is_direct(path), m_reads);
     }
 
-private:
+protected:
+    /// Axes size, `path_axis`, cache (reads only), chunk, ring, threads (`threads_help`), device;
+    /// `metrics`, then the accounting metrics.
+    GpuPathScenario(bool reads, Axis path_axis, const char* threads_help, std::vector<MetricInfo> metrics)
+        : m_reads(reads) {
+        m_info.family = "storage";
+        m_info.axes = {size_axis(), std::move(path_axis)};
+        if (reads) m_info.axes.push_back(cache_axis());
+        m_info.axes.insert(m_info.axes.end(), {chunk_axis(), ring_axis(), threads_axis(threads_help), device_axis()});
+        m_info.metrics = std::move(metrics);
+        for (auto& m : accounting_metrics(reads)) m_info.metrics.push_back(m);
+    }
+
+    /// What prepare() reads and does first: the GPU current, the host side near it.
+    struct GpuSide {
+        int device;
+        GpuPath path;
+        unsigned ring;
+        unsigned threads;
+    };
+    static GpuSide prepare_gpu_side(const CaseContext& ctx, const Params& p) {
+        const int dev = static_cast<int>(p.get_uint("device"));
+        gpu::set_device(dev);
+        place_host_side(ctx, dev);
+        return {dev, parse_gpu_path(p.get("path")), static_cast<unsigned>(p.get_uint("ring") ? p.get_uint("ring") : 4),
+                static_cast<unsigned>(p.get_uint("threads"))};
+    }
+
     ScenarioInfo m_info;
+
+private:
+    bool m_reads;
 };
 
-class GpuToStorage final : public Scenario {
+class StorageToGpu final : public GpuPathScenario {
 public:
-    GpuToStorage() {
-        m_info.id = "gpu_to_storage";
-        m_info.family = "storage";
-        m_info.summary = "device memory -> file (a checkpoint save): pageable, pinned, pipelined and cuFile writes, fdatasync'd";
-        m_info.counting = "file bytes written once per sample, durable (fdatasync) before the sample ends";
-        m_info.axes = {size_axis(),
-                       {"path",
-                        "pageable: cudaMemcpy to malloc'd memory + pwrite; pinned: the same through pinned memory; "
-                        "pipelined: a ring of pinned chunks, copy i+1 while writing i; cufile / cufile_registered: cuFileWrite",
-                        AxisKind::choice,
-                        {"pageable", "pinned", "pipelined", "cufile", "cufile_registered"},
-                        {"pageable", "pinned", "pipelined", "cufile", "cufile_registered"}},
-                       chunk_axis(),
-                       ring_axis(),
-                       threads_axis("cuFile writer threads (cufile paths only)"),
-                       {"device", "GPU ordinal", AxisKind::device, {}, {}}};
-        m_info.metrics = {{"bandwidth", "B/s", Better::higher, "file bytes over the time until they are durable"},
-                          {"time", "s", Better::lower, "time to write and flush the whole file"}};
-        for (auto& m : accounting_metrics(false)) m_info.metrics.push_back(m);
-    }
-    const ScenarioInfo& info() const override { return m_info; }
-    std::optional<std::string> unsupported(const Machine& m, const Params& p) const override {
-        const GpuPath path = parse_gpu_path(p.get("path"));
-        if (auto why = gpu_side_unsupported(m, p, 1)) return why;
-        if (auto why = path_axes_unsupported(path, p)) return why;
-        return storage_unsupported(p, false, false);
+    StorageToGpu()
+        : GpuPathScenario(true,
+                          choice_axis("path",
+                                      "pageable: pread into malloc'd memory + cudaMemcpy; pinned: pread into pinned "
+                                      "memory + copy; pipelined: a ring of pinned chunks, read i+1 while copying i; "
+                                      "odirect_pipelined: the same with O_DIRECT; mmap: cudaMemcpy from a mapping; "
+                                      "cufile / cufile_registered: cuFileRead",
+                                      {"pageable", "pinned", "pipelined", "odirect_pipelined", "mmap", "cufile",
+                                       "cufile_registered"}),
+                          "cuFile reader threads (cufile paths only)",
+                          {{"bandwidth", "B/s", Better::higher, "file bytes over the time until the last byte is on the GPU"},
+                           {"first_chunk_time", "s", Better::lower, "time until the first chunk is usable on the GPU"}}) {
+        m_info.id = "storage_to_gpu";
+        m_info.summary = "file -> device memory: pageable, pinned, pipelined, O_DIRECT pipelined, mmap and cuFile paths";
+        m_info.counting = "file bytes moved once per sample, to data usable on the GPU; device and cache bytes beside them";
     }
     std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& p) const override {
-        const int dev = static_cast<int>(p.get_uint("device"));
-        gpu::set_device(dev);
-        if (ctx.bind_numa)
-            if (const DeviceInfo* d = ctx.machine->device(dev)) place_near_device(d->pci_bus_id);
-        const auto ring = static_cast<unsigned>(p.get_uint("ring") ? p.get_uint("ring") : 4);
-        return std::make_unique<FromGpuCase>(parse_gpu_path(p.get("path")), p.get_uint("size"), p.get_uint("chunk"), ring,
-                                             static_cast<unsigned>(p.get_uint("threads")), dev);
+        const GpuSide g = prepare_gpu_side(ctx, p);
+        auto file = Site::instance().pattern_file(p.get_uint("size"));
+        return std::make_unique<ToGpuCase>(ctx, std::move(file), g.path, p.get_uint("chunk"), g.ring, g.threads, g.device,
+                                           p.get("cache") == "cold");
     }
+};
 
-private:
-    ScenarioInfo m_info;
+class GpuToStorage final : public GpuPathScenario {
+public:
+    GpuToStorage()
+        : GpuPathScenario(false,
+                          choice_axis("path",
+                                      "pageable: cudaMemcpy to malloc'd memory + pwrite; pinned: the same through pinned "
+                                      "memory; pipelined: a ring of pinned chunks, copy i+1 while writing i; cufile / "
+                                      "cufile_registered: cuFileWrite",
+                                      {"pageable", "pinned", "pipelined", "cufile", "cufile_registered"}),
+                          "cuFile writer threads (cufile paths only)",
+                          {{"bandwidth", "B/s", Better::higher, "file bytes over the time until they are durable"},
+                           {"time", "s", Better::lower, "time to write and flush the whole file"}}) {
+        m_info.id = "gpu_to_storage";
+        m_info.summary = "device memory -> file (a checkpoint save): pageable, pinned, pipelined and cuFile writes, fdatasync'd";
+        m_info.counting = "file bytes written once per sample, durable (fdatasync) before the sample ends";
+    }
+    std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& p) const override {
+        const GpuSide g = prepare_gpu_side(ctx, p);
+        return std::make_unique<FromGpuCase>(g.path, p.get_uint("size"), p.get_uint("chunk"), g.ring, g.threads, g.device);
+    }
 };
 
 } // namespace

@@ -18,7 +18,8 @@
 
 #include <fmt/format.h>
 
-#include "families/builtin.hpp"
+#include "interopbench/registry.hpp"
+#include "interopbench/runner.hpp"
 #include "families/storage/storage_common.hpp"
 #include "topology/topology.hpp"
 
@@ -82,13 +83,11 @@ public:
         m_info.needs_gpu = false;
         m_info.counting = "file bytes read once per sample; device and cache bytes counted beside them";
         m_info.axes = {size_axis(),
-                       {"path",
-                        "buffered: pread into malloc'd memory; odirect: O_DIRECT pread into aligned memory; io_uring: "
-                        "O_DIRECT reads, qd in flight, registered buffer; mmap: memcpy from a mapping with "
-                        "MADV_SEQUENTIAL; mmap_populate: the same, mapped with MAP_POPULATE",
-                        AxisKind::choice,
-                        {"buffered", "odirect", "io_uring", "mmap", "mmap_populate"},
-                        {"buffered", "odirect", "io_uring", "mmap", "mmap_populate"}},
+                       choice_axis("path",
+                                   "buffered: pread into malloc'd memory; odirect: O_DIRECT pread into aligned memory; "
+                                   "io_uring: O_DIRECT reads, qd in flight, registered buffer; mmap: memcpy from a "
+                                   "mapping with MADV_SEQUENTIAL; mmap_populate: the same, mapped with MAP_POPULATE",
+                                   {"buffered", "odirect", "io_uring", "mmap", "mmap_populate"}),
                        cache_axis(),
                        chunk_axis(),
                        threads_axis("reader threads, each with a contiguous range of the file"),

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "families/builtin.hpp"
+#include "interopbench/runner.hpp"
 #include "gpu/storage_io.hpp"
 
 namespace interopbench {
@@ -58,11 +58,6 @@ void annotate_storage_results(std::vector<Result>& results) {
         }
         r.details["roofline"] = roof;
     }
-}
-
-void storage_preflight(const RunSettings& settings, const std::vector<Config>& configs,
-                       std::optional<std::uint64_t> other_bytes) {
-    storage::preflight(settings, configs, other_bytes);
 }
 
 } // namespace interopbench

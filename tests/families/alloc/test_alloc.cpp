@@ -19,9 +19,7 @@ using namespace interopbench;
 namespace {
 
 Registry alloc_registry() {
-    Registry r;
-    register_alloc(r);
-    return r;
+    return builtin_registry({"alloc"});
 }
 
 std::vector<Config> expand(const Registry& r, const std::string& pattern,

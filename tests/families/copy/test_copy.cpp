@@ -31,8 +31,7 @@ RunSettings fast() {
 } // namespace
 
 TEST_CASE("host_memcpy copies every byte at odd sizes with any number of threads") {
-    Registry r;
-    register_host_memcpy(r);
+    const Registry r = builtin_registry({"copy"});
     for (unsigned cores : {2u, 3u, 7u, 64u}) {
         CAPTURE(cores);
         Machine m;
@@ -53,8 +52,7 @@ TEST_CASE("host_memcpy copies every byte at odd sizes with any number of threads
 }
 
 TEST_CASE("a host size beyond memory is skipped with the memory needed, never allocated") {
-    Registry r;
-    register_host_memcpy(r);
+    const Registry r = builtin_registry({"copy"});
     Machine m;
     RunPlan plan;
     plan.entries = {{"host_memcpy", {{"size", {"4K,18446744073709551615"}}, {"threads", {"single"}}}}};

@@ -575,10 +575,7 @@ Machine no_gpu_machine() {
 }
 
 Registry layout_registry() {
-    Registry r;
-    register_layout(r);
-    register_handoff(r);
-    return r;
+    return builtin_registry({"layout", "handoff"});
 }
 
 } // namespace

@@ -17,9 +17,7 @@ using namespace interopbench;
 namespace {
 
 Registry peer_registry() {
-    Registry r;
-    register_peer(r);
-    return r;
+    return builtin_registry({"peer"});
 }
 
 /// A machine that claims `count` GPUs with `selected` chosen, without calling CUDA.
@@ -293,9 +291,7 @@ TEST_CASE("the pointer-chase order is one cycle through every node") {
 namespace {
 
 Registry nccl_registry() {
-    Registry r;
-    register_nccl(r);
-    return r;
+    return builtin_registry({"nccl"});
 }
 
 /// A machine with `count` GPUs (each with 100 GiB free), `selected` chosen and NCCL loaded.

@@ -54,9 +54,7 @@ struct Scratch {
 };
 
 Registry pipeline_registry() {
-    Registry r;
-    register_pipeline(r);
-    return r;
+    return builtin_registry({"pipeline"});
 }
 
 std::vector<Config> expand(const Registry& r, const std::string& pattern, std::map<std::string, std::vector<std::string>> axes,
@@ -301,16 +299,16 @@ TEST_CASE("pipeline: bad storage directories are usage errors before measuring, 
     const Machine m = fake_gpu_machine(80ull << 30);
     const auto configs = expand(r, "pipeline", {}, m);
     RunSettings set;
-    set.storage_dir = (s.dir / "missing").string();
+    set.options.set_text("storage-dir", (s.dir / "missing").string());
     storage::Site::instance().reset();
-    CHECK_THROWS_WITH_AS(storage::preflight(set, configs, site_bytes(configs)), doctest::Contains("does not exist"), UsageError);
+    CHECK_THROWS_WITH_AS(builtin_families().preflight(set, configs), doctest::Contains("does not exist"), UsageError);
     std::ofstream(s.dir / "file") << "x";
-    set.storage_dir = (s.dir / "file").string();
-    CHECK_THROWS_WITH_AS(storage::preflight(set, configs, site_bytes(configs)), doctest::Contains("is not a directory"), UsageError);
-    set.storage_dir = s.dir.string();
+    set.options.set_text("storage-dir", (s.dir / "file").string());
+    CHECK_THROWS_WITH_AS(builtin_families().preflight(set, configs), doctest::Contains("is not a directory"), UsageError);
+    set.options.set_text("storage-dir", s.dir.string());
     const auto huge = expand(r, "pipeline", {{"dataset", {"1000T"}}, {"batch", {"1G"}}}, m);
-    CHECK_THROWS_WITH_AS(storage::preflight(set, huge, site_bytes(huge)), doctest::Contains("free but"), UsageError);
-    storage::preflight(set, configs, site_bytes(configs));
+    CHECK_THROWS_WITH_AS(builtin_families().preflight(set, huge), doctest::Contains("free but"), UsageError);
+    builtin_families().preflight(set, configs);
     CHECK(storage::Site::instance().dir() == s.dir.string());
     storage::Site::instance().reset();
 }
@@ -325,7 +323,7 @@ TEST_CASE("pipeline: after the run, speedup over naive, efficiency against the s
     };
     std::vector<Result> results{pipe("naive", 1e9, 0.6, 0.2), pipe("+pinned", 1.5e9, 0.5, 0.3), pipe("+pool", 2.5e9, 0.05, 0.5),
                                 pipe("tuned", 9e9, 0.01, 0.9)};
-    annotate_pipeline_results(results);
+    builtin_families().find("pipeline")->annotate(results);
     CHECK(results[0].details["speedup_over_naive"].get<double>() == doctest::Approx(1.0));
     CHECK(results[3].details["speedup_over_naive"].get<double>() == doctest::Approx(9.0));
     CHECK(results[3].details["standalone_bound"].contains("note"));
@@ -346,7 +344,7 @@ TEST_CASE("pipeline: after the run, speedup over naive, efficiency against the s
     results.push_back(read("1073741824", "pageable", 6e9));
     results.push_back(fake_result("h2d_copy", {{"size", "67108864"}, {"host_mem", "pinned"}, {"engine", "ce"}, {"device", "0"}}, {{"bandwidth", 55e9}}));
     results.push_back(fake_result("pipeline_convert", {{"batch", "67108864"}, {"device", "0"}}, {{"bandwidth", 400e9}}));
-    annotate_pipeline_results(results);
+    builtin_families().find("pipeline")->annotate(results);
     CHECK_FALSE(results[3].details.contains("efficiency"));
     CHECK(results[3].details["standalone_bound"]["note"].get<std::string>().find("pipeline_read of this dataset, batch and cache state (host_mem=pinned)") != std::string::npos);
     CHECK(results[3].details["diagnosis"].get<std::string>().find("slowest standalone stage") == std::string::npos);
@@ -354,7 +352,7 @@ TEST_CASE("pipeline: after the run, speedup over naive, efficiency against the s
     CHECK(results[0].details["efficiency"].get<double>() == doctest::Approx(1e9 / 6e9));
 
     results.push_back(read("1073741824", "pinned", 10e9));
-    annotate_pipeline_results(results);
+    builtin_families().find("pipeline")->annotate(results);
     CHECK(results[3].details["efficiency"].get<double>() == doctest::Approx(0.9));
     CHECK(results[3].details["standalone_bound"]["stage"] == "pipeline_read");
     const std::string t = results[3].details["diagnosis"];
@@ -381,13 +379,13 @@ TEST_CASE("pipeline: pipeline_read reads the column files without a GPU, cold an
     set.min_samples = 2;
     set.max_samples = 2;
     set.max_time_s = 5;
-    set.storage_dir = s.dir.string();
+    set.options.set_text("storage-dir", s.dir.string());
     const auto configs = expand(r, "pipeline_read", {{"cache", {"cold", "warm"}}, {"dataset", {"300K"}}, {"batch", {"64K"}}, {"host_mem", {"pageable", "pinned"}}}, m);
     REQUIRE(configs.size() == 4);
     const auto bytes = site_bytes(configs);
     REQUIRE(bytes);
     CHECK(*bytes >= (300 * 1024 / 30) * 30);
-    storage::preflight(set, configs, bytes);
+    builtin_families().preflight(set, configs);
     Runner runner(m, set);
     int measured = 0;
     for (const Config& c : configs) {

@@ -51,10 +51,7 @@ struct Scratch {
 };
 
 Registry storage_registry() {
-    Registry r;
-    register_storage_read(r);
-    register_storage_gpu(r);
-    return r;
+    return builtin_registry({"storage"});
 }
 
 std::vector<Config> expand(const Registry& r, const std::string& pattern, std::map<std::string, std::vector<std::string>> axes,
@@ -70,7 +67,7 @@ RunSettings quick_settings(const std::string& dir) {
     s.min_samples = 2;
     s.max_samples = 2;
     s.max_time_s = 5;
-    s.storage_dir = dir;
+    s.options.set_text("storage-dir", dir);
     return s;
 }
 
@@ -105,7 +102,7 @@ TEST_CASE("storage: every storage_read path reads a small file, cold and warm, a
     RunSettings s = quick_settings(scratch.dir.string());
     const auto configs = expand(r, "storage_read", {{"size", {"1M"}}, {"chunk", {"256K"}}, {"threads", {"1", "2"}}}, m);
     REQUIRE(configs.size() == 20);
-    storage::preflight(s, configs);
+    builtin_families().preflight(s, configs);
     Runner runner(m, s);
     int measured = 0;
     for (const Config& c : configs) {
@@ -286,7 +283,7 @@ TEST_CASE("storage: sizes off the direct-I/O alignment skip the O_DIRECT paths w
     m.host_cores = 2;
     RunSettings s = quick_settings(scratch.dir.string());
     const auto configs = expand(r, "storage_read", {{"size", {"1000B"}}, {"cache", {"cold"}}, {"path", {"odirect", "buffered"}}}, m);
-    storage::preflight(s, configs);
+    builtin_families().preflight(s, configs);
     Runner runner(m, s);
     for (const Config& c : configs) {
         const Result res = runner.run_one(c);

@@ -1,0 +1,116 @@
+#include "interopbench/family.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace interopbench {
+
+// ---- option values ------------------------------------------------------------------------
+
+bool FamilyOptions::flag(std::string_view name) const {
+    const auto it = m_values.find(std::string(name));
+    return it != m_values.end() && it->is_boolean() && it->get<bool>();
+}
+
+std::string FamilyOptions::text(std::string_view name) const {
+    const auto it = m_values.find(std::string(name));
+    return it != m_values.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::vector<std::string> FamilyOptions::texts(std::string_view name) const {
+    std::vector<std::string> out;
+    const auto it = m_values.find(std::string(name));
+    if (it == m_values.end() || !it->is_array()) return out;
+    for (const auto& v : *it)
+        if (v.is_string()) out.push_back(v.get<std::string>());
+    return out;
+}
+
+std::optional<double> FamilyOptions::number(std::string_view name) const {
+    const auto it = m_values.find(std::string(name));
+    if (it == m_values.end() || !it->is_number() || !std::isfinite(it->get<double>())) return std::nullopt;
+    return it->get<double>();
+}
+
+void FamilyOptions::set_flag(const std::string& name, bool value) { m_values[name] = value; }
+void FamilyOptions::set_text(const std::string& name, std::string value) { m_values[name] = std::move(value); }
+void FamilyOptions::set_texts(const std::string& name, std::vector<std::string> values) { m_values[name] = std::move(values); }
+void FamilyOptions::set_number(const std::string& name, double value) { m_values[name] = value; }
+
+FamilyOptions FamilyOptions::from_json(const nlohmann::json& j) {
+    FamilyOptions o;
+    if (j.is_object()) o.m_values = j;
+    return o;
+}
+
+// ---- the list -----------------------------------------------------------------------------
+
+namespace {
+
+[[noreturn]] void bad_list(const std::string& what) { throw std::logic_error("family list: " + what); }
+
+bool same_declaration(const FamilyOption& a, const FamilyOption& b) {
+    return a.kind == b.kind && a.help == b.help && a.on_list == b.on_list;
+}
+
+nlohmann::json parse_entries(const Family& f, const ProfileEntries& p) {
+    nlohmann::json j = nlohmann::json::parse(p.entries, nullptr, false);
+    if (!j.is_array())
+        bad_list(fmt::format("family '{}': its entries for profile '{}' are not a JSON array", f.name, p.profile));
+    return j;
+}
+
+} // namespace
+
+Families::Families(std::vector<Family> families) : m_families(std::move(families)) {
+    for (std::size_t i = 0; i < m_families.size(); ++i) {
+        const Family& f = m_families[i];
+        if (f.name.empty() || !f.add_scenarios) bad_list(fmt::format("entry {} has no name or no scenarios to add", i));
+        for (std::size_t k = 0; k < i; ++k)
+            if (m_families[k].name == f.name) bad_list(fmt::format("family '{}' is listed twice", f.name));
+        if (f.profiles.empty() == f.no_profiles.empty())
+            bad_list(fmt::format("family '{}' must give either its profile entries or why it adds none", f.name));
+        for (const auto& p : f.profiles) (void)parse_entries(f, p);
+        for (const FamilyOption& o : f.options) {
+            const auto same = std::find_if(m_options.begin(), m_options.end(), [&](const FamilyOption& x) { return x.name == o.name; });
+            if (same == m_options.end()) m_options.push_back(o);
+            else if (!same_declaration(*same, o))
+                bad_list(fmt::format("option '--{}' of family '{}' is declared differently by another family", o.name, f.name));
+        }
+    }
+}
+
+const Family* Families::find(std::string_view name) const {
+    for (const Family& f : m_families)
+        if (f.name == name) return &f;
+    return nullptr;
+}
+
+Registry Families::registry(const FamilyOptions& options, std::vector<std::string>& warnings) const {
+    Registry r;
+    for (const Family& f : m_families) {
+        f.add_scenarios(r, options, warnings);
+        for (const auto& p : f.profiles) r.add_profile_entries(p.profile, parse_entries(f, p));
+    }
+    return r;
+}
+
+void Families::preflight(const RunSettings& settings, const std::vector<Config>& configs) const {
+    for (const Family& f : m_families) {
+        if (!f.preflight) continue;
+        std::vector<Config> mine;
+        for (const Config& c : configs)
+            if (c.scenario && c.scenario->info().family == f.name) mine.push_back(c);
+        if (!mine.empty()) f.preflight(settings, mine);
+    }
+}
+
+void Families::annotate(std::vector<Result>& results) const {
+    for (const Family& f : m_families)
+        if (f.annotate) f.annotate(results);
+}
+
+} // namespace interopbench

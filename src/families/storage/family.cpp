@@ -1,0 +1,68 @@
+// The storage family's descriptor (include/interopbench/family.hpp): its scenarios, the storage
+// site's options, the pre-flight that claims the site's space, the roofline annotation and what
+// it adds to the built-in profiles. families/builtin.cpp names it in the one list of families.
+#include <algorithm>
+#include <set>
+
+#include "gpu/storage_io.hpp"
+#include "interopbench/family.hpp"
+
+namespace interopbench {
+
+void register_storage_read(Registry& r);                   // storage_read.cpp
+void register_storage_gpu(Registry& r);                    // storage_gpu.cpp
+void annotate_storage_results(std::vector<Result>& results); // storage_roofline.cpp
+
+namespace {
+
+/// The directory and its free space for the selected sizes: one pattern file per read size
+/// (none for a kept file of that size), the largest write.
+void preflight(const RunSettings& settings, const std::vector<Config>& configs) {
+    std::set<std::uint64_t> read_sizes;
+    std::uint64_t write_bytes = 0;
+    for (const Config& c : configs) {
+        const std::uint64_t size = c.params.get_uint("size");
+        if (c.scenario->info().id == "gpu_to_storage") write_bytes = std::max(write_bytes, size);
+        else read_sizes.insert(size);
+    }
+    storage::claim_site(settings.options, write_bytes, read_sizes);
+}
+
+} // namespace
+
+Family storage_family() {
+    return {
+        .name = "storage",
+        .summary = "Storage to host and GPU: buffered, O_DIRECT, io_uring and mmap reads, pipelined and cuFile paths, writes",
+        .add_scenarios =
+            [](Registry& r, const FamilyOptions&, std::vector<std::string>&) {
+                register_storage_read(r);
+                register_storage_gpu(r);
+            },
+        .options = storage::site_options(),
+        .preflight = preflight,
+        .annotate = annotate_storage_results,
+        .profiles =
+            {
+                {"quick", R"([
+                    {"pattern": "storage_read", "axes": {"path": ["buffered", "odirect"], "size": ["64M"]}},
+                    {"pattern": "storage_to_gpu", "axes": {"path": ["pageable", "pinned", "pipelined", "odirect_pipelined", "mmap", "cufile"], "size": ["64M"]}},
+                    {"pattern": "gpu_to_storage", "axes": {"path": ["pinned", "pipelined"], "size": ["64M"]}}
+                ])"},
+                {"ci", R"([
+                    {"pattern": "storage_read", "axes": {"path": ["buffered", "mmap"], "cache": ["warm"], "size": ["256M"]}},
+                    {"pattern": "storage_to_gpu", "axes": {"path": ["pinned", "pipelined"], "cache": ["warm"], "size": ["256M"]}}
+                ])"},
+                {"full", R"([
+                    {"pattern": "storage_read", "axes": {"chunk": ["4K:64M:x4"], "threads": ["1", "4"]}},
+                    {"pattern": "storage_read", "axes": {"path": ["io_uring"], "qd": ["1", "8", "32", "128"]}},
+                    {"pattern": "storage_to_gpu"},
+                    {"pattern": "storage_to_gpu", "axes": {"path": ["pipelined", "odirect_pipelined"], "ring": ["2", "4", "8"], "chunk": ["1M", "4M", "16M", "64M"]}},
+                    {"pattern": "storage_to_gpu", "axes": {"path": ["cufile", "cufile_registered"], "threads": ["1", "4"]}},
+                    {"pattern": "gpu_to_storage"}
+                ])"},
+            },
+    };
+}
+
+} // namespace interopbench
