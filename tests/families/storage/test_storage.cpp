@@ -422,3 +422,28 @@ std::size_t entries_after_signal(int sig) {
 TEST_CASE("storage: no file is left after SIGINT") { CHECK(entries_after_signal(SIGINT) == 0); }
 
 TEST_CASE("storage: no file is left after SIGTERM") { CHECK(entries_after_signal(SIGTERM) == 0); }
+
+TEST_CASE("storage: every round process uses the run's --storage-dir, not the default scratch directory") {
+    // The default scratch directory is made unusable (a file where the folder would be): a
+    // round that fell back to it would fail its configuration.
+    Scratch scratch;
+    const fs::path tmp = scratch.dir / "tmp", dir = scratch.dir / "store", out = scratch.dir / "r.json";
+    fs::create_directories(tmp);
+    fs::create_directories(dir);
+    std::ofstream(tmp / "interopbench-storage") << "not a folder";
+    const char* old = std::getenv("TMPDIR");
+    const std::string saved = old ? old : "";
+    ::setenv("TMPDIR", tmp.c_str(), 1);
+    const int rc = run_binary({"run", "-s", "storage_read", "-a", "path=buffered", "-a", "cache=warm", "--size", "64K",
+                               "--rounds", "3", "--min-samples", "3", "--max-time", "2", "--no-topology", "--storage-dir",
+                               dir.string(), "--out", out.string()});
+    if (old) ::setenv("TMPDIR", saved.c_str(), 1);
+    else ::unsetenv("TMPDIR");
+    REQUIRE(rc == 0);
+    const auto report = nlohmann::json::parse(std::ifstream(out));
+    REQUIRE(report["results"].size() == 1);
+    const auto& r = report["results"][0];
+    CHECK(r["status"] == "ok");
+    CHECK(r["rounds"] == 3); // every round pooled: none failed on the default directory
+    CHECK_FALSE(r["details"].contains("rounds_not_ok"));
+}
