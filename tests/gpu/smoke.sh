@@ -123,6 +123,34 @@ if has storage; then
   run storage-dd-cold 60 bash -c "sync; echo 3 > /proc/sys/vm/drop_caches; dd if='$f' of=/dev/null bs=16M"
   run storage-dd-warm 60 dd if="$f" of=/dev/null bs=16M
   run storage-df 10 df -T "$sd"
+  # fio, the storage reference, on the same file in the same run (FIO=path; the GPU machine
+  # gets it only when a call carries it). Cold runs drop the file's pages first (fio's own
+  # invalidate=1 and O_DIRECT); warm runs read a warm file with --invalidate=0.
+  fio=${FIO:-}
+  if [ -n "$fio" ] && [ -x "$fio" ]; then
+    fj() { local name=$1; shift; run "fio-$name" 120 "$fio" --name="$name" --filename="$f" --bs=16M --output-format=json --output="$R/fio-$name.json" "$@"; }
+    fj cold-psync --rw=read --direct=1 --ioengine=psync --size=4G
+    fj cold-uring-qd32 --rw=read --direct=1 --ioengine=io_uring --iodepth=32 --size=4G
+    fj cold-4jobs-qd8 --rw=read --direct=1 --ioengine=io_uring --iodepth=8 --numjobs=4 --offset_increment=1G --size=1G --group_reporting
+    for jobs in 1 4 16; do
+      run "fio-warm-prime-$jobs" 60 dd if="$f" of=/dev/null bs=16M
+      fj "warm-${jobs}jobs" --rw=read --ioengine=psync --invalidate=0 --numjobs="$jobs" --offset_increment=$((4096 / jobs))M --size=$((4096 / jobs))M --group_reporting
+    done
+    run fio-write-direct 120 "$fio" --name=write --filename="$sd/fio-write.tmp" --rw=write --bs=16M --direct=1 --ioengine=io_uring --iodepth=16 --size=1G --output-format=json --output="$R/fio-write-direct.json"
+    rm -f "$sd/fio-write.tmp"
+    python3 - "$R" <<'PY' | tee -a "$out/summary.txt"
+import glob, json, os, sys
+for p in sorted(glob.glob(os.path.join(sys.argv[1], "fio-*.json"))):
+    try:
+        job = json.load(open(p))["jobs"][0]
+        side = job["read"] if job["read"]["io_bytes"] else job["write"]
+        print(f"  {os.path.basename(p)[4:-5]:<22} {side['bw_bytes'] / 1e9:6.2f} GB/s")
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        print(f"  {os.path.basename(p)}: unreadable ({e})")
+PY
+  else
+    echo "  fio: not run (set FIO to the fio binary)" | tee -a "$out/summary.txt"
+  fi
   cat >"$out/storage-profile.json" <<'JSON'
 {"name": "storage-figures", "description": "issue 14's figures: storage_read roofline, GPU paths cold and warm, cuFile, writes, pinned H2D",
  "settings": {"warmup": 1, "min_samples": 3, "max_samples": 4, "noise": 0.01, "max_time_s": 20, "sample_time_s": 0.01},
