@@ -74,8 +74,10 @@ public:
     const Family* find(std::string_view name) const;
     /// Every family option, each once, in list order.
     const std::vector<FamilyOption>& options() const { return m_options; }
-    /// A registry of every family's scenarios (in list order) and their profile entries.
-    Registry registry(const FamilyOptions& options, std::vector<std::string>& warnings) const;
+    /// A registry of the scenarios (in list order) and profile entries of every family, or of
+    /// the families named in `only` when it is not empty.
+    Registry registry(const FamilyOptions& options, std::vector<std::string>& warnings,
+                      const std::vector<std::string>& only = {}) const;
     /// Calls the preflight of each family that has selected configurations, with them.
     void preflight(const RunSettings& settings, const std::vector<Config>& configs) const;
     /// Calls every family's annotate hook, in list order.
@@ -84,6 +86,8 @@ public:
 private:
     std::vector<Family> m_families;
     std::vector<FamilyOption> m_options;
+    /// Each family's profile entries, parsed once when the list is checked (same order).
+    std::vector<std::vector<std::pair<std::string, nlohmann::json>>> m_entries;
 };
 
 } // namespace interopbench

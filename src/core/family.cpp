@@ -73,7 +73,8 @@ Families::Families(std::vector<Family> families) : m_families(std::move(families
             if (m_families[k].name == f.name) bad_list(fmt::format("family '{}' is listed twice", f.name));
         if (f.profiles.empty() == f.no_profiles.empty())
             bad_list(fmt::format("family '{}' must give either its profile entries or why it adds none", f.name));
-        for (const auto& p : f.profiles) (void)parse_entries(f, p);
+        auto& entries = m_entries.emplace_back();
+        for (const auto& p : f.profiles) entries.emplace_back(p.profile, parse_entries(f, p));
         for (const FamilyOption& o : f.options) {
             const auto same = std::find_if(m_options.begin(), m_options.end(), [&](const FamilyOption& x) { return x.name == o.name; });
             if (same == m_options.end()) m_options.push_back(o);
@@ -89,11 +90,14 @@ const Family* Families::find(std::string_view name) const {
     return nullptr;
 }
 
-Registry Families::registry(const FamilyOptions& options, std::vector<std::string>& warnings) const {
+Registry Families::registry(const FamilyOptions& options, std::vector<std::string>& warnings,
+                            const std::vector<std::string>& only) const {
     Registry r;
-    for (const Family& f : m_families) {
+    for (std::size_t i = 0; i < m_families.size(); ++i) {
+        const Family& f = m_families[i];
+        if (!only.empty() && std::find(only.begin(), only.end(), f.name) == only.end()) continue;
         f.add_scenarios(r, options, warnings);
-        for (const auto& p : f.profiles) r.add_profile_entries(p.profile, parse_entries(f, p));
+        for (const auto& [profile, entries] : m_entries[i]) r.add_profile_entries(profile, entries);
     }
     return r;
 }

@@ -5,8 +5,6 @@
 // linker may drop.
 #include "families/builtin.hpp"
 
-#include <algorithm>
-
 #define INTEROPBENCH_BUILTIN_FAMILIES(X)                                                        \
     X(copy)                                                                                     \
     X(alloc)                                                                                    \
@@ -36,16 +34,11 @@ Registry scenario_registry(const FamilyOptions& options, std::vector<std::string
 }
 
 Registry builtin_registry(const std::vector<std::string>& families) {
-    Registry r;
-    std::vector<std::string> warnings;
-    for (const Family& f : builtin_families().all()) {
-        const bool wanted = families.empty() ? f.name != "plugin"
-                                             : std::find(families.begin(), families.end(), f.name) != families.end();
-        if (!wanted) continue;
-        f.add_scenarios(r, FamilyOptions{}, warnings);
-        for (const auto& p : f.profiles) r.add_profile_entries(p.profile, nlohmann::json::parse(p.entries));
-    }
-    return r;
+    std::vector<std::string> only = families, warnings;
+    if (only.empty())
+        for (const Family& f : builtin_families().all())
+            if (f.name != "plugin") only.push_back(f.name);
+    return builtin_families().registry(FamilyOptions{}, warnings, only);
 }
 
 } // namespace interopbench
