@@ -23,7 +23,9 @@ std::string FamilyOptions::text(std::string_view name) const {
 std::vector<std::string> FamilyOptions::texts(std::string_view name) const {
     std::vector<std::string> out;
     const auto it = m_values.find(std::string(name));
-    if (it == m_values.end() || !it->is_array()) return out;
+    if (it == m_values.end()) return out;
+    if (it->is_string()) return {it->get<std::string>()}; // one value given as text
+    if (!it->is_array()) return out;
     for (const auto& v : *it)
         if (v.is_string()) out.push_back(v.get<std::string>());
     return out;

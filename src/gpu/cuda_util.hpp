@@ -165,16 +165,9 @@ private:
 /// Fills `bytes` at `dst` (device or mapped host memory) with the pattern for `seed` on
 /// `stream`. The pattern is a per-8-byte-word hash of (seed, index): never zeros.
 void fill_pattern_device(void* dst, std::size_t bytes, std::uint64_t seed, cudaStream_t stream);
-/// Same pattern, written by the host.
-void fill_pattern_host(void* dst, std::size_t bytes, std::uint64_t seed);
 /// Counts words at `src` (device memory) that differ from the pattern; 0 means correct.
 std::uint64_t count_pattern_mismatches_device(const void* src, std::size_t bytes,
                                               std::uint64_t seed, cudaStream_t stream);
-/// Host-side check of the same pattern; returns mismatching words.
-std::uint64_t count_pattern_mismatches_host(const void* src, std::size_t bytes, std::uint64_t seed);
-
-/// The pattern's value for word `index` (host and device agree).
-std::uint64_t pattern_word(std::uint64_t seed, std::uint64_t index);
 
 /// Number of operations to put in one sample so that it lasts about `target_s`, given
 /// one operation's estimated time; at least 1, at most `cap`.

@@ -152,35 +152,46 @@ PY
     echo "  fio: not run (set FIO to the fio binary)" | tee -a "$out/summary.txt"
   fi
   cat >"$out/storage-profile.json" <<'JSON'
-{"name": "storage-figures", "description": "issue 14's figures: storage_read roofline, GPU paths cold and warm, cuFile, writes, pinned H2D",
+{"name": "storage-figures", "description": "the storage figures: the read ceiling by threads and queue depth (warm and cold), every GPU path by threads, writes by threads, pinned H2D",
  "settings": {"warmup": 1, "min_samples": 3, "max_samples": 4, "noise": 0.01, "max_time_s": 20, "sample_time_s": 0.01},
  "scenarios": [
   {"pattern": "h2d_copy", "axes": {"size": ["256M"], "host_mem": ["pinned"], "engine": ["ce"], "device": ["0"]}},
-  {"pattern": "storage_read", "axes": {"size": ["4G"], "path": ["odirect", "buffered", "io_uring"], "cache": ["cold"]}},
-  {"pattern": "storage_read", "axes": {"size": ["4G"], "path": ["buffered"], "cache": ["warm"]}},
-  {"pattern": "storage_to_gpu", "axes": {"size": ["4G"], "path": ["pipelined", "pageable"], "cache": ["cold", "warm"], "device": ["0"]}},
-  {"pattern": "storage_to_gpu", "axes": {"size": ["4G"], "path": ["odirect_pipelined", "cufile", "cufile_registered"], "cache": ["cold"], "device": ["0"]}},
-  {"pattern": "gpu_to_storage", "axes": {"size": ["1G"], "path": ["pinned", "pipelined", "cufile"], "device": ["0"]}}
+  {"pattern": "storage_read", "axes": {"size": ["4G"], "path": ["buffered"], "cache": ["warm"], "threads": ["1", "2", "4", "8", "16"]}},
+  {"pattern": "storage_read", "axes": {"size": ["4G"], "path": ["odirect"], "cache": ["cold"], "threads": ["1", "4", "16"]}},
+  {"pattern": "storage_read", "axes": {"size": ["4G"], "path": ["io_uring"], "cache": ["cold"], "threads": ["1", "4"], "qd": ["8", "32"]}},
+  {"pattern": "storage_read", "axes": {"size": ["4G"], "path": ["buffered"], "cache": ["cold"], "threads": ["1", "4", "16"]}},
+  {"pattern": "storage_to_gpu", "axes": {"size": ["4G"], "path": ["pipelined"], "cache": ["warm"], "threads": ["1", "2", "4", "8", "16"], "device": ["0"]}},
+  {"pattern": "storage_to_gpu", "axes": {"size": ["4G"], "path": ["pageable", "pinned", "mmap"], "cache": ["warm"], "device": ["0"]}},
+  {"pattern": "storage_to_gpu", "axes": {"size": ["4G"], "path": ["odirect_pipelined", "io_uring_pipelined"], "cache": ["cold"], "threads": ["1", "4", "16"], "device": ["0"]}},
+  {"pattern": "storage_to_gpu", "axes": {"size": ["4G"], "path": ["pipelined", "cufile"], "cache": ["cold"], "device": ["0"]}},
+  {"pattern": "gpu_to_storage", "axes": {"size": ["1G"], "path": ["pinned", "pipelined"], "threads": ["1", "4", "8"], "device": ["0"]}},
+  {"pattern": "gpu_to_storage", "axes": {"size": ["1G"], "path": ["cufile"], "device": ["0"]}}
  ]}
 JSON
-  run storage-figures 320 "$ib" run --profile "$out/storage-profile.json" --storage-dir "$sd" --keep-files --out "$R/storage.json"
+  run storage-figures 420 "$ib" run --profile "$out/storage-profile.json" --storage-dir "$sd" --keep-files --out "$R/storage.json"
   run storage-figures-md 10 "$ib" show --format markdown "$R/storage.json"
   run storage-left 10 ls -la "$sd"
+  # Several --storage-dir entries (here two folders on the same drive, so the path is real,
+  # not faster): the files striped over both, readers spread, the ceiling measured alike.
+  mkdir -p "$sd/a" "$sd/b"
+  run storage-two-dirs 120 "$ib" run -s storage_read -s storage_to_gpu -a path=buffered,pipelined,io_uring_pipelined -a cache=warm,cold -a threads=4 --size 1G -d 0 --min-samples 3 --max-samples 3 --storage-dir "$sd/a" --storage-dir "$sd/b" --out "$R/storage-two-dirs.json"
+  run storage-two-dirs-left 10 ls -la "$sd/a" "$sd/b"
   rm -rf "$sd"
 fi
 if has pipeline; then
   log "pipeline: naive vs tuned and each single fix, cold and warm, beside the standalone stages it is measured against; allocation at small batches (scratch dir under /tmp, removed after)"
   pd=$(mktemp -d /tmp/ib-smoke-pipeline.XXXXXX)
   cat >"$out/pipeline-profile.json" <<'JSON'
-{"name": "pipeline-figures", "description": "issue 15's figures: every variant cold and warm on a 1 GB dataset, the standalone stages (the pipeline's read alone, pinned H2D, the conversion kernel alone), and naive/+pool/tuned at small batches",
+{"name": "pipeline-figures", "description": "the pipeline figures: every variant cold and warm on a 1 GB dataset, the standalone stages (the pipeline's read alone by threads, pinned H2D, the conversion kernel alone), and naive/+pool/tuned at small batches",
  "settings": {"warmup": 1, "min_samples": 3, "max_samples": 4, "noise": 0.02, "max_time_s": 5, "sample_time_s": 0.02},
  "scenarios": [
-  {"pattern": "storage_read", "axes": {"size": ["1G"], "path": ["buffered"], "threads": ["1"], "chunk": ["16M"], "cache": ["cold", "warm"]}},
+  {"pattern": "storage_read", "axes": {"size": ["1G"], "path": ["buffered"], "threads": ["1", "8"], "chunk": ["16M"], "cache": ["cold", "warm"]}},
   {"pattern": "pipeline_read", "axes": {"cache": ["cold", "warm"], "dataset": ["1G"], "batch": ["64M"], "host_mem": ["pageable", "pinned"]}},
+  {"pattern": "pipeline_read", "axes": {"cache": ["cold", "warm"], "dataset": ["1G"], "batch": ["64M"], "host_mem": ["pinned"], "threads": ["2", "4", "8", "16"]}},
   {"pattern": "pipeline_read", "axes": {"cache": ["warm"], "dataset": ["256M"], "batch": ["64K", "1M"], "host_mem": ["pageable", "pinned"]}},
   {"pattern": "h2d_copy", "axes": {"size": ["1M", "64M"], "host_mem": ["pinned"], "engine": ["ce"], "device": ["0"]}},
   {"pattern": "pipeline_convert", "axes": {"batch": ["64K", "1M", "64M"], "device": ["0"]}},
-  {"pattern": "pipeline", "axes": {"variant": ["naive", "+pinned", "+pool", "+gpu_convert", "+zero_copy", "+overlap", "tuned"], "cache": ["cold", "warm"], "dataset": ["1G"], "batch": ["64M"], "device": ["0"]}},
+  {"pattern": "pipeline", "axes": {"variant": ["naive", "+pinned", "+pool", "+gpu_convert", "+zero_copy", "+overlap", "+parallel_read", "tuned"], "cache": ["cold", "warm"], "dataset": ["1G"], "batch": ["64M"], "device": ["0"]}},
   {"pattern": "pipeline", "axes": {"variant": ["naive", "+pool", "tuned"], "cache": ["warm"], "dataset": ["256M"], "batch": ["64K", "1M"], "device": ["0"]}}
  ]}
 JSON

@@ -38,6 +38,7 @@
 #include <fmt/format.h>
 
 #include "gpu/cuda_util.hpp"
+#include "hostio/pattern.hpp"
 #include "topology/topology.hpp"
 #include "families/alloc/alloc_kernels.hpp"
 #include "families/alloc/alloc_model.hpp"
@@ -464,8 +465,8 @@ public:
         : m_device(device), m_bytes(bytes), m_host_alloc(host_alloc), m_stream(device),
           m_pageable(gpu::HostMem::pageable, bytes), m_pinned(gpu::HostMem::pinned, bytes), m_dev(device, bytes),
           m_held({&m_stream}, true), m_unheld({&m_stream}, false) {
-        gpu::fill_pattern_host(m_pageable.get(), bytes, k_seed);
-        gpu::fill_pattern_host(m_pinned.get(), bytes, k_seed + 1);
+        hostio::fill_pattern(m_pageable.get(), bytes, k_seed);
+        hostio::fill_pattern(m_pinned.get(), bytes, k_seed + 1);
         pin_pairs(1); // first use: lazy set-up stays out of the estimate
         const Pins p = pin_pairs(1);
         m_pin_reps = gpu::reps_for(p.pin_s + p.unpin_s, ctx.sample_time_s, 1000);

@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include "gpu/cuda_util.hpp"
+#include "hostio/pattern.hpp"
 #include "topology/topology.hpp"
 #include "gpu/kernels.hpp"
 #include "interopbench/registry.hpp"
@@ -55,7 +56,7 @@ struct Lane {
         : dir(d), bytes(n), host(kind, n), dev(device, n), stream(s), sm(use_sm), sm_count(sms),
           mapped(host.device_ptr()) {
         if (dir == Dir::h2d) {
-            gpu::fill_pattern_host(host.get(), n, k_seed_h2d);
+            hostio::fill_pattern(host.get(), n, k_seed_h2d);
             IB_CUDA_CHECK(cudaMemsetAsync(dev.get(), 0, n, s->get())); // poison the destination
         } else {
             gpu::fill_pattern_device(dev.get(), n, k_seed_d2h, s->get());
@@ -84,7 +85,7 @@ struct Lane {
         // CPU is very slow); pageable memory by the CPU.
         if (host.kind() != HostMem::pageable)
             return gpu::count_pattern_mismatches_device(mapped, bytes, k_seed_d2h, stream->get());
-        return gpu::count_pattern_mismatches_host(host.get(), bytes, k_seed_d2h);
+        return hostio::count_pattern_mismatches(host.get(), bytes, k_seed_d2h);
     }
 };
 

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "gpu/cuda_util.hpp"
+#include "hostio/pattern.hpp"
 #include "topology/topology.hpp"
 #include "interopbench/registry.hpp"
 #include "interopbench/runner.hpp"
@@ -28,7 +29,7 @@ public:
     HostMemcpyCase(const CaseContext& ctx, std::size_t bytes, unsigned threads)
         : m_ctx(ctx), m_bytes(bytes), m_threads(threads), m_src(gpu::HostMem::pageable, bytes),
           m_dst(gpu::HostMem::pageable, bytes) {
-        gpu::fill_pattern_host(m_src.get(), bytes, k_seed);
+        hostio::fill_pattern(m_src.get(), bytes, k_seed);
         std::memset(m_dst.get(), 0, bytes);
         m_reps = 1;
         const double t = timed_copies(1);
@@ -41,7 +42,7 @@ public:
     }
 
     void check() override {
-        if (const auto bad = gpu::count_pattern_mismatches_host(m_dst.get(), m_bytes, k_seed))
+        if (const auto bad = hostio::count_pattern_mismatches(m_dst.get(), m_bytes, k_seed))
             throw CheckFailed(fmt::format("{} of {} words differ from the source", bad, (m_bytes + 7) / 8));
     }
 

@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "gpu/storage_io.hpp"
+#include "hostio/storage_io.hpp"
 #include "interopbench/errors.hpp"
 
 namespace interopbench::pipeline {
@@ -193,8 +193,9 @@ std::string Dataset::file_name(std::uint64_t rows, std::size_t c) {
     return fmt::format("ib-pipeline-v1-{}-c{}-{}.npy", rows, c, to_string(columns()[c]));
 }
 
-Dataset::Dataset(const std::string& dir, std::uint64_t rows, bool keep) : m_rows(rows) {
+Dataset::Dataset(const std::vector<std::string>& dirs, std::uint64_t rows, bool keep) : m_rows(rows) {
     for (std::size_t c = 0; c < columns().size(); ++c) {
+        const std::string& dir = dirs[c % dirs.size()]; // columns dealt over the directories
         const ColType t = columns()[c];
         const std::string path = dir + "/" + file_name(rows, c);
         const std::string header = npy_header(t, rows);
@@ -248,10 +249,10 @@ std::map<std::uint64_t, std::shared_ptr<Dataset>>& datasets() {
 
 std::shared_ptr<Dataset> dataset_for(std::uint64_t rows) {
     storage::Site& site = storage::Site::instance();
-    const std::string dir = site.dir();
+    const std::vector<std::string> dirs = site.dirs();
     std::lock_guard<std::mutex> lock(g_mutex);
     auto& slot = datasets()[rows];
-    if (!slot) slot = std::make_shared<Dataset>(dir, rows, site.keep_files());
+    if (!slot) slot = std::make_shared<Dataset>(dirs, rows, site.keep_files());
     return slot;
 }
 

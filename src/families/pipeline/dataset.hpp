@@ -44,12 +44,13 @@ double consume_host(const float* matrix, std::uint64_t rows, std::uint64_t cols)
 /// The consumer's result for rows [0, rows) straight from the generator (no files).
 double reference_sum(std::uint64_t rows, double* abs_sum = nullptr);
 
-/// The dataset on disk: one .npy file per column, named by row count and column, in `dir`.
+/// The dataset on disk: one .npy file per column, named by row count and column, the columns
+/// dealt over `dirs` (column c in dirs[c % dirs.size()]).
 /// An existing complete file with a valid header is reused; new files are written to a
 /// temporary, fsync'd and renamed, and guarded (removed at exit) unless `keep`.
 class Dataset {
 public:
-    Dataset(const std::string& dir, std::uint64_t rows, bool keep);
+    Dataset(const std::vector<std::string>& dirs, std::uint64_t rows, bool keep);
     std::uint64_t rows() const { return m_rows; }
     const std::vector<std::string>& paths() const { return m_paths; }
     const std::vector<NpyHeader>& headers() const { return m_headers; }

@@ -3,7 +3,7 @@
 // the dataset's space, the diagnosis after the run and what it adds to the built-in profiles.
 // families/builtin.cpp names it in the one list of families.
 #include "families/pipeline/pipeline.hpp"
-#include "gpu/storage_io.hpp"
+#include "hostio/storage_io.hpp"
 #include "interopbench/family.hpp"
 
 namespace interopbench {
@@ -30,14 +30,15 @@ Family pipeline_family() {
                     {"pattern": "pipeline", "axes": {"variant": ["naive", "tuned"], "cache": ["warm"], "dataset": ["128M"], "batch": ["8M"], "device": ["0"]}}
                 ])"},
                 {"ci", R"([
-                    {"pattern": "pipeline", "axes": {"variant": ["naive", "+pool", "tuned"], "cache": ["warm"], "dataset": ["128M"], "batch": ["16M"], "device": ["0"]}},
+                    {"pattern": "pipeline", "axes": {"variant": ["naive", "+pool", "+parallel_read", "tuned"], "cache": ["warm"], "dataset": ["128M"], "batch": ["16M"], "device": ["0"]}},
                     {"pattern": "pipeline_convert", "axes": {"batch": ["16M"], "device": ["0"]}},
-                    {"pattern": "pipeline_read", "axes": {"cache": ["warm"], "dataset": ["128M"], "batch": ["16M"], "host_mem": ["pageable", "pinned"]}}
+                    {"pattern": "pipeline_read", "axes": {"cache": ["warm"], "dataset": ["128M"], "batch": ["16M"], "host_mem": ["pageable", "pinned"], "threads": ["1", "0"]}}
                 ])"},
                 {"full", R"([
-                    {"pattern": "pipeline", "axes": {"variant": ["naive", "+pinned", "+pool", "+gpu_convert", "+zero_copy", "+overlap", "tuned"], "cache": ["cold", "warm"], "dataset": ["4G"], "batch": ["1M", "16M", "256M"]}},
+                    {"pattern": "pipeline", "axes": {"variant": ["naive", "+pinned", "+pool", "+gpu_convert", "+zero_copy", "+overlap", "+parallel_read", "tuned"], "cache": ["cold", "warm"], "dataset": ["4G"], "batch": ["1M", "16M", "256M"]}},
                     {"pattern": "pipeline_convert", "axes": {"batch": ["1M", "16M", "256M"]}},
-                    {"pattern": "pipeline_read", "axes": {"cache": ["cold", "warm"], "dataset": ["4G"], "batch": ["1M", "16M", "256M"], "host_mem": ["pageable", "pinned"]}}
+                    {"pattern": "pipeline_read", "axes": {"cache": ["cold", "warm"], "dataset": ["4G"], "batch": ["1M", "16M", "256M"], "host_mem": ["pageable", "pinned"]}},
+                    {"pattern": "pipeline_read", "axes": {"cache": ["cold", "warm"], "dataset": ["4G"], "batch": ["16M", "256M"], "host_mem": ["pinned"], "threads": ["2", "4", "8", "16"]}}
                 ])"},
             },
     };

@@ -14,9 +14,9 @@ namespace interopbench::pipeline {
 
 /// Which fixes a variant applies.
 struct Variant {
-    bool pinned = false, pool = false, gpu_convert = false, zero_copy = false, overlap = false;
+    bool pinned = false, pool = false, gpu_convert = false, zero_copy = false, overlap = false, parallel_read = false;
 };
-/// "naive", "+pinned", "+pool", "+gpu_convert", "+zero_copy", "+overlap", "tuned".
+/// "naive", "+pinned", "+pool", "+gpu_convert", "+zero_copy", "+overlap", "+parallel_read", "tuned".
 Variant parse_variant(const std::string& name);
 const std::vector<std::string>& variant_names();
 

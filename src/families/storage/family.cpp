@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <set>
 
-#include "gpu/storage_io.hpp"
+#include "hostio/storage_io.hpp"
 #include "interopbench/family.hpp"
 
 namespace interopbench {
@@ -46,20 +46,25 @@ Family storage_family() {
             {
                 {"quick", R"([
                     {"pattern": "storage_read", "axes": {"path": ["buffered", "odirect"], "size": ["64M"]}},
-                    {"pattern": "storage_to_gpu", "axes": {"path": ["pageable", "pinned", "pipelined", "odirect_pipelined", "mmap", "cufile"], "size": ["64M"]}},
+                    {"pattern": "storage_read", "axes": {"path": ["buffered"], "cache": ["warm"], "threads": ["4"], "size": ["64M"]}},
+                    {"pattern": "storage_to_gpu", "axes": {"path": ["pageable", "pinned", "pipelined", "odirect_pipelined", "io_uring_pipelined", "mmap", "cufile"], "size": ["64M"]}},
                     {"pattern": "gpu_to_storage", "axes": {"path": ["pinned", "pipelined"], "size": ["64M"]}}
                 ])"},
                 {"ci", R"([
-                    {"pattern": "storage_read", "axes": {"path": ["buffered", "mmap"], "cache": ["warm"], "size": ["256M"]}},
+                    {"pattern": "storage_read", "axes": {"path": ["buffered", "mmap"], "cache": ["warm"], "threads": ["1", "4", "8"], "size": ["256M"]}},
                     {"pattern": "storage_to_gpu", "axes": {"path": ["pinned", "pipelined"], "cache": ["warm"], "size": ["256M"]}}
                 ])"},
                 {"full", R"([
                     {"pattern": "storage_read", "axes": {"chunk": ["4K:64M:x4"], "threads": ["1", "4"]}},
-                    {"pattern": "storage_read", "axes": {"path": ["io_uring"], "qd": ["1", "8", "32", "128"]}},
+                    {"pattern": "storage_read", "axes": {"path": ["buffered", "odirect", "mmap"], "threads": ["1", "2", "4", "8", "16"]}},
+                    {"pattern": "storage_read", "axes": {"path": ["io_uring"], "threads": ["1", "4"], "qd": ["1", "8", "32", "128"]}},
                     {"pattern": "storage_to_gpu"},
+                    {"pattern": "storage_to_gpu", "axes": {"path": ["pipelined", "odirect_pipelined", "io_uring_pipelined"], "threads": ["1", "2", "4", "8", "16"]}},
                     {"pattern": "storage_to_gpu", "axes": {"path": ["pipelined", "odirect_pipelined"], "ring": ["2", "4", "8"], "chunk": ["1M", "4M", "16M", "64M"]}},
+                    {"pattern": "storage_to_gpu", "axes": {"path": ["io_uring_pipelined"], "qd": ["1", "4", "16"], "chunk": ["1M", "4M", "16M"]}},
                     {"pattern": "storage_to_gpu", "axes": {"path": ["cufile", "cufile_registered"], "threads": ["1", "4"]}},
-                    {"pattern": "gpu_to_storage"}
+                    {"pattern": "gpu_to_storage"},
+                    {"pattern": "gpu_to_storage", "axes": {"path": ["pinned", "pipelined"], "threads": ["1", "4", "8"]}}
                 ])"},
             },
     };

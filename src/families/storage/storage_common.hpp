@@ -9,7 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "gpu/storage_io.hpp"
+#include "hostio/readers.hpp"
+#include "hostio/storage_io.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/params.hpp"
 #include "interopbench/scenario.hpp"
@@ -24,7 +25,28 @@ inline Axis cache_axis() {
                        {"cold", "warm"});
 }
 inline Axis chunk_axis() { return {"chunk", "bytes per I/O (and per pipeline slot)", AxisKind::size, {"16M"}, {}}; }
-inline Axis threads_axis(const char* help) { return {"threads", help, AxisKind::integer, {"1"}, {}, 1, 1024}; }
+inline Axis threads_axis(const char* help, const char* default_value = "1", std::uint64_t min = 1) {
+    return {"threads", help, AxisKind::integer, {default_value}, {}, min, 1024};
+}
+/// Reads in flight per thread on the io_uring path `path`; 0 = `default_qd`.
+inline Axis qd_axis(const char* path, unsigned default_qd) {
+    return {"qd",
+            fmt::format("io_uring reads in flight per reader thread (path={} only; 0 = {}, other paths take only 0)", path,
+                        default_qd),
+            AxisKind::integer, {"0"}, {}, 0, 4096};
+}
+
+/// The readers' axes against this machine: threads (0 = automatic where the axis allows it)
+/// at most 4 per hardware thread, qd only on io_uring paths.
+inline std::optional<std::string> readers_unsupported(const Machine& m, const Params& p, bool uring) {
+    if (const auto t = p.get_uint("threads"); t != 0)
+        if (auto why = threads_refused(t, m.host_cores)) return why;
+    if (const auto qd = p.find("qd"); qd && std::stoull(*qd) != 0) {
+        if (!uring) return fmt::format("qd applies to the io_uring paths only (path={})", p.get("path"));
+        if (auto why = queue_depth_refused(std::stoull(*qd))) return why;
+    }
+    return std::nullopt;
+}
 
 inline std::vector<MetricInfo> accounting_metrics(bool reads) {
     const char* dir = reads ? "read" : "written";

@@ -3,29 +3,42 @@
 // What: a whole file of `size` bytes into device memory (storage_to_gpu) by
 //  - pageable: pread into malloc'd memory, then cudaMemcpy (the two copies a user writes first);
 //  - pinned: pread into pinned memory, then one copy;
-//  - pipelined: a ring of `ring` pinned chunk buffers, one stream each: chunk i+1 is read
-//    while chunk i is copied (odirect_pipelined: the same with O_DIRECT reads);
+//  - pipelined: each reader thread a ring of `ring` pinned chunk buffers, one stream each:
+//    chunk i+1 is read while chunk i is copied (odirect_pipelined: the same with O_DIRECT);
+//  - io_uring_pipelined: O_DIRECT reads through io_uring, `qd` in flight per reader, straight
+//    into the reader's ring (registered with io_uring), each chunk handed to the copy engine
+//    as it completes;
 //  - mmap: cudaMemcpy straight from a mapping of the file;
-//  - cufile / cufile_registered: cuFileRead into device memory on `threads` threads, with the
-//    device buffer unregistered or registered (cuFileBufRegister).
+//  - cufile / cufile_registered: cuFileRead into device memory, the device buffer
+//    unregistered or registered (cuFileBufRegister).
+// Every path reads on `threads` threads (0: the CPUs near the GPU, at most 8), each a
+// contiguous share of the file; a file striped over several --storage-dir directories is
+// shared out stripe by stripe, so readers spread over the drives. The readers and their
+// methods are hostio/readers (the same as storage_read's and the pipeline's).
 // gpu_to_storage is the reverse (a checkpoint being saved): device memory -> file by
-// pageable, pinned, pipelined and cufile writes, fdatasync'd before the sample ends.
+// pageable, pinned, pipelined and cufile writes on `threads` writers, fdatasync'd before the
+// sample ends.
 // How: host steady_clock from the start of the first read to the completion of the last
 // copy (the data is usable on the GPU) or of fdatasync. Time to the first chunk on the GPU
-// comes from CUDA events (pipelined paths) or the host clock. Before each read sample the
-// cache state is put in place and proven with mincore (see storage_read); every sample
-// records device and cache bytes and CPU time. Data is verified after sampling: on the GPU
-// against the file's pattern (a checksum kernel), or for writes by reading the file back.
-// cuFile's mode (gds, p2pdma, compat) comes from its statistics and the kernel, never from
-// speed. Caveats: the pageable and mmap paths have no first-chunk point before the end; the
-// cuFile statistics are switched on (level 3) for the cufile configurations.
+// comes from CUDA events (pipelined paths: the first reader's first chunk) or the host clock.
+// Before each read sample the cache state is put in place and proven with mincore (see
+// storage_read); every sample records device and cache bytes and CPU time. Data is verified
+// after sampling: on the GPU against the file's pattern (a checksum kernel), or for writes by
+// reading the file back. cuFile's mode (gds, p2pdma, compat) comes from its statistics and
+// the kernel, never from speed. After the run each storage_to_gpu result gets its efficiency
+// against the same run's ceiling (storage_roofline.cpp).
+// Caveats: the pageable and mmap paths have no first-chunk point before the end; the
+// cuFile statistics are switched on (level 3) for the cufile configurations; io_uring falls
+// back to unregistered reads where registration is refused (details "registered_buffers").
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
-#include <thread>
+#include <deque>
 
 #include <fmt/format.h>
 
@@ -42,25 +55,45 @@ namespace {
 using namespace storage;
 using clock_type = std::chrono::steady_clock;
 
-enum class GpuPath { pageable, pinned, pipelined, odirect_pipelined, mmap, cufile, cufile_registered };
+enum class GpuPath { pageable, pinned, pipelined, odirect_pipelined, io_uring_pipelined, mmap, cufile, cufile_registered };
 
+/// Each path: its name, how it moves the bytes (details), the read method of its reads.
+struct PathInfo {
+    GpuPath path;
+    const char* name;
+    const char* via;
+    const char* method; ///< the read method (readers.hpp) of the host reads; "" for none
+};
+const std::vector<PathInfo>& path_table() {
+    static const std::vector<PathInfo> t{
+        {GpuPath::pageable, "pageable", "pageable bounce buffer", "buffered"},
+        {GpuPath::pinned, "pinned", "pinned bounce buffer", "buffered"},
+        {GpuPath::pipelined, "pipelined", "pinned ring", "buffered"},
+        {GpuPath::odirect_pipelined, "odirect_pipelined", "O_DIRECT into a pinned ring", "odirect"},
+        {GpuPath::io_uring_pipelined, "io_uring_pipelined", "io_uring (O_DIRECT, registered pinned ring)", "io_uring"},
+        {GpuPath::mmap, "mmap", "mapping", "mmap"},
+        {GpuPath::cufile, "cufile", "cuFile", ""},
+        {GpuPath::cufile_registered, "cufile_registered", "cuFile, registered buffer", ""},
+    };
+    return t;
+}
+const PathInfo& path_info(GpuPath p) { return path_table()[static_cast<std::size_t>(p)]; }
 GpuPath parse_gpu_path(const std::string& s) {
-    static const std::pair<const char*, GpuPath> k[] = {
-        {"pageable", GpuPath::pageable},   {"pinned", GpuPath::pinned},
-        {"pipelined", GpuPath::pipelined}, {"odirect_pipelined", GpuPath::odirect_pipelined},
-        {"mmap", GpuPath::mmap},           {"cufile", GpuPath::cufile},
-        {"cufile_registered", GpuPath::cufile_registered}};
-    for (const auto& [n, v] : k)
-        if (s == n) return v;
+    for (const PathInfo& i : path_table())
+        if (s == i.name) return i.path;
     throw ConfigError(fmt::format("unknown path '{}'", s));
 }
 bool is_cufile(GpuPath p) { return p == GpuPath::cufile || p == GpuPath::cufile_registered; }
-bool is_pipelined(GpuPath p) { return p == GpuPath::pipelined || p == GpuPath::odirect_pipelined; }
-bool is_direct(GpuPath p) { return p == GpuPath::odirect_pipelined; }
+bool is_pipelined(GpuPath p) {
+    return p == GpuPath::pipelined || p == GpuPath::odirect_pipelined || p == GpuPath::io_uring_pipelined;
+}
+bool is_direct(GpuPath p) { return p == GpuPath::odirect_pipelined || p == GpuPath::io_uring_pipelined; }
+/// io_uring_pipelined's reads in flight per thread when qd is 0.
+constexpr unsigned k_default_qd = 4;
 
 double since(clock_type::time_point t0) { return std::chrono::duration<double>(clock_type::now() - t0).count(); }
 
-/// The ring of a pipelined path: K pinned chunk buffers, one stream and one event each.
+/// The ring of one pipelined thread: K pinned chunk buffers, one stream and one event each.
 struct Ring {
     std::vector<gpu::HostBuffer> buffers;
     std::vector<std::unique_ptr<gpu::Stream>> streams;
@@ -72,7 +105,37 @@ struct Ring {
             done.push_back(std::make_unique<gpu::Event>(gpu::EventUse::sync));
         }
     }
+    std::vector<iovec> regions() const {
+        std::vector<iovec> out;
+        for (const auto& b : buffers) out.push_back({b.get(), b.size()});
+        return out;
+    }
+    void synchronize() const {
+        for (const auto& st : streams) IB_CUDA_CHECK(cudaStreamSynchronize(st->get()));
+    }
 };
+
+/// The files of a case (one per stripe) opened with `flags`.
+std::vector<Fd> open_all(const std::vector<Segment>& files, int flags) {
+    std::vector<Fd> out;
+    for (const Segment& s : files) out.push_back(open_file(s.path, flags));
+    return out;
+}
+
+/// The whole logical file as slices of its stripes; `base` is where logical byte 0 goes.
+std::vector<FileSlice> slices_of(const std::vector<Segment>& files, const std::vector<Fd>& fds, void* base) {
+    std::vector<FileSlice> out;
+    for (std::size_t i = 0; i < files.size(); ++i)
+        out.push_back({fds[i].get(), &files[i].path, 0, files[i].bytes, static_cast<char*>(base) + files[i].offset, files[i].bytes});
+    return out;
+}
+
+/// Which file of `fds` a slice reads (cuFile needs the file's handle).
+std::size_t file_index(const std::vector<Fd>& fds, int fd) {
+    for (std::size_t i = 0; i < fds.size(); ++i)
+        if (fds[i].get() == fd) return i;
+    return 0;
+}
 
 /// A registered cuFile handle on an open file.
 class CufileHandle {
@@ -117,18 +180,20 @@ std::string detect_mode(const gpu::CufileCounts& c, bool reads) {
     return gpu::cufile_mode(c, reads, h.nvidia_fs, h.use_pci_p2pdma.value_or(false), h.force_compat_mode.value_or(false));
 }
 
-/// cuFile for one case (reads or writes): the driver, its statistics, the file's handle
-/// and, for cufile_registered, the device buffer registered with cuFile (deregistered
-/// before the handle goes).
+/// cuFile for one case (reads or writes): the driver, its statistics, a handle per file (one
+/// per stripe) and, for cufile_registered, the device buffer registered with cuFile
+/// (deregistered before the handles go).
 class CufileSide {
 public:
-    CufileSide(bool reads, bool register_buffer, int fd, const std::string& file, void* dev, std::uint64_t size)
+    CufileSide(bool reads, bool register_buffer, const std::vector<Fd>& fds, const std::vector<Segment>& files, void* dev,
+               std::uint64_t size)
         : m_reads(reads) {
         std::string why;
         m_api = gpu::cufile_driver(&why);
         if (!m_api) throw ConfigError(why);
         m_stats = gpu::cufile_stats_begin(&m_stats_note);
-        m_handle = std::make_unique<CufileHandle>(m_api, fd, file);
+        for (std::size_t i = 0; i < fds.size(); ++i)
+            m_handles.push_back(std::make_unique<CufileHandle>(m_api, fds[i].get(), files[i].path));
         if (register_buffer) {
             const gpu::cufile::Error e = m_api->buf_register(dev, size, 0);
             if (e.err != 0) throw ConfigError(fmt::format("cuFileBufRegister failed: {}", gpu::cufile_error_name(e.err)));
@@ -141,7 +206,7 @@ public:
     CufileSide(const CufileSide&) = delete;
     CufileSide& operator=(const CufileSide&) = delete;
     const gpu::CufileApi* api() const { return m_api; }
-    gpu::cufile::Handle handle() const { return m_handle->get(); }
+    gpu::cufile::Handle handle(std::size_t file) const { return m_handles[file]->get(); }
     /// The details' "cufile" and "cufile_mode": the counters since the case began (or why
     /// there are none), read the first time only.
     void describe(nlohmann::json& j) const {
@@ -158,7 +223,7 @@ private:
     const gpu::CufileApi* m_api = nullptr;
     bool m_stats = false;
     std::string m_stats_note;
-    std::unique_ptr<CufileHandle> m_handle;
+    std::vector<std::unique_ptr<CufileHandle>> m_handles;
     void* m_registered = nullptr;
     mutable gpu::CufileCounts m_counts;
     mutable std::string m_mode;
@@ -171,43 +236,33 @@ gpu::HostBuffer host_buffer_for(GpuPath path, std::uint64_t size) {
     return gpu::HostBuffer{};
 }
 
-/// cuFile I/O of [0, size) in chunks on `threads` threads; returns seconds to the first chunk.
-double cufile_io(const gpu::CufileApi* api, gpu::cufile::Handle h, void* dev, std::uint64_t size, std::uint64_t chunk,
-                 unsigned threads, int device, bool read, const std::string& path) {
+/// cuFile I/O of each thread's share in chunks, the device buffer's base `dev` (registered
+/// or not); returns seconds to thread 0's first chunk.
+double cufile_io(ThreadPool& pool, const CufileSide& cf, const std::vector<Fd>& fds,
+                 const std::vector<std::vector<FileSlice>>& shares, char* dev, std::uint64_t chunk, int device, bool read) {
     const auto t0 = clock_type::now();
     std::atomic<double> first{-1};
-    std::vector<std::exception_ptr> errors(std::max(1u, threads));
-    const std::uint64_t per = std::max(chunk, (size / std::max(1u, threads) + chunk - 1) / chunk * chunk);
-    auto work = [&](unsigned t) {
-        try {
-            gpu::set_device(device);
-            const std::uint64_t b = t * per, e = std::min(size, b + per);
-            for (std::uint64_t off = b; off < e; off += chunk) {
-                const std::uint64_t n = std::min(chunk, e - off);
-                const ssize_t got = read ? api->read(h, dev, n, static_cast<off_t>(off), static_cast<off_t>(off))
-                                         : api->write(h, dev, n, static_cast<off_t>(off), static_cast<off_t>(off));
+    pool.run([&](unsigned t) {
+        if (t >= shares.size()) return;
+        gpu::set_device(device);
+        for (const FileSlice& s : shares[t]) {
+            const gpu::cufile::Handle h = cf.handle(file_index(fds, s.fd));
+            const std::uint64_t dev_base = static_cast<std::uint64_t>(static_cast<char*>(s.dst) - dev);
+            for (std::uint64_t done = 0; done < s.bytes; done += chunk) {
+                const std::uint64_t n = std::min(chunk, s.bytes - done);
+                const auto file_off = static_cast<off_t>(s.offset + done), dev_off = static_cast<off_t>(dev_base + done);
+                const ssize_t got = read ? cf.api()->read(h, dev, n, file_off, dev_off) : cf.api()->write(h, dev, n, file_off, dev_off);
                 if (got < 0)
-                    throw ConfigError(fmt::format("{} on {} at byte {} failed: {}", read ? "cuFileRead" : "cuFileWrite", path,
-                                                  off, gpu::cufile_error_name(got == -1 ? -errno : static_cast<int>(got))));
+                    throw ConfigError(fmt::format("{} on {} at byte {} failed: {}", read ? "cuFileRead" : "cuFileWrite", *s.path,
+                                                  file_off, gpu::cufile_error_name(got == -1 ? -errno : static_cast<int>(got))));
                 if (static_cast<std::uint64_t>(got) != n)
                     throw ConfigError(fmt::format("{} on {} at byte {} moved {} of {} bytes: the file was truncated or "
                                                   "replaced while measuring",
-                                                  read ? "cuFileRead" : "cuFileWrite", path, off, got, n));
-                if (t == 0 && off == b) first = since(t0);
+                                                  read ? "cuFileRead" : "cuFileWrite", *s.path, file_off, got, n));
+                if (t == 0 && first.load() < 0) first = since(t0);
             }
-        } catch (...) {
-            errors[t] = std::current_exception();
         }
-    };
-    if (threads <= 1) {
-        work(0);
-    } else {
-        std::vector<std::thread> pool;
-        for (unsigned t = 0; t < threads && t * per < size; ++t) pool.emplace_back(work, t);
-        for (auto& th : pool) th.join();
-    }
-    for (auto& e : errors)
-        if (e) std::rethrow_exception(e);
+    });
     return first.load();
 }
 
@@ -219,41 +274,48 @@ struct GpuSide {
     GpuSide(int d, std::uint64_t size) : device(d), dev(d, size), stream(d) {}
 };
 
+/// What a case of either direction is given: path, chunk, ring slots, threads, queue depth.
+struct PathSpec {
+    GpuPath path;
+    std::uint64_t chunk;
+    unsigned ring, threads, qd;
+};
+
 // ---- storage_to_gpu ----------------------------------------------------------------------------
 
 class ToGpuCase final : public Case {
 public:
-    ToGpuCase(const CaseContext& ctx, std::shared_ptr<PatternFile> file, GpuPath path, std::uint64_t chunk, unsigned ring,
-              unsigned threads, int device, bool cold)
-        : m_file(std::move(file)), m_path(path), m_size(m_file->size()), m_chunk(std::min(chunk, m_size)),
-          m_threads(threads), m_cache(m_file->path(), m_size, cold), m_gpu(device, m_size),
-          m_acct(Site::instance().facts().device), m_start(gpu::EventUse::timing), m_first(gpu::EventUse::timing) {
-        (void)ctx;
+    ToGpuCase(std::shared_ptr<PatternFile> file, PathSpec spec, int device, bool cold)
+        : m_file(std::move(file)), m_spec(spec), m_size(m_file->size()), m_chunk(std::min(spec.chunk, m_size)),
+          m_cache(m_file->segments(), cold), m_gpu(device, m_size), m_acct(Site::instance().disks()), m_pool(spec.threads),
+          m_start(gpu::EventUse::timing), m_first(gpu::EventUse::timing) {
         IB_CUDA_CHECK(cudaMemsetAsync(m_gpu.dev.get(), 0, m_size, m_gpu.stream.get())); // poison the destination
         IB_CUDA_CHECK(cudaStreamSynchronize(m_gpu.stream.get()));
-        m_host = host_buffer_for(path, m_size);
-        if (is_pipelined(path)) m_ring = std::make_unique<Ring>(device, ring, m_chunk);
-        const int flags = O_RDONLY | (is_direct(path) || (is_cufile(path) && !Site::instance().odirect_unsupported()) ? O_DIRECT : 0);
-        m_fd = open_file(m_file->path(), flags);
-        if (is_cufile(path))
-            m_cufile = std::make_unique<CufileSide>(true, path == GpuPath::cufile_registered, m_fd.get(), m_file->path(),
+        m_host = host_buffer_for(spec.path, m_size);
+        if (is_pipelined(spec.path))
+            for (unsigned t = 0; t < spec.threads; ++t) m_rings.push_back(std::make_unique<Ring>(device, spec.ring, m_chunk));
+        const bool direct = is_direct(spec.path) || (is_cufile(spec.path) && !Site::instance().odirect_unsupported());
+        m_fds = open_all(m_file->segments(), O_RDONLY | (direct ? O_DIRECT : 0));
+        m_shares = share_slices(slices_of(m_file->segments(), m_fds, dest()), spec.threads, m_chunk);
+        if (is_cufile(spec.path))
+            m_cufile = std::make_unique<CufileSide>(true, spec.path == GpuPath::cufile_registered, m_fds, m_file->segments(),
                                                     m_gpu.dev.get(), m_size);
     }
 
     Sample measure() override {
         const Residency before = m_cache.prepare_sample();
-        if (!is_cufile(m_path) && !is_direct(m_path)) ::posix_fadvise(m_fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+        if (!is_cufile(m_spec.path) && !is_direct(m_spec.path))
+            for (const Fd& fd : m_fds) ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
         m_acct.start();
         const auto t0 = clock_type::now();
         double first = -1;
         char* dev = static_cast<char*>(m_gpu.dev.get());
         const cudaStream_t s = m_gpu.stream.get();
-        switch (m_path) {
+        switch (m_spec.path) {
         case GpuPath::pageable:
         case GpuPath::pinned:
-            for (std::uint64_t off = 0; off < m_size; off += m_chunk)
-                pread_all(m_fd.get(), static_cast<char*>(m_host.get()) + off, std::min(m_chunk, m_size - off), off, m_file->path());
-            if (m_path == GpuPath::pageable) {
+            read_slices(m_pool, read_method("buffered"), slices_of(m_file->segments(), m_fds, m_host.get()), m_chunk, 1);
+            if (m_spec.path == GpuPath::pageable) {
                 IB_CUDA_CHECK(cudaMemcpy(dev, m_host.get(), m_size, cudaMemcpyHostToDevice));
             } else {
                 IB_CUDA_CHECK(cudaMemcpyAsync(dev, m_host.get(), m_size, cudaMemcpyHostToDevice, s));
@@ -261,37 +323,32 @@ public:
             }
             break;
         case GpuPath::pipelined:
-        case GpuPath::odirect_pipelined: {
-            Ring& r = *m_ring;
-            const std::size_t k = r.buffers.size();
-            IB_CUDA_CHECK(cudaEventRecord(m_start.get(), r.streams[0]->get()));
-            std::uint64_t i = 0;
-            for (std::uint64_t off = 0; off < m_size; off += m_chunk, ++i) {
-                const std::size_t slot = static_cast<std::size_t>(i % k);
-                if (i >= k) IB_CUDA_CHECK(cudaEventSynchronize(r.done[slot]->get())); // slot's last copy done
-                const std::uint64_t n = std::min(m_chunk, m_size - off);
-                pread_all(m_fd.get(), r.buffers[slot].get(), n, off, m_file->path());
-                IB_CUDA_CHECK(cudaMemcpyAsync(dev + off, r.buffers[slot].get(), n, cudaMemcpyHostToDevice, r.streams[slot]->get()));
-                IB_CUDA_CHECK(cudaEventRecord(r.done[slot]->get(), r.streams[slot]->get()));
-                if (i == 0) IB_CUDA_CHECK(cudaEventRecord(m_first.get(), r.streams[0]->get()));
-            }
-            for (auto& st : r.streams) IB_CUDA_CHECK(cudaStreamSynchronize(st->get()));
+        case GpuPath::odirect_pipelined:
+        case GpuPath::io_uring_pipelined:
+            IB_CUDA_CHECK(cudaEventRecord(m_start.get(), m_rings[0]->streams[0]->get()));
+            m_pool.run([&](unsigned t) {
+                if (t < m_shares.size()) pipelined_thread(t);
+            });
             first = gpu::elapsed_s(m_start, m_first);
             break;
-        }
-        case GpuPath::mmap: {
-            void* map = ::mmap(nullptr, m_size, PROT_READ, MAP_SHARED, m_fd.get(), 0);
-            if (map == MAP_FAILED) throw ConfigError(fmt::format("mmap of {} failed: {}", m_file->path(), std::strerror(errno)));
-            ::madvise(map, m_size, MADV_SEQUENTIAL);
-            const cudaError_t err = cudaMemcpy(dev, map, m_size, cudaMemcpyHostToDevice);
-            ::munmap(map, m_size);
-            IB_CUDA_CHECK(err);
+        case GpuPath::mmap:
+            m_pool.run([&](unsigned t) {
+                if (t >= m_shares.size()) return;
+                gpu::set_device(m_gpu.device);
+                for (const FileSlice& sl : m_shares[t]) {
+                    void* map = ::mmap(nullptr, sl.bytes, PROT_READ, MAP_SHARED, sl.fd, static_cast<off_t>(sl.offset));
+                    if (map == MAP_FAILED)
+                        throw ConfigError(fmt::format("mmap of {} at byte {} failed: {}", *sl.path, sl.offset, std::strerror(errno)));
+                    ::madvise(map, sl.bytes, MADV_SEQUENTIAL);
+                    const cudaError_t err = cudaMemcpy(sl.dst, map, sl.bytes, cudaMemcpyHostToDevice);
+                    ::munmap(map, sl.bytes);
+                    IB_CUDA_CHECK(err);
+                }
+            });
             break;
-        }
         case GpuPath::cufile:
         case GpuPath::cufile_registered:
-            first = cufile_io(m_cufile->api(), m_cufile->handle(), dev, m_size, m_chunk, m_threads, m_gpu.device, true,
-                              m_file->path());
+            first = cufile_io(m_pool, *m_cufile, m_fds, m_shares, dev, m_chunk, m_gpu.device, true);
             break;
         }
         const double t = since(t0);
@@ -308,21 +365,21 @@ public:
     }
 
     nlohmann::json details() const override {
-        nlohmann::json j = path_details(Site::instance().facts());
-        static const char* k_names[] = {"pageable bounce buffer", "pinned bounce buffer", "pinned ring",
-                                        "O_DIRECT into a pinned ring", "mapping", "cuFile", "cuFile, registered buffer"};
-        j["path"] = fmt::format("file ({}) -> {} -> GPU{}", j["file_system"].get<std::string>(),
-                                k_names[static_cast<int>(m_path)], m_gpu.device);
-        j["file"] = m_file->path();
+        nlohmann::json j = path_details(Site::instance().facts_all());
+        j["path"] = fmt::format("file ({}) -> {} -> GPU{}", j["file_system"].get<std::string>(), path_info(m_spec.path).via,
+                                m_gpu.device);
+        j["file"] = m_file->describe();
         j["file_reused"] = m_file->reused();
         j["bytes_per_op"] = m_size;
         j["ops_per_sample"] = 1;
         j["chunk"] = m_chunk;
-        if (m_ring) j["ring"] = m_ring->buffers.size();
-        if (is_cufile(m_path)) {
-            j["threads_used"] = m_threads;
-            m_cufile->describe(j);
+        j["threads_used"] = m_shares.size();
+        if (!m_rings.empty()) j["ring"] = m_spec.ring;
+        if (m_spec.path == GpuPath::io_uring_pipelined) {
+            j["queue_depth"] = std::min(m_spec.qd, m_spec.ring);
+            j["registered_buffers"] = m_fixed.load();
         }
+        if (is_cufile(m_spec.path)) m_cufile->describe(j);
         j["cache_method"] = m_cache.method();
         j["timer"] = "host steady_clock to the last copy's completion; first chunk by CUDA events (pipelined) or host clock";
         j["verification"] = "device buffer checked against the file's pattern by a GPU kernel after sampling";
@@ -330,39 +387,92 @@ public:
     }
 
 private:
+    void* dest() const { return is_cufile(m_spec.path) || is_pipelined(m_spec.path) || m_spec.path == GpuPath::mmap
+                                    ? m_gpu.dev.get() : m_host.get(); }
+
+    /// One reader thread of a pipelined path: its share read chunk by chunk into its ring (up
+    /// to qd in flight for io_uring), each chunk copied on its slot's stream as soon as it is
+    /// read; a slot is read into again only once its last copy is done.
+    void pipelined_thread(unsigned t) {
+        gpu::set_device(m_gpu.device);
+        Ring& r = *m_rings[t];
+        const std::size_t k = r.buffers.size();
+        const ReadMethod& method = read_method(path_info(m_spec.path).method);
+        std::deque<std::size_t> free;
+        std::vector<char> used(k, 0);
+        for (std::size_t i = 0; i < k; ++i) free.push_back(i);
+        bool first = t == 0;
+        for (const FileSlice& sl : m_shares[t]) {
+            ChunkReader reader(method, sl.fd, *sl.path, std::min(m_spec.qd, m_spec.ring), sl.file_size, r.regions());
+            if (method.uring) m_fixed = reader.fixed_buffers();
+            std::uint64_t next = 0, done = 0;
+            while (done < sl.bytes) {
+                while (reader.can_submit() && next < sl.bytes && !free.empty()) {
+                    const std::size_t slot = free.front();
+                    free.pop_front();
+                    if (used[slot]) IB_CUDA_CHECK(cudaEventSynchronize(r.done[slot]->get()));
+                    const std::uint64_t n = std::min(m_chunk, sl.bytes - next);
+                    reader.submit(r.buffers[slot].get(), sl.offset + next, n, slot);
+                    next += n;
+                }
+                const ChunkReader::Done d = reader.wait();
+                const cudaStream_t st = r.streams[d.tag]->get();
+                char* to = static_cast<char*>(sl.dst) + (d.offset - sl.offset);
+                IB_CUDA_CHECK(cudaMemcpyAsync(to, r.buffers[d.tag].get(), d.bytes, cudaMemcpyHostToDevice, st));
+                IB_CUDA_CHECK(cudaEventRecord(r.done[d.tag]->get(), st));
+                if (first) {
+                    IB_CUDA_CHECK(cudaEventRecord(m_first.get(), st));
+                    first = false;
+                }
+                used[d.tag] = 1;
+                free.push_back(d.tag);
+                done += d.bytes;
+            }
+        }
+        r.synchronize();
+    }
+
     std::shared_ptr<PatternFile> m_file;
-    GpuPath m_path;
+    PathSpec m_spec;
     std::uint64_t m_size, m_chunk;
-    unsigned m_threads;
     CacheState m_cache;
     GpuSide m_gpu;
     Accounting m_acct;
+    ThreadPool m_pool;
     gpu::Event m_start, m_first;
     gpu::HostBuffer m_host;
-    std::unique_ptr<Ring> m_ring;
-    Fd m_fd;
-    std::unique_ptr<CufileSide> m_cufile; // before m_fd goes
+    std::vector<std::unique_ptr<Ring>> m_rings;
+    std::vector<Fd> m_fds;
+    std::vector<std::vector<FileSlice>> m_shares;
+    std::unique_ptr<CufileSide> m_cufile; // before m_fds go
+    std::atomic<bool> m_fixed{false};
 };
 
 // ---- gpu_to_storage ----------------------------------------------------------------------------
 
 class FromGpuCase final : public Case {
 public:
-    FromGpuCase(GpuPath path, std::uint64_t size, std::uint64_t chunk, unsigned ring, unsigned threads, int device)
-        : m_path(path), m_size(size), m_chunk(std::min(chunk, size)), m_threads(threads), m_gpu(device, size),
-          m_acct(Site::instance().facts().device) {
-        const std::string dir = Site::instance().dir();
-        m_target = dir + "/" + temp_file_name(::getpid(), fmt::format("write-{}", size));
-        m_guard = cleanup::Guard(m_target);
-        const bool direct = is_cufile(path) && !Site::instance().odirect_unsupported();
-        m_fd = open_file(m_target, O_CREAT | O_TRUNC | O_RDWR | (direct ? O_DIRECT : 0));
-        if (const int rc = ::posix_fallocate(m_fd.get(), 0, static_cast<off_t>(size)); rc != 0)
-            throw ConfigError(fmt::format("cannot allocate {} for {}: {}", format_size(size), m_target, std::strerror(rc)));
+    FromGpuCase(PathSpec spec, std::uint64_t size, int device)
+        : m_spec(spec), m_size(size), m_chunk(std::min(spec.chunk, size)), m_gpu(device, size),
+          m_acct(Site::instance().disks()), m_pool(spec.threads) {
+        // One target per directory (stripes of the device buffer, as the pattern files are).
+        const auto& dirs = Site::instance().dirs();
+        const auto parts = stripe(size, dirs.size(), PatternFile::k_stripe_align);
+        for (std::size_t i = 0; i < parts.size(); ++i) {
+            m_targets.push_back({dirs[i] + "/" + temp_file_name(::getpid(), fmt::format("write-{}-{}", size, i)), parts[i].first,
+                                 parts[i].second});
+            m_guards.emplace_back(m_targets.back().path);
+        }
+        const bool direct = is_cufile(spec.path) && !Site::instance().odirect_unsupported();
+        m_fds = open_all_create(direct);
         gpu::fill_pattern_device(m_gpu.dev.get(), size, PatternFile::k_seed, m_gpu.stream.get());
-        m_host = host_buffer_for(path, size);
-        if (path == GpuPath::pipelined) m_ring = std::make_unique<Ring>(device, ring, m_chunk);
-        if (is_cufile(path))
-            m_cufile = std::make_unique<CufileSide>(false, path == GpuPath::cufile_registered, m_fd.get(), m_target,
+        m_host = host_buffer_for(spec.path, size);
+        if (spec.path == GpuPath::pipelined)
+            for (unsigned t = 0; t < spec.threads; ++t) m_rings.push_back(std::make_unique<Ring>(device, spec.ring, m_chunk));
+        void* src = spec.path == GpuPath::pageable || spec.path == GpuPath::pinned ? m_host.get() : m_gpu.dev.get();
+        m_shares = share_slices(slices_of(m_targets, m_fds, src), spec.threads, m_chunk);
+        if (is_cufile(spec.path))
+            m_cufile = std::make_unique<CufileSide>(false, spec.path == GpuPath::cufile_registered, m_fds, m_targets,
                                                     m_gpu.dev.get(), size);
     }
 
@@ -371,46 +481,37 @@ public:
         const auto t0 = clock_type::now();
         char* dev = static_cast<char*>(m_gpu.dev.get());
         const cudaStream_t s = m_gpu.stream.get();
-        switch (m_path) {
+        switch (m_spec.path) {
         case GpuPath::pageable:
         case GpuPath::pinned:
-            if (m_path == GpuPath::pageable) {
+            if (m_spec.path == GpuPath::pageable) {
                 IB_CUDA_CHECK(cudaMemcpy(m_host.get(), dev, m_size, cudaMemcpyDeviceToHost));
             } else {
                 IB_CUDA_CHECK(cudaMemcpyAsync(m_host.get(), dev, m_size, cudaMemcpyDeviceToHost, s));
                 IB_CUDA_CHECK(cudaStreamSynchronize(s));
             }
-            for (std::uint64_t off = 0; off < m_size; off += m_chunk)
-                pwrite_all(m_fd.get(), static_cast<char*>(m_host.get()) + off, std::min(m_chunk, m_size - off), off, m_target);
+            m_pool.run([&](unsigned t) {
+                if (t >= m_shares.size()) return;
+                for (const FileSlice& sl : m_shares[t])
+                    for (std::uint64_t done = 0; done < sl.bytes; done += m_chunk)
+                        pwrite_all(sl.fd, static_cast<char*>(sl.dst) + done, std::min(m_chunk, sl.bytes - done), sl.offset + done,
+                                   *sl.path);
+            });
             break;
-        case GpuPath::pipelined: {
-            Ring& r = *m_ring;
-            const std::size_t k = r.buffers.size();
-            const std::uint64_t chunks = (m_size + m_chunk - 1) / m_chunk;
-            auto enqueue = [&](std::uint64_t i) {
-                const std::size_t slot = static_cast<std::size_t>(i % k);
-                const std::uint64_t off = i * m_chunk, n = std::min(m_chunk, m_size - off);
-                IB_CUDA_CHECK(cudaMemcpyAsync(r.buffers[slot].get(), dev + off, n, cudaMemcpyDeviceToHost, r.streams[slot]->get()));
-                IB_CUDA_CHECK(cudaEventRecord(r.done[slot]->get(), r.streams[slot]->get()));
-            };
-            for (std::uint64_t i = 0; i < std::min<std::uint64_t>(k, chunks); ++i) enqueue(i);
-            for (std::uint64_t i = 0; i < chunks; ++i) {
-                const std::size_t slot = static_cast<std::size_t>(i % k);
-                IB_CUDA_CHECK(cudaEventSynchronize(r.done[slot]->get()));
-                const std::uint64_t off = i * m_chunk;
-                pwrite_all(m_fd.get(), r.buffers[slot].get(), std::min(m_chunk, m_size - off), off, m_target);
-                if (i + k < chunks) enqueue(i + k);
-            }
+        case GpuPath::pipelined:
+            m_pool.run([&](unsigned t) {
+                if (t < m_shares.size()) pipelined_thread(t);
+            });
             break;
-        }
         case GpuPath::cufile:
         case GpuPath::cufile_registered:
-            cufile_io(m_cufile->api(), m_cufile->handle(), dev, m_size, m_chunk, m_threads, m_gpu.device, false, m_target);
+            cufile_io(m_pool, *m_cufile, m_fds, m_shares, dev, m_chunk, m_gpu.device, false);
             break;
         default: throw ConfigError("path not available for writes");
         }
-        if (::fdatasync(m_fd.get()) != 0)
-            throw ConfigError(fmt::format("fdatasync of {} failed: {}", m_target, std::strerror(errno)));
+        for (std::size_t i = 0; i < m_fds.size(); ++i)
+            if (::fdatasync(m_fds[i].get()) != 0)
+                throw ConfigError(fmt::format("fdatasync of {} failed: {}", m_targets[i].path, std::strerror(errno)));
         const double t = since(t0);
         m_acct.stop();
         Sample out{static_cast<double>(m_size) / t, t};
@@ -419,50 +520,91 @@ public:
     }
 
     void check() override {
-        Fd fd = open_file(m_target, O_RDONLY);
         std::vector<std::uint64_t> buf((16u << 20) / 8);
         std::uint64_t bad = 0;
-        for (std::uint64_t off = 0; off < m_size; off += buf.size() * 8) {
-            const std::uint64_t n = std::min<std::uint64_t>(buf.size() * 8, m_size - off);
-            pread_all(fd.get(), buf.data(), n, off, m_target);
-            bad += count_file_pattern_mismatches(buf.data(), off, n / 8 * 8);
+        for (const Segment& seg : m_targets) {
+            Fd fd = open_file(seg.path, O_RDONLY);
+            for (std::uint64_t off = 0; off < seg.bytes; off += buf.size() * 8) {
+                const std::uint64_t n = std::min<std::uint64_t>(buf.size() * 8, seg.bytes - off);
+                pread_all(fd.get(), buf.data(), n, off, seg.path);
+                bad += count_file_pattern_mismatches(buf.data(), seg.offset + off, n / 8 * 8);
+            }
         }
         if (bad) throw CheckFailed(fmt::format("{} of {} words in the written file differ from the device's data", bad, m_size / 8));
     }
 
     nlohmann::json details() const override {
-        nlohmann::json j = path_details(Site::instance().facts());
-        static const char* k_names[] = {"pageable bounce buffer", "pinned bounce buffer", "pinned ring", "", "", "cuFile",
-                                        "cuFile, registered buffer"};
-        j["path"] = fmt::format("GPU{} -> {} -> file ({})", m_gpu.device, k_names[static_cast<int>(m_path)],
+        nlohmann::json j = path_details(Site::instance().facts_all());
+        j["path"] = fmt::format("GPU{} -> {} -> file ({})", m_gpu.device, path_info(m_spec.path).via,
                                 j["file_system"].get<std::string>());
-        j["file"] = m_target;
+        std::string files;
+        for (const Segment& seg : m_targets) files += (files.empty() ? "" : " ") + seg.path;
+        j["file"] = files;
         j["bytes_per_op"] = m_size;
         j["ops_per_sample"] = 1;
         j["chunk"] = m_chunk;
+        j["threads_used"] = m_shares.size();
         j["durability"] = "fdatasync before the sample ends";
-        if (m_ring) j["ring"] = m_ring->buffers.size();
-        if (is_cufile(m_path)) {
-            j["threads_used"] = m_threads;
-            m_cufile->describe(j);
-        }
+        if (!m_rings.empty()) j["ring"] = m_spec.ring;
+        if (is_cufile(m_spec.path)) m_cufile->describe(j);
         j["timer"] = "host steady_clock, fdatasync included";
         j["verification"] = "the file read back and compared with the device's pattern after sampling";
         return j;
     }
 
 private:
-    GpuPath m_path;
+    std::vector<Fd> open_all_create(bool direct) {
+        std::vector<Fd> out;
+        for (const Segment& seg : m_targets) {
+            out.push_back(open_file(seg.path, O_CREAT | O_TRUNC | O_RDWR | (direct ? O_DIRECT : 0)));
+            if (const int rc = ::posix_fallocate(out.back().get(), 0, static_cast<off_t>(seg.bytes)); rc != 0)
+                throw ConfigError(fmt::format("cannot allocate {} for {}: {}", format_size(seg.bytes), seg.path, std::strerror(rc)));
+        }
+        return out;
+    }
+
+    /// One writer thread of the pipelined path: its share copied chunk by chunk into its ring
+    /// (up to K copies ahead) and each chunk written once its copy is done.
+    void pipelined_thread(unsigned t) {
+        gpu::set_device(m_gpu.device);
+        Ring& r = *m_rings[t];
+        const std::size_t k = r.buffers.size();
+        struct Piece {
+            const FileSlice* slice;
+            std::uint64_t at, n;
+        };
+        std::vector<Piece> pieces;
+        for (const FileSlice& sl : m_shares[t])
+            for (std::uint64_t at = 0; at < sl.bytes; at += m_chunk) pieces.push_back({&sl, at, std::min(m_chunk, sl.bytes - at)});
+        auto enqueue = [&](std::size_t i) {
+            const std::size_t slot = i % k;
+            const Piece& p = pieces[i];
+            IB_CUDA_CHECK(cudaMemcpyAsync(r.buffers[slot].get(), static_cast<char*>(p.slice->dst) + p.at, p.n,
+                                          cudaMemcpyDeviceToHost, r.streams[slot]->get()));
+            IB_CUDA_CHECK(cudaEventRecord(r.done[slot]->get(), r.streams[slot]->get()));
+        };
+        for (std::size_t i = 0; i < std::min(k, pieces.size()); ++i) enqueue(i);
+        for (std::size_t i = 0; i < pieces.size(); ++i) {
+            const std::size_t slot = i % k;
+            IB_CUDA_CHECK(cudaEventSynchronize(r.done[slot]->get()));
+            const Piece& p = pieces[i];
+            pwrite_all(p.slice->fd, r.buffers[slot].get(), p.n, p.slice->offset + p.at, *p.slice->path);
+            if (i + k < pieces.size()) enqueue(i + k);
+        }
+    }
+
+    PathSpec m_spec;
     std::uint64_t m_size, m_chunk;
-    unsigned m_threads;
     GpuSide m_gpu;
     Accounting m_acct;
-    std::string m_target;
-    cleanup::Guard m_guard;
-    Fd m_fd;
+    ThreadPool m_pool;
+    std::vector<Segment> m_targets;
+    std::vector<cleanup::Guard> m_guards;
+    std::vector<Fd> m_fds;
     gpu::HostBuffer m_host;
-    std::unique_ptr<Ring> m_ring;
-    std::unique_ptr<CufileSide> m_cufile; // before m_fd and the file go
+    std::vector<std::unique_ptr<Ring>> m_rings;
+    std::vector<std::vector<FileSlice>> m_shares;
+    std::unique_ptr<CufileSide> m_cufile; // before m_fds and the files go
 };
 
 // ---- scenarios ---------------------------------------------------------------------------------
@@ -479,9 +621,12 @@ std::optional<std::string> gpu_side_unsupported(const Machine& m, const Params& 
     return std::nullopt;
 }
 
-std::optional<std::string> path_axes_unsupported(GpuPath path, const Params& p) {
+std::optional<std::string> path_axes_unsupported(const Machine& m, GpuPath path, const Params& p) {
     if (!is_pipelined(path) && p.get_uint("ring") != 0) return std::string("ring applies to the pipelined paths only");
-    if (!is_cufile(path) && p.get_uint("threads") != 1) return std::string("threads applies to the cufile paths only");
+    if (auto why = readers_unsupported(m, p, path == GpuPath::io_uring_pipelined)) return why;
+    if (path == GpuPath::io_uring_pipelined) {
+        if (auto why = read_method_unavailable(read_method("io_uring"))) return why;
+    }
     if (is_cufile(path)) {
         std::string why;
         if (!gpu::cufile_driver(&why)) return "cuFile: " + why;
@@ -490,7 +635,9 @@ std::optional<std::string> path_axes_unsupported(GpuPath path, const Params& p) 
 }
 
 Axis ring_axis() {
-    return {"ring", "pinned chunk buffers (and streams) in the pipeline ring; 0 = the default 4 (pipelined paths only)",
+    return {"ring",
+            "pinned chunk buffers (and streams) in each reader's ring; 0 = the default: 4, or qd + 2 for "
+            "io_uring_pipelined (pipelined paths only)",
             AxisKind::integer, {"0"}, {}, 0, 64};
 }
 
@@ -502,36 +649,39 @@ public:
     std::optional<std::string> unsupported(const Machine& m, const Params& p) const override {
         const GpuPath path = parse_gpu_path(p.get("path"));
         if (auto why = gpu_side_unsupported(m, p, 1)) return why;
-        if (auto why = path_axes_unsupported(path, p)) return why;
+        if (auto why = path_axes_unsupported(m, path, p)) return why;
         return storage_unsupported(p, m_reads && is_direct(path), m_reads);
     }
 
 protected:
-    /// Axes size, `path_axis`, cache (reads only), chunk, ring, threads (`threads_help`), device;
-    /// `metrics`, then the accounting metrics.
+    /// Axes size, `path_axis`, cache (reads only), chunk, ring, threads (`threads_help`), qd
+    /// (reads only), device; `metrics`, then the accounting metrics.
     GpuPathScenario(bool reads, Axis path_axis, const char* threads_help, std::vector<MetricInfo> metrics)
         : m_reads(reads) {
         m_info.family = "storage";
         m_info.axes = {size_axis(), std::move(path_axis)};
         if (reads) m_info.axes.push_back(cache_axis());
-        m_info.axes.insert(m_info.axes.end(), {chunk_axis(), ring_axis(), threads_axis(threads_help), device_axis()});
+        m_info.axes.insert(m_info.axes.end(), {chunk_axis(), ring_axis(), threads_axis(threads_help, "0", 0)});
+        if (reads) m_info.axes.push_back(qd_axis("io_uring_pipelined", k_default_qd));
+        m_info.axes.push_back(device_axis());
         m_info.metrics = std::move(metrics);
         for (auto& m : accounting_metrics(reads)) m_info.metrics.push_back(m);
     }
 
-    /// What prepare() reads and does first: the GPU current, the host side near it.
-    struct GpuSide {
-        int device;
-        GpuPath path;
-        unsigned ring;
-        unsigned threads;
-    };
-    static GpuSide prepare_gpu_side(const CaseContext& ctx, const Params& p) {
+    /// What prepare() reads and does first: the GPU current, the host side near it (so that
+    /// automatic threads count the CPUs near the GPU), the defaults resolved.
+    static PathSpec prepare_gpu_side(const CaseContext& ctx, const Params& p) {
         const int dev = static_cast<int>(p.get_uint("device"));
         gpu::set_device(dev);
         place_host_side(ctx, dev);
-        return {dev, parse_gpu_path(p.get("path")), static_cast<unsigned>(p.get_uint("ring") ? p.get_uint("ring") : 4),
-                static_cast<unsigned>(p.get_uint("threads"))};
+        PathSpec s{parse_gpu_path(p.get("path")), p.get_uint("chunk"), static_cast<unsigned>(p.get_uint("ring")),
+                   static_cast<unsigned>(p.get_uint("threads")), 0};
+        const auto qd = p.find("qd");
+        s.qd = qd && std::stoull(*qd) ? static_cast<unsigned>(std::stoull(*qd)) : k_default_qd;
+        if (s.ring == 0) s.ring = s.path == GpuPath::io_uring_pipelined ? s.qd + 2 : 4;
+        if (s.path != GpuPath::io_uring_pipelined) s.qd = 1;
+        if (s.threads == 0) s.threads = auto_reader_threads();
+        return s;
     }
 
     ScenarioInfo m_info;
@@ -546,22 +696,25 @@ public:
         : GpuPathScenario(true,
                           choice_axis("path",
                                       "pageable: pread into malloc'd memory + cudaMemcpy; pinned: pread into pinned "
-                                      "memory + copy; pipelined: a ring of pinned chunks, read i+1 while copying i; "
-                                      "odirect_pipelined: the same with O_DIRECT; mmap: cudaMemcpy from a mapping; "
-                                      "cufile / cufile_registered: cuFileRead",
-                                      {"pageable", "pinned", "pipelined", "odirect_pipelined", "mmap", "cufile",
-                                       "cufile_registered"}),
-                          "cuFile reader threads (cufile paths only)",
+                                      "memory + copy; pipelined: each reader a ring of pinned chunks, read i+1 while "
+                                      "copying i; odirect_pipelined: the same with O_DIRECT; io_uring_pipelined: O_DIRECT "
+                                      "reads through io_uring, qd in flight, into the registered ring, each chunk copied "
+                                      "as it completes; mmap: cudaMemcpy from a mapping; cufile / cufile_registered: "
+                                      "cuFileRead",
+                                      {"pageable", "pinned", "pipelined", "odirect_pipelined", "io_uring_pipelined", "mmap",
+                                       "cufile", "cufile_registered"}),
+                          "reader threads, each a contiguous share of the file (of its stripes over several "
+                          "--storage-dir); 0 = the CPUs near the GPU, at most 8",
                           {{"bandwidth", "B/s", Better::higher, "file bytes over the time until the last byte is on the GPU"},
                            {"first_chunk_time", "s", Better::lower, "time until the first chunk is usable on the GPU"}}) {
         m_info.id = "storage_to_gpu";
-        m_info.summary = "file -> device memory: pageable, pinned, pipelined, O_DIRECT pipelined, mmap and cuFile paths";
+        m_info.summary = "file -> device memory: pageable, pinned, pipelined, O_DIRECT and io_uring pipelined, mmap and cuFile paths, on parallel readers";
         m_info.counting = "file bytes moved once per sample, to data usable on the GPU; device and cache bytes beside them";
     }
     std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& p) const override {
-        const GpuSide g = prepare_gpu_side(ctx, p);
+        const PathSpec spec = prepare_gpu_side(ctx, p);
         auto file = Site::instance().pattern_file(p.get_uint("size"));
-        return std::make_unique<ToGpuCase>(ctx, std::move(file), g.path, p.get_uint("chunk"), g.ring, g.threads, g.device,
+        return std::make_unique<ToGpuCase>(std::move(file), spec, static_cast<int>(p.get_uint("device")),
                                            p.get("cache") == "cold");
     }
 };
@@ -575,7 +728,8 @@ public:
                                       "memory; pipelined: a ring of pinned chunks, copy i+1 while writing i; cufile / "
                                       "cufile_registered: cuFileWrite",
                                       {"pageable", "pinned", "pipelined", "cufile", "cufile_registered"}),
-                          "cuFile writer threads (cufile paths only)",
+                          "writer threads, each a contiguous share of the file (of its stripes over several "
+                          "--storage-dir); 0 = the CPUs near the GPU, at most 8",
                           {{"bandwidth", "B/s", Better::higher, "file bytes over the time until they are durable"},
                            {"time", "s", Better::lower, "time to write and flush the whole file"}}) {
         m_info.id = "gpu_to_storage";
@@ -583,8 +737,8 @@ public:
         m_info.counting = "file bytes written once per sample, durable (fdatasync) before the sample ends";
     }
     std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& p) const override {
-        const GpuSide g = prepare_gpu_side(ctx, p);
-        return std::make_unique<FromGpuCase>(g.path, p.get_uint("size"), p.get_uint("chunk"), g.ring, g.threads, g.device);
+        const PathSpec spec = prepare_gpu_side(ctx, p);
+        return std::make_unique<FromGpuCase>(spec, p.get_uint("size"), static_cast<int>(p.get_uint("device")));
     }
 };
 

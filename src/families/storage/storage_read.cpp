@@ -14,6 +14,8 @@
 // Caveats: the block device's counters include other processes' I/O; O_DIRECT paths have no
 // warm state (they bypass the page cache) and need sizes and chunks aligned to the
 // direct-I/O alignment.
+#include <fcntl.h>
+
 #include <chrono>
 
 #include <fmt/format.h>
@@ -28,17 +30,35 @@ namespace {
 
 using namespace storage;
 
+const std::vector<std::string> k_methods{"buffered", "odirect", "io_uring", "mmap", "mmap_populate"};
+
+/// One storage_read configuration: its method, chunk, queue depth and reader threads.
+struct ReadSpec {
+    const ReadMethod* method;
+    std::uint64_t size, chunk;
+    unsigned threads, qd;
+};
+
 class StorageReadCase final : public Case {
 public:
     StorageReadCase(std::shared_ptr<PatternFile> file, ReadSpec spec, bool cold)
-        : m_file(std::move(file)), m_spec(spec), m_cache(m_file->path(), spec.size, cold),
-          m_dst(spec.size + 8, Site::instance().dio_alignment()), m_acct(Site::instance().facts().device) {}
+        : m_file(std::move(file)), m_spec(spec), m_cache(m_file->segments(), cold), m_pool(spec.threads),
+          m_dst(spec.size + 8, Site::instance().dio_alignment()), m_acct(Site::instance().disks()) {
+        for (const Segment& seg : m_file->segments()) m_fds.push_back(open_file(seg.path, read_open_flags(*spec.method)));
+    }
 
     Sample measure() override {
         const Residency before = m_cache.prepare_sample();
+        std::vector<FileSlice> slices;
+        const auto& segs = m_file->segments();
+        for (std::size_t i = 0; i < segs.size(); ++i) {
+            if (!m_spec.method->direct) ::posix_fadvise(m_fds[i].get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+            slices.push_back({m_fds[i].get(), &segs[i].path, 0, segs[i].bytes, static_cast<char*>(m_dst.get()) + segs[i].offset,
+                              segs[i].bytes});
+        }
         m_acct.start();
         const auto t0 = std::chrono::steady_clock::now();
-        read_file(m_file->path(), m_dst.get(), m_spec);
+        read_slices(m_pool, *m_spec.method, slices, m_spec.chunk, m_spec.qd);
         const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         m_acct.stop();
         Sample s{static_cast<double>(m_spec.size) / t, t};
@@ -52,13 +72,14 @@ public:
     }
 
     nlohmann::json details() const override {
-        nlohmann::json j = path_details(Site::instance().facts());
-        j["path"] = fmt::format("file ({}) -> host memory", j["file_system"].get<std::string>());
-        j["file"] = m_file->path();
+        nlohmann::json j = path_details(Site::instance().facts_all());
+        j["path"] = fmt::format("file ({}) -> host memory by {}", j["file_system"].get<std::string>(), m_spec.method->name);
+        j["file"] = m_file->describe();
         j["file_reused"] = m_file->reused();
         j["bytes_per_op"] = m_spec.size;
         j["ops_per_sample"] = 1;
         j["threads_used"] = m_spec.threads;
+        if (m_spec.method->uring) j["queue_depth"] = m_spec.qd;
         j["chunk"] = std::min(m_spec.chunk, m_spec.size);
         j["cache_method"] = m_cache.method();
         j["timer"] = "host steady_clock";
@@ -70,8 +91,10 @@ private:
     std::shared_ptr<PatternFile> m_file;
     ReadSpec m_spec;
     CacheState m_cache;
+    ThreadPool m_pool;
     AlignedBuffer m_dst;
     Accounting m_acct;
+    std::vector<Fd> m_fds;
 };
 
 class StorageRead final : public Scenario {
@@ -83,42 +106,27 @@ public:
         m_info.needs_gpu = false;
         m_info.counting = "file bytes read once per sample; device and cache bytes counted beside them";
         m_info.axes = {size_axis(),
-                       choice_axis("path",
-                                   "buffered: pread into malloc'd memory; odirect: O_DIRECT pread into aligned memory; "
-                                   "io_uring: O_DIRECT reads, qd in flight, registered buffer; mmap: memcpy from a "
-                                   "mapping with MADV_SEQUENTIAL; mmap_populate: the same, mapped with MAP_POPULATE",
-                                   {"buffered", "odirect", "io_uring", "mmap", "mmap_populate"}),
+                       choice_axis("path", read_methods_help(k_methods), k_methods),
                        cache_axis(),
                        chunk_axis(),
-                       threads_axis("reader threads, each with a contiguous range of the file"),
-                       {"qd", "io_uring reads in flight per thread; 0 = the path's default (32 for io_uring, "
-                              "other paths take only 0)",
-                        AxisKind::integer, {"0"}, {}, 0, 4096}};
+                       threads_axis("reader threads, each with a contiguous range of the file (or of its stripes)"),
+                       qd_axis("io_uring", 32)};
         m_info.metrics = {{"bandwidth", "B/s", Better::higher, "file bytes over the time to read them"},
                           {"time", "s", Better::lower, "time to read the whole file"}};
         for (auto& m : accounting_metrics(true)) m_info.metrics.push_back(m);
     }
     const ScenarioInfo& info() const override { return m_info; }
     std::optional<std::string> unsupported(const Machine& m, const Params& p) const override {
-        const ReadPath path = parse_read_path(p.get("path"));
-        if (path == ReadPath::io_uring) {
-            std::string why;
-            if (!io_uring_built(&why)) return why;
-        } else if (p.get_uint("qd") != 0) {
-            return std::string("qd applies to path=io_uring only");
-        }
-        if (p.get_uint("threads") > 4 * std::max(1u, m.host_cores))
-            return fmt::format("{} threads is more than 4 per hardware thread ({})", p.get_uint("threads"), m.host_cores);
-        return storage_unsupported(p, path == ReadPath::odirect || path == ReadPath::io_uring, true);
+        const ReadMethod& method = read_method(p.get("path"));
+        if (auto why = read_method_unavailable(method)) return why;
+        if (auto why = readers_unsupported(m, p, method.uring)) return why;
+        return storage_unsupported(p, method.direct, true);
     }
     std::unique_ptr<Case> prepare(const CaseContext&, const Params& p) const override {
         reset_placement();
-        ReadSpec spec;
-        spec.path = parse_read_path(p.get("path"));
-        spec.size = p.get_uint("size");
-        spec.chunk = p.get_uint("chunk");
-        spec.threads = static_cast<unsigned>(p.get_uint("threads"));
-        spec.queue_depth = p.get_uint("qd") ? static_cast<unsigned>(p.get_uint("qd")) : 32u;
+        ReadSpec spec{&read_method(p.get("path")), p.get_uint("size"), p.get_uint("chunk"),
+                      static_cast<unsigned>(p.get_uint("threads")),
+                      p.get_uint("qd") ? static_cast<unsigned>(p.get_uint("qd")) : 32u};
         auto file = Site::instance().pattern_file(spec.size);
         return std::make_unique<StorageReadCase>(std::move(file), spec, p.get("cache") == "cold");
     }

@@ -12,12 +12,15 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "families/builtin.hpp"
-#include "gpu/storage_io.hpp"
+#include "hostio/readers.hpp"
+#include "hostio/storage_io.hpp"
 #include "gpu/cufile_loader.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/runner.hpp"
@@ -172,7 +175,7 @@ TEST_CASE("storage: byte accounting from /proc/self/io counts a cold read, not a
     pwrite_all(fd.get(), buf.data(), buf.size() * 8, 0, path);
     if (storage_dir_facts(scratch.dir.string(), false).memory_backed) return;
     drop_pages(fd.get(), buf.size() * 8, false);
-    Accounting a(storage_dir_facts(scratch.dir.string(), false).device);
+    Accounting a({storage_dir_facts(scratch.dir.string(), false).device});
     a.start();
     pread_all(fd.get(), buf.data(), buf.size() * 8, 0, path);
     a.stop();
@@ -205,10 +208,16 @@ TEST_CASE("storage: a file truncated while measuring fails that read with a clea
         REQUIRE(::ftruncate(fd.get(), 1 << 19) == 0);
     }
     std::vector<char> dst(1 << 20);
-    for (ReadPath p : {ReadPath::buffered, ReadPath::mmap}) {
-        ReadSpec spec{p, 1 << 20, 1 << 18, 1, 1};
-        CHECK_THROWS_WITH_AS(read_file(path, dst.data(), spec), doctest::Contains("truncated"), ConfigError);
-    }
+    for (const char* method : {"buffered", "mmap"})
+        for (unsigned threads : {1u, 4u}) {
+            INFO(method << " on " << threads << " thread(s)");
+            ThreadPool pool(threads);
+            Fd fd = open_file(path, O_RDONLY);
+            const FileSlice whole{fd.get(), &path, 0, 1 << 20, dst.data(), 1 << 19};
+            // The reader that meets the end names the byte it reached; the others finish.
+            CHECK_THROWS_WITH_AS(read_slices(pool, read_method(method), {whole}, 1 << 18, 1),
+                                 doctest::Contains("ended at byte 524288"), ConfigError);
+        }
 }
 
 TEST_CASE("storage: disk full while writing is named") {
@@ -232,12 +241,12 @@ TEST_CASE("storage: stale temporaries of dead processes are removed, live ones k
 TEST_CASE("storage: pattern files are kept with --keep-files and reused by the next run") {
     Scratch scratch;
     {
-        PatternFile f(scratch.dir.string(), 1 << 20, true);
+        PatternFile f({scratch.dir.string()}, 1 << 20, true);
         CHECK(!f.reused());
     }
     CHECK(fs::exists(scratch.dir / pattern_file_name(1 << 20)));
     {
-        PatternFile f(scratch.dir.string(), 1 << 20, false);
+        PatternFile f({scratch.dir.string()}, 1 << 20, false);
         CHECK(f.reused());
     }
     CHECK(scratch.entries() == 0); // not kept this time: removed
@@ -247,16 +256,16 @@ TEST_CASE("storage: bad storage directories are usage errors naming the problem,
     Scratch scratch;
     Site& site = Site::instance();
     site.reset();
-    CHECK_THROWS_WITH_AS(site.configure((scratch.dir / "missing").string(), false, 0), doctest::Contains("does not exist"),
+    CHECK_THROWS_WITH_AS(site.configure({(scratch.dir / "missing").string()}, false, 0), doctest::Contains("does not exist"),
                          UsageError);
     std::ofstream(scratch.dir / "file") << "x";
-    CHECK_THROWS_WITH_AS(site.configure((scratch.dir / "file").string(), false, 0), doctest::Contains("is not a directory"),
+    CHECK_THROWS_WITH_AS(site.configure({(scratch.dir / "file").string()}, false, 0), doctest::Contains("is not a directory"),
                          UsageError);
-    CHECK_THROWS_WITH_AS(site.configure(scratch.dir.string(), false, 1ull << 60), doctest::Contains("free but"), UsageError);
+    CHECK_THROWS_WITH_AS(site.configure({scratch.dir.string()}, false, 1ull << 60), doctest::Contains("free but"), UsageError);
     if (::geteuid() != 0) {
         fs::create_directory(scratch.dir / "ro");
         fs::permissions(scratch.dir / "ro", fs::perms::owner_read | fs::perms::owner_exec);
-        CHECK_THROWS_WITH_AS(site.configure((scratch.dir / "ro").string(), false, 0), doctest::Contains("not writable"),
+        CHECK_THROWS_WITH_AS(site.configure({(scratch.dir / "ro").string()}, false, 0), doctest::Contains("not writable"),
                              UsageError);
     }
     site.reset();
@@ -303,13 +312,14 @@ TEST_CASE("storage: sizes off the direct-I/O alignment skip the O_DIRECT paths w
 TEST_CASE("storage: qd belongs to io_uring, ring and threads to their paths, and the GPU paths skip without a GPU") {
     Scratch scratch;
     Site::instance().reset();
-    Site::instance().configure(scratch.dir.string(), false, 0);
+    Site::instance().configure({scratch.dir.string()}, false, 0);
     const Registry r = storage_registry();
     Machine m;
     m.cuda_available = false;
     m.cuda_note = "no NVIDIA driver";
     const auto reads = expand(r, "storage_read", {{"path", {"buffered"}}, {"qd", {"8"}}, {"size", {"1M"}}}, m);
-    for (const auto& c : reads) CHECK(*c.scenario->unsupported(m, c.params) == "qd applies to path=io_uring only");
+    for (const auto& c : reads)
+        CHECK(*c.scenario->unsupported(m, c.params) == "qd applies to the io_uring paths only (path=buffered)");
     for (const char* id : {"storage_to_gpu", "gpu_to_storage"}) {
         const Scenario* sc = r.find(id);
         REQUIRE(sc);
@@ -446,4 +456,169 @@ TEST_CASE("storage: every round process uses the run's --storage-dir, not the de
     CHECK(r["status"] == "ok");
     CHECK(r["rounds"] == 3); // every round pooled: none failed on the default directory
     CHECK_FALSE(r["details"].contains("rounds_not_ok"));
+}
+
+// ---- the readers, parallel and striped ------------------------------------------------------
+
+TEST_CASE("storage: shares of slices cover every byte once, aligned, at most one per thread") {
+    std::vector<char> a(10 << 20), b(3 << 20);
+    const std::string pa = "a", pb = "b";
+    const std::vector<FileSlice> slices{{3, &pa, 0, a.size(), a.data(), a.size()}, {4, &pb, 0, b.size(), b.data(), b.size()}};
+    for (unsigned threads : {1u, 2u, 3u, 4u, 7u, 16u, 100u})
+        for (std::uint64_t align : {1ull, 4096ull, 1ull << 20}) {
+            INFO(threads << " threads, align " << align);
+            const auto shares = share_slices(slices, threads, align);
+            CHECK(shares.size() <= threads);
+            std::uint64_t total = 0;
+            std::map<int, std::uint64_t> next{{3, 0}, {4, 0}}; // shares are in order: each piece starts where the last ended
+            for (const auto& share : shares) {
+                CHECK(!share.empty());
+                for (const FileSlice& s : share) {
+                    CHECK(s.offset == next[s.fd]);
+                    CHECK(s.offset % align == 0);
+                    CHECK(static_cast<char*>(s.dst) == (s.fd == 3 ? a.data() : b.data()) + s.offset);
+                    next[s.fd] += s.bytes;
+                    total += s.bytes;
+                }
+            }
+            CHECK(next[3] == a.size());
+            CHECK(next[4] == b.size());
+            CHECK(total == a.size() + b.size());
+        }
+}
+
+TEST_CASE("storage: every read method on 1 to 8 threads reads the file exactly") {
+    Scratch scratch;
+    Site::instance().reset();
+    Site::instance().configure({scratch.dir.string()}, false, 0);
+    const std::uint64_t size = (8 << 20) + 4096 * 3; // not a multiple of the chunk: short last reads
+    auto file = Site::instance().pattern_file(size);
+    AlignedBuffer dst(size, Site::instance().dio_alignment());
+    for (const ReadMethod& m : read_methods()) {
+        if (read_method_unavailable(m)) continue;
+        if (m.direct && Site::instance().odirect_unsupported()) continue;
+        for (unsigned threads : {1u, 3u, 8u}) {
+            INFO(m.name << " on " << threads << " thread(s)");
+            std::memset(dst.get(), 0, size);
+            ThreadPool pool(threads);
+            Fd fd = open_file(file->path(), read_open_flags(m));
+            CHECK(read_slices(pool, m, {{fd.get(), &file->path(), 0, size, dst.get(), size}}, 1 << 20, 8) == size);
+            CHECK(count_file_pattern_mismatches(dst.get(), 0, size) == 0);
+        }
+    }
+    Site::instance().reset();
+}
+
+TEST_CASE("storage: a chunk reader at depth hands back every chunk once, in any order") {
+    if (read_method_unavailable(read_method("io_uring"))) return;
+    Scratch scratch;
+    Site::instance().reset();
+    Site::instance().configure({scratch.dir.string()}, false, 0);
+    if (Site::instance().odirect_unsupported()) return;
+    const std::uint64_t size = 4 << 20, chunk = 256 << 10;
+    auto file = Site::instance().pattern_file(size);
+    AlignedBuffer ring(4 * chunk, 4096);
+    Fd fd = open_file(file->path(), read_open_flags(read_method("io_uring")));
+    ChunkReader reader(read_method("io_uring"), fd.get(), file->path(), 3, size, {{ring.get(), 4 * chunk}});
+    std::vector<std::size_t> free{0, 1, 2, 3};
+    std::uint64_t next = 0, seen = 0;
+    while (seen < size) {
+        while (reader.can_submit() && next < size && !free.empty()) {
+            const std::size_t slot = free.back();
+            free.pop_back();
+            reader.submit(static_cast<char*>(ring.get()) + slot * chunk, next, chunk, slot);
+            next += chunk;
+        }
+        CHECK(reader.in_flight() <= 3);
+        const ChunkReader::Done d = reader.wait();
+        CHECK(count_file_pattern_mismatches(static_cast<char*>(ring.get()) + d.tag * chunk, d.offset, d.bytes) == 0);
+        seen += d.bytes;
+        free.push_back(d.tag);
+    }
+    CHECK(next == size);
+    Site::instance().reset();
+}
+
+TEST_CASE("storage: thread and queue-depth bounds are refused with the reason") {
+    CHECK(threads_refused(0, 8)->find("at least 1") != std::string::npos);
+    CHECK(threads_refused(33, 8)->find("more than 4 per hardware thread") != std::string::npos);
+    CHECK(!threads_refused(32, 8));
+    CHECK(threads_refused(2000, 1000)->find("at most 1024") != std::string::npos);
+    CHECK(queue_depth_refused(0));
+    CHECK(queue_depth_refused(4097));
+    CHECK(!queue_depth_refused(4096));
+    const Registry r = storage_registry();
+    Machine m;
+    m.host_cores = 2;
+    const auto configs = expand(r, "storage_read", {{"path", {"buffered"}}, {"threads", {"9"}}, {"size", {"1M"}}}, m);
+    REQUIRE(!configs.empty());
+    for (const auto& c : configs)
+        CHECK(c.scenario->unsupported(m, c.params)->find("more than 4 per hardware thread (2 here)") != std::string::npos);
+}
+
+TEST_CASE("storage: several storage directories stripe the files and spread the readers and a directory named twice is refused") {
+    Scratch scratch;
+    for (const char* d : {"d0", "d1", "d2"}) fs::create_directory(scratch.dir / d);
+    const std::vector<std::string> dirs{(scratch.dir / "d0").string(), (scratch.dir / "d1").string(),
+                                        (scratch.dir / "d2").string()};
+    Site& site = Site::instance();
+    site.reset();
+    CHECK_THROWS_WITH_AS(site.configure({dirs[0], dirs[1], dirs[0] + "/"}, false, 0), doctest::Contains("named twice"),
+                         UsageError);
+    site.reset();
+    site.configure(dirs, false, 0);
+    CHECK(site.dirs().size() == 3);
+    const std::uint64_t size = 5 << 20;
+    auto file = site.pattern_file(size);
+    REQUIRE(file->segments().size() == 3);
+    std::uint64_t at = 0;
+    for (std::size_t i = 0; i < 3; ++i) {
+        const Segment& seg = file->segments()[i];
+        CHECK(seg.path.rfind(dirs[i] + "/", 0) == 0);
+        CHECK(seg.offset == at);
+        CHECK(fs::file_size(seg.path) == seg.bytes);
+        at += seg.bytes;
+    }
+    CHECK(at == size);
+    // Read back through the same readers the scenarios use: threads over the stripes.
+    std::vector<char> dst(size + 8);
+    std::vector<Fd> fds;
+    std::vector<FileSlice> slices;
+    for (const Segment& seg : file->segments()) fds.push_back(open_file(seg.path, O_RDONLY));
+    for (std::size_t i = 0; i < 3; ++i)
+        slices.push_back({fds[i].get(), &file->segments()[i].path, 0, file->segments()[i].bytes,
+                          dst.data() + file->segments()[i].offset, file->segments()[i].bytes});
+    ThreadPool pool(4);
+    read_slices(pool, read_method("buffered"), slices, 1 << 20, 1);
+    CHECK(count_file_pattern_mismatches(dst.data(), 0, size) == 0);
+    file.reset();
+    site.reset();
+    for (const auto& d : dirs) CHECK(fs::is_empty(d)); // the stripes were guarded and removed
+}
+
+TEST_CASE("storage: storage_read over two directories and four threads through the binary") {
+    Scratch scratch;
+    fs::create_directory(scratch.dir / "a");
+    fs::create_directory(scratch.dir / "b");
+    const std::string out = (scratch.dir / "r.json").string();
+    std::string err;
+    const int rc = run_binary({"run", "-s", "storage_read", "--axis", "path=buffered,mmap", "--axis", "cache=warm", "--axis",
+                               "threads=1,4", "--size", "6M", "--storage-dir", (scratch.dir / "a").string(), "--storage-dir",
+                               (scratch.dir / "b").string(), "--min-samples", "2", "--max-time", "2", "--no-topology",
+                               "--out", out},
+                              &err);
+    INFO(err);
+    CHECK(rc == 0);
+    std::ifstream in(out);
+    const nlohmann::json j = nlohmann::json::parse(in);
+    int ok = 0;
+    for (const auto& res : j["results"]) {
+        CHECK(res["status"] == "ok");
+        ok += res["status"] == "ok";
+        CHECK(res["details"]["storage_dirs"].size() == 2);
+        CHECK(res["details"]["file"].get<std::string>().find("2 files:") == 0);
+    }
+    CHECK(ok == 4);
+    CHECK(fs::is_empty(scratch.dir / "a"));
+    CHECK(fs::is_empty(scratch.dir / "b"));
 }

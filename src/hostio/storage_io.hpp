@@ -1,9 +1,9 @@
 #pragma once
-/// Storage on the host, shared by the storage and pipeline families: the storage site (directory, checks, the tool's files),
-/// pattern files, page-cache control and proof (fadvise, drop_caches, mincore), the byte
-/// accounting (/proc/self/io, the block device's sector counters), CPU time, and the file ->
-/// host-memory readers (pread, O_DIRECT, io_uring, mmap). No CUDA here: tests use it all
-/// without a GPU.
+/// Storage on the host, shared by the storage and pipeline families: the storage site (one or
+/// several directories, their checks, the tool's files), pattern files striped over the
+/// directories, page-cache control and proof (fadvise, drop_caches, mincore), the byte
+/// accounting (/proc/self/io, the block devices' sector counters) and CPU time. The readers
+/// are in readers.hpp. No CUDA here: tests use it all without a GPU.
 #include <sys/types.h>
 
 #include <cstdint>
@@ -64,42 +64,62 @@ std::optional<DiskCounters> read_disk_counters(const std::string& disk);
 /// User + system CPU time of this process (every thread), seconds.
 double process_cpu_seconds();
 
-/// The counters around one sample, as deltas.
+/// The counters around one sample, as deltas; the block counters summed over `disks`.
 class Accounting {
 public:
-    explicit Accounting(std::string disk) : m_disk(std::move(disk)) {}
+    explicit Accounting(std::vector<std::string> disks) : m_disks(std::move(disks)) {}
     void start();
     void stop();
     double device_read_bytes() const;   ///< /proc/self/io read_bytes delta; NaN when unreadable
     double device_write_bytes() const;  ///< write_bytes delta
-    double disk_read_bytes() const;     ///< block device sectors read * 512; NaN when unreadable
+    double disk_read_bytes() const;     ///< block devices' sectors read * 512; NaN when unreadable
     double disk_write_bytes() const;
     double cpu_seconds() const { return m_cpu1 - m_cpu0; }
 
 private:
-    std::string m_disk;
+    std::optional<DiskCounters> disks_now() const;
+    std::vector<std::string> m_disks;
     IoCounters m_io0, m_io1;
     std::optional<DiskCounters> m_d0, m_d1;
     double m_cpu0 = 0, m_cpu1 = 0;
 };
 
-/// A file of the tool holding the pattern of `seed` (gpu::pattern_word, word = byte offset / 8).
+/// One file of a logical file striped over directories: its bytes are the logical bytes
+/// [offset, offset + bytes).
+struct Segment {
+    std::string path;
+    std::uint64_t offset = 0, bytes = 0;
+};
+/// The stripes of a logical file of `size` bytes over `n` files: equal shares rounded up to
+/// `align` (the last one takes the rest; fewer segments when the size is small).
+std::vector<std::pair<std::uint64_t, std::uint64_t>> stripe(std::uint64_t size, std::size_t n, std::uint64_t align);
+
+/// A file of the tool holding the pattern of `seed` (hostio::pattern_word, word = logical
+/// byte offset / 8), striped over the site's directories: one directory, one file.
 class PatternFile {
 public:
-    /// Creates (or reuses a complete one of the same name) `size` bytes in `dir`: written to a
-    /// temporary, fsync'd, then renamed. The final name is guarded unless `keep`. Throws
-    /// ConfigError on I/O errors (disk full: partial file removed, the message says so).
-    PatternFile(const std::string& dir, std::uint64_t size, bool keep);
-    const std::string& path() const { return m_path; }
+    /// Creates (or reuses complete ones of the same names) `size` bytes over `dirs`: each
+    /// segment written to a temporary, fsync'd, then renamed. Final names are guarded unless
+    /// `keep`. Throws ConfigError on I/O errors (disk full: partial file removed, the message
+    /// says so).
+    PatternFile(const std::vector<std::string>& dirs, std::uint64_t size, bool keep);
+    /// The first segment's file (the file, with one directory).
+    const std::string& path() const { return m_segments.front().path; }
+    const std::vector<Segment>& segments() const { return m_segments; }
+    /// "PATH" or "N files: PATH, PATH..." (details).
+    std::string describe() const;
     std::uint64_t size() const { return m_size; }
     bool reused() const { return m_reused; }
     static constexpr std::uint64_t k_seed = 0x5354; ///< "ST"
+    /// Stripes are multiples of this (every O_DIRECT alignment divides it).
+    static constexpr std::uint64_t k_stripe_align = 1ull << 20;
 
 private:
-    std::string m_path;
+    void make_segment(const Segment& s, bool keep);
+    std::vector<Segment> m_segments;
     std::uint64_t m_size = 0;
-    bool m_reused = false;
-    cleanup::Guard m_guard;
+    bool m_reused = true;
+    std::vector<cleanup::Guard> m_guards;
 };
 
 /// Writes the pattern for bytes [offset, offset + bytes) of a file into `dst` (host).
@@ -113,16 +133,17 @@ std::uint64_t count_file_pattern_mismatches(const void* src, std::uint64_t offse
 /// Throws ConfigError when the state cannot be reached (the sample would not be what it says).
 class CacheState {
 public:
-    CacheState(std::string path, std::uint64_t size, bool cold) : m_path(std::move(path)), m_size(size), m_cold(cold) {}
-    /// Returns the residency checked before the sample.
+    CacheState(std::string path, std::uint64_t size, bool cold) : m_files{{std::move(path), 0, size}}, m_cold(cold) {}
+    /// Every segment of a striped file.
+    CacheState(std::vector<Segment> files, bool cold) : m_files(std::move(files)), m_cold(cold) {}
+    /// Returns the residency checked before the sample (summed over the files).
     Residency prepare_sample();
     bool cold() const { return m_cold; }
     const std::string& method() const { return m_method; }
 
 private:
-    void warm_pass();
-    std::string m_path;
-    std::uint64_t m_size;
+    Residency prepare_file(const Segment& f);
+    std::vector<Segment> m_files; ///< path and bytes (the offset is not used)
     bool m_cold;
     std::string m_method;
 };
@@ -134,21 +155,28 @@ public:
     /// The site of this process; configured by configure() (the run's pre-flight), else lazily
     /// with the default directory.
     static Site& instance();
-    /// Validates and adopts `dir` (empty: the default scratch directory, created if missing).
+    /// Validates and adopts `dirs` (none: the default scratch directory, created if missing).
     /// Throws UsageError (one line, with the fix) for a missing, non-directory, unwritable or
-    /// full directory. Removes stale temporaries of dead processes.
-    void configure(const std::string& dir, bool keep_files, std::uint64_t bytes_needed);
+    /// full directory and for a directory named twice; `bytes_needed` is spread evenly over
+    /// the directories. Removes stale temporaries of dead processes.
+    void configure(const std::vector<std::string>& dirs, bool keep_files, std::uint64_t bytes_needed);
     /// Adds `bytes` to what the run's families claimed and configures the site for the total.
-    void claim(const std::string& dir, bool keep_files, std::uint64_t bytes);
+    void claim(const std::vector<std::string>& dirs, bool keep_files, std::uint64_t bytes);
     bool configured() const { return m_configured; }
+    /// The directories, in the order given (the first is dir()).
+    const std::vector<std::string>& dirs();
     const std::string& dir();
     bool keep_files() const { return m_keep; }
+    /// Facts of the first directory; facts_all() of each.
     const StorageDirFacts& facts();
-    /// Why cold cannot be reached in this directory, or nothing (probed once with a small file).
+    const std::vector<StorageDirFacts>& facts_all();
+    /// The distinct block devices under the directories (for the sector counters).
+    std::vector<std::string> disks();
+    /// Why cold cannot be reached in a directory, or nothing (probed once with a small file).
     std::optional<std::string> cold_unreachable();
-    /// Why O_DIRECT cannot be used here, or nothing.
+    /// Why O_DIRECT cannot be used in a directory, or nothing.
     std::optional<std::string> odirect_unsupported();
-    /// The direct-I/O alignment (offset and size), at least 512.
+    /// The direct-I/O alignment (offset and size) of every directory, at least 512.
     std::uint64_t dio_alignment();
     /// The pattern file of `size` bytes, created on first use, shared for the run.
     std::shared_ptr<PatternFile> pattern_file(std::uint64_t size);
@@ -160,8 +188,8 @@ private:
     std::mutex m_mutex;
     bool m_configured = false, m_keep = false;
     std::uint64_t m_claimed = 0;
-    std::string m_dir;
-    std::optional<StorageDirFacts> m_facts;
+    std::vector<std::string> m_dirs;
+    std::vector<StorageDirFacts> m_facts;
     std::optional<std::optional<std::string>> m_cold;
     cleanup::Guard m_dir_guard;
     std::map<std::uint64_t, std::shared_ptr<PatternFile>> m_files;
@@ -177,28 +205,15 @@ const std::vector<FamilyOption>& site_options();
 /// kept file of that size is already there.
 void claim_site(const FamilyOptions& options, std::uint64_t bytes, const std::set<std::uint64_t>& read_sizes = {});
 
-/// Host readers: the whole file (or [offset, offset+bytes)) into `dst`, in `chunk` I/Os, on
-/// `threads` threads each with a contiguous range. Return the bytes read; throw ConfigError
-/// on an error or a short file (removed or truncated while measuring).
-enum class ReadPath { buffered, odirect, io_uring, mmap, mmap_populate };
-ReadPath parse_read_path(const std::string& s);
-struct ReadSpec {
-    ReadPath path = ReadPath::buffered;
-    std::uint64_t size = 0, chunk = 0;
-    unsigned threads = 1;
-    unsigned queue_depth = 1; ///< io_uring only
-};
-std::uint64_t read_file(const std::string& file, void* dst, const ReadSpec& spec);
-/// Whether this build has io_uring (liburing found at configure time), and why not.
-bool io_uring_built(std::string* why);
-
-/// pread loop over [offset, offset + bytes) of `fd`; throws ConfigError on error or EOF.
+/// pread loop over [offset, offset + bytes) of `fd`; throws ConfigError (the offset named) on
+/// an error or EOF.
 void pread_all(int fd, void* dst, std::uint64_t bytes, std::uint64_t offset, const std::string& path);
 /// pwrite loop; throws ConfigError (disk full named) on error.
 void pwrite_all(int fd, const void* src, std::uint64_t bytes, std::uint64_t offset, const std::string& path);
 
-/// Details of the path: file system, block device and queue, alignment, cache method.
-nlohmann::json path_details(const StorageDirFacts& f);
+/// Details of the path: file system, block device and queue, alignment, cache method (of the
+/// first directory; with several, "storage_dirs" lists each one's).
+nlohmann::json path_details(const std::vector<StorageDirFacts>& dirs);
 
 /// An aligned host allocation (for O_DIRECT), freed on destruction; pages touched.
 class AlignedBuffer {
