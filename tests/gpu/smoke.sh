@@ -153,7 +153,7 @@ PY
   fi
   cat >"$out/storage-profile.json" <<'JSON'
 {"name": "storage-figures", "description": "the storage figures: the read ceiling by threads and queue depth (warm and cold), every GPU path by threads, writes by threads, pinned H2D",
- "settings": {"warmup": 1, "min_samples": 3, "max_samples": 4, "noise": 0.01, "max_time_s": 20, "sample_time_s": 0.01},
+ "settings": {"warmup": 1, "min_samples": 3, "max_samples": 4, "noise": 0.01, "max_time_s": 20, "sample_time_s": 0.01, "rounds": 1},
  "scenarios": [
   {"pattern": "h2d_copy", "axes": {"size": ["256M"], "host_mem": ["pinned"], "engine": ["ce"], "device": ["0"]}},
   {"pattern": "storage_read", "axes": {"size": ["4G"], "path": ["buffered"], "cache": ["warm"], "threads": ["1", "2", "4", "8", "16"]}},
@@ -174,7 +174,8 @@ JSON
   # Several --storage-dir entries (here two folders on the same drive, so the path is real,
   # not faster): the files striped over both, readers spread, the ceiling measured alike.
   mkdir -p "$sd/a" "$sd/b"
-  run storage-two-dirs 120 "$ib" run -s storage_read -s storage_to_gpu -a path=buffered,pipelined,io_uring_pipelined -a cache=warm,cold -a threads=4 --size 1G -d 0 --min-samples 3 --max-samples 3 --storage-dir "$sd/a" --storage-dir "$sd/b" --out "$R/storage-two-dirs.json"
+  run storage-two-dirs-read 120 "$ib" run -s storage_read -a path=buffered,io_uring -a cache=warm,cold -a threads=4 --size 1G --min-samples 3 --max-samples 3 --rounds 1 --storage-dir "$sd/a" --storage-dir "$sd/b" --out "$R/storage-two-dirs-read.json"
+  run storage-two-dirs-gpu 120 "$ib" run -s storage_to_gpu -a path=pipelined,io_uring_pipelined -a cache=warm,cold -a threads=4 --size 1G -d 0 --min-samples 3 --max-samples 3 --rounds 1 --storage-dir "$sd/a" --storage-dir "$sd/b" --out "$R/storage-two-dirs-gpu.json"
   run storage-two-dirs-left 10 ls -la "$sd/a" "$sd/b"
   rm -rf "$sd"
 fi
@@ -183,7 +184,7 @@ if has pipeline; then
   pd=$(mktemp -d /tmp/ib-smoke-pipeline.XXXXXX)
   cat >"$out/pipeline-profile.json" <<'JSON'
 {"name": "pipeline-figures", "description": "the pipeline figures: every variant cold and warm on a 1 GB dataset, the standalone stages (the pipeline's read alone by threads, pinned H2D, the conversion kernel alone), and naive/+pool/tuned at small batches",
- "settings": {"warmup": 1, "min_samples": 3, "max_samples": 4, "noise": 0.02, "max_time_s": 5, "sample_time_s": 0.02},
+ "settings": {"warmup": 1, "min_samples": 3, "max_samples": 4, "noise": 0.02, "max_time_s": 5, "sample_time_s": 0.02, "rounds": 1},
  "scenarios": [
   {"pattern": "storage_read", "axes": {"size": ["1G"], "path": ["buffered"], "threads": ["1", "8"], "chunk": ["16M"], "cache": ["cold", "warm"]}},
   {"pattern": "pipeline_read", "axes": {"cache": ["cold", "warm"], "dataset": ["1G"], "batch": ["64M"], "host_mem": ["pageable", "pinned"]}},
