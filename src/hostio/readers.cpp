@@ -224,7 +224,7 @@ unsigned auto_reader_threads() {
     cpu_set_t set;
     CPU_ZERO(&set);
     const int n = ::sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-    return static_cast<unsigned>(std::clamp(n, 1, 8));
+    return static_cast<unsigned>(std::clamp(n, 1, 16));
 }
 
 // ---- the pool -------------------------------------------------------------------------------

@@ -90,7 +90,7 @@ private:
 };
 
 /// Reader threads when the user leaves it to the tool: the CPUs the calling thread may run on
-/// (near the GPU once a case placed its host side there), at most 8.
+/// (near the GPU once a case placed its host side there), at most 16.
 unsigned auto_reader_threads();
 
 /// A fixed set of threads that run a function of the thread number; one call at a time.

@@ -17,7 +17,7 @@
 // fills a ring of 3 pinned slots while the GPU copies on one stream and converts and consumes
 // on another: the copy needs pinned memory to be asynchronous, so this ring is pinned
 // whatever the rest), +parallel_read (each batch's column slices read on several threads, each
-// a contiguous share of the batch's bytes: the CPUs this process may use, at most 8), tuned =
+// a contiguous share of the batch's bytes: the CPUs this process may use, at most 16), tuned =
 // all of them.
 // How: the end-to-end time is the host steady_clock from the first read to the last
 // completion (the primary figure). Stages are timed without adding synchronisation to the
@@ -575,7 +575,7 @@ public:
         m_info.axes = {{"variant",
                         "naive: pageable, cudaMalloc/cudaFree per batch, host conversion, deep copy at handoff, "
                         "synchronous; +pinned, +pool, +gpu_convert, +zero_copy, +overlap, +parallel_read (each batch's "
-                        "column slices read on several threads: the CPUs this process may use, at most 8): one fix "
+                        "column slices read on several threads: the CPUs this process may use, at most 16): one fix "
                         "each; tuned: all",
                         AxisKind::choice, {"naive", "tuned"}, variant_names()},
                        cache_axis(), dataset_axis(), batch_axis(), device_axis()};
@@ -790,7 +790,7 @@ public:
                         AxisKind::choice, {"pinned"}, {"pageable", "pinned"}},
                        {"threads",
                         "reader threads, each a contiguous share of the batch's bytes across its columns (1: the read of "
-                        "the variants without +parallel_read; 0: the CPUs this process may use, at most 8, as "
+                        "the variants without +parallel_read; 0: the CPUs this process may use, at most 16, as "
                         "+parallel_read)",
                         AxisKind::integer, {"1"}, {}, 0, 1024}};
         m_info.metrics = {{"bandwidth", "B/s", Better::higher, "dataset file bytes over the time to read them"},

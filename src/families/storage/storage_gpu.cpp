@@ -11,7 +11,7 @@
 //  - mmap: cudaMemcpy straight from a mapping of the file;
 //  - cufile / cufile_registered: cuFileRead into device memory, the device buffer
 //    unregistered or registered (cuFileBufRegister).
-// Every path reads on `threads` threads (0: the CPUs near the GPU, at most 8), each a
+// Every path reads on `threads` threads (0: the CPUs near the GPU, at most 16), each a
 // contiguous share of the file; a file striped over several --storage-dir directories is
 // shared out stripe by stripe, so readers spread over the drives. The readers and their
 // methods are hostio/readers (the same as storage_read's and the pipeline's).
@@ -281,22 +281,29 @@ struct PathSpec {
     unsigned ring, threads, qd;
 };
 
+/// Threads that get a share: no more than the chunks of the file.
+unsigned useful_threads(const PathSpec& s, std::uint64_t size) {
+    const std::uint64_t chunk = std::max<std::uint64_t>(1, std::min(s.chunk, size));
+    return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(s.threads, (size + chunk - 1) / chunk)));
+}
+
 // ---- storage_to_gpu ----------------------------------------------------------------------------
 
 class ToGpuCase final : public Case {
 public:
     ToGpuCase(std::shared_ptr<PatternFile> file, PathSpec spec, int device, bool cold)
         : m_file(std::move(file)), m_spec(spec), m_size(m_file->size()), m_chunk(std::min(spec.chunk, m_size)),
-          m_cache(m_file->segments(), cold), m_gpu(device, m_size), m_acct(Site::instance().disks()), m_pool(spec.threads),
+          m_cache(m_file->segments(), cold), m_gpu(device, m_size), m_acct(Site::instance().disks()), m_pool(useful_threads(spec, m_size)),
           m_start(gpu::EventUse::timing), m_first(gpu::EventUse::timing) {
         IB_CUDA_CHECK(cudaMemsetAsync(m_gpu.dev.get(), 0, m_size, m_gpu.stream.get())); // poison the destination
         IB_CUDA_CHECK(cudaStreamSynchronize(m_gpu.stream.get()));
         m_host = host_buffer_for(spec.path, m_size);
-        if (is_pipelined(spec.path))
-            for (unsigned t = 0; t < spec.threads; ++t) m_rings.push_back(std::make_unique<Ring>(device, spec.ring, m_chunk));
         const bool direct = is_direct(spec.path) || (is_cufile(spec.path) && !Site::instance().odirect_unsupported());
         m_fds = open_all(m_file->segments(), O_RDONLY | (direct ? O_DIRECT : 0));
         m_shares = share_slices(slices_of(m_file->segments(), m_fds, dest()), spec.threads, m_chunk);
+        // One ring per share: a small file has fewer shares than threads.
+        if (is_pipelined(spec.path))
+            for (std::size_t t = 0; t < m_shares.size(); ++t) m_rings.push_back(std::make_unique<Ring>(device, spec.ring, m_chunk));
         if (is_cufile(spec.path))
             m_cufile = std::make_unique<CufileSide>(true, spec.path == GpuPath::cufile_registered, m_fds, m_file->segments(),
                                                     m_gpu.dev.get(), m_size);
@@ -454,7 +461,7 @@ class FromGpuCase final : public Case {
 public:
     FromGpuCase(PathSpec spec, std::uint64_t size, int device)
         : m_spec(spec), m_size(size), m_chunk(std::min(spec.chunk, size)), m_gpu(device, size),
-          m_acct(Site::instance().disks()), m_pool(spec.threads) {
+          m_acct(Site::instance().disks()), m_pool(useful_threads(spec, size)) {
         // One target per directory (stripes of the device buffer, as the pattern files are).
         const auto& dirs = Site::instance().dirs();
         const auto parts = stripe(size, dirs.size(), PatternFile::k_stripe_align);
@@ -467,10 +474,10 @@ public:
         m_fds = open_all_create(direct);
         gpu::fill_pattern_device(m_gpu.dev.get(), size, PatternFile::k_seed, m_gpu.stream.get());
         m_host = host_buffer_for(spec.path, size);
-        if (spec.path == GpuPath::pipelined)
-            for (unsigned t = 0; t < spec.threads; ++t) m_rings.push_back(std::make_unique<Ring>(device, spec.ring, m_chunk));
         void* src = spec.path == GpuPath::pageable || spec.path == GpuPath::pinned ? m_host.get() : m_gpu.dev.get();
         m_shares = share_slices(slices_of(m_targets, m_fds, src), spec.threads, m_chunk);
+        if (spec.path == GpuPath::pipelined)
+            for (std::size_t t = 0; t < m_shares.size(); ++t) m_rings.push_back(std::make_unique<Ring>(device, spec.ring, m_chunk));
         if (is_cufile(spec.path))
             m_cufile = std::make_unique<CufileSide>(false, spec.path == GpuPath::cufile_registered, m_fds, m_targets,
                                                     m_gpu.dev.get(), size);
@@ -704,7 +711,7 @@ public:
                                       {"pageable", "pinned", "pipelined", "odirect_pipelined", "io_uring_pipelined", "mmap",
                                        "cufile", "cufile_registered"}),
                           "reader threads, each a contiguous share of the file (of its stripes over several "
-                          "--storage-dir); 0 = the CPUs near the GPU, at most 8",
+                          "--storage-dir); 0 = the CPUs near the GPU, at most 16",
                           {{"bandwidth", "B/s", Better::higher, "file bytes over the time until the last byte is on the GPU"},
                            {"first_chunk_time", "s", Better::lower, "time until the first chunk is usable on the GPU"}}) {
         m_info.id = "storage_to_gpu";
@@ -729,7 +736,7 @@ public:
                                       "cufile_registered: cuFileWrite",
                                       {"pageable", "pinned", "pipelined", "cufile", "cufile_registered"}),
                           "writer threads, each a contiguous share of the file (of its stripes over several "
-                          "--storage-dir); 0 = the CPUs near the GPU, at most 8",
+                          "--storage-dir); 0 = the CPUs near the GPU, at most 16",
                           {{"bandwidth", "B/s", Better::higher, "file bytes over the time until they are durable"},
                            {"time", "s", Better::lower, "time to write and flush the whole file"}}) {
         m_info.id = "gpu_to_storage";
