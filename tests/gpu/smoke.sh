@@ -189,7 +189,7 @@ if has pipeline; then
   {"pattern": "storage_read", "axes": {"size": ["1G"], "path": ["buffered"], "threads": ["1", "8"], "chunk": ["16M"], "cache": ["cold", "warm"]}},
   {"pattern": "pipeline_read", "axes": {"cache": ["cold", "warm"], "dataset": ["1G"], "batch": ["64M"], "host_mem": ["pageable", "pinned"]}},
   {"pattern": "pipeline_read", "axes": {"cache": ["cold", "warm"], "dataset": ["1G"], "batch": ["64M"], "host_mem": ["pinned"], "threads": ["2", "4", "8", "16"]}},
-  {"pattern": "pipeline_read", "axes": {"cache": ["warm"], "dataset": ["256M"], "batch": ["64K", "1M"], "host_mem": ["pageable", "pinned"]}},
+  {"pattern": "pipeline_read", "axes": {"cache": ["warm"], "dataset": ["256M"], "batch": ["64K", "1M"], "host_mem": ["pageable", "pinned"], "threads": ["1", "0"]}},
   {"pattern": "h2d_copy", "axes": {"size": ["1M", "64M"], "host_mem": ["pinned"], "engine": ["ce"], "device": ["0"]}},
   {"pattern": "pipeline_convert", "axes": {"batch": ["64K", "1M", "64M"], "device": ["0"]}},
   {"pattern": "pipeline", "axes": {"variant": ["naive", "+pinned", "+pool", "+gpu_convert", "+zero_copy", "+overlap", "+parallel_read", "tuned"], "cache": ["cold", "warm"], "dataset": ["1G"], "batch": ["64M"], "device": ["0"]}},
