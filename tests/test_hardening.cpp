@@ -475,3 +475,136 @@ TEST_CASE("an injected sticky error ends the run cleanly: report written, status
     CHECK(r.err.find("error: ") != std::string::npos);
     CHECK(r.err.find("the CUDA context is lost") != std::string::npos);
 }
+
+// ---- a machine other users share (as root too): the tool's own files ------------------------
+
+#include <sys/stat.h>
+
+#include "interopbench/private_dir.hpp"
+
+namespace {
+
+std::string read_text(const fs::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+/// A victim file and a link to it planted at `at` (what another user would do).
+void plant_link(const fs::path& victim, const fs::path& at) {
+    std::ofstream(victim) << "secret";
+    fs::create_symlink(victim, at);
+}
+
+} // namespace
+
+TEST_CASE("the private directory is this user's alone, and a new file is never made through a planted link") {
+    const std::string& dir = private_dir();
+    struct stat st {};
+    REQUIRE(::lstat(dir.c_str(), &st) == 0);
+    CHECK(S_ISDIR(st.st_mode));
+    CHECK((st.st_mode & 0777) == 0700);
+    CHECK(st.st_uid == ::geteuid());
+    CHECK(fs::path(dir).filename().string().rfind("interopbench-" + std::to_string(::getpid()) + "-", 0) == 0);
+
+    const fs::path d = scratch("planted_link");
+    plant_link(d / "victim", d / "new.json");
+    CHECK_THROWS_WITH_AS(create_new_file((d / "new.json").string()), doctest::Contains("already there"), WriteError);
+    CHECK(read_text(d / "victim") == "secret");
+    std::string made;
+    const int fd = create_unique_file(d.string(), "u-", "-x.json", made);
+    REQUIRE(fd >= 0);
+    ::close(fd);
+    CHECK(fs::path(made).filename().string().size() == std::string("u-XXXXXX-x.json").size());
+    fs::remove_all(d);
+}
+
+TEST_CASE("rounds in new processes keep their plans in a private folder, removed after the run") {
+    const fs::path d = scratch("round_private");
+    const fs::path tmp = d / "tmp";
+    fs::create_directories(tmp);
+    // Links at the names earlier versions used (pid guessed: the next few) are never followed.
+    std::ofstream(d / "victim") << "secret";
+    for (int k = 1; k <= 3; ++k)
+        fs::create_symlink(d / "victim", tmp / ("interopbench-round-x-" + std::to_string(k) + "-plan.json"));
+    const int rc = run_binary({"run", "-s", "host_memcpy", "-a", "threads=single", "--size", "4K", "--rounds", "3",
+                               "--min-samples", "3", "--max-time", "0.2", "--no-topology", "-q", "--out",
+                               (d / "r.json").string()},
+                              d, {"TMPDIR=" + tmp.string()});
+    CAPTURE(read_text(d / "stderr"));
+    CHECK(rc == 0);
+    CHECK(read_text(d / "victim") == "secret");
+    std::size_t left = 0;
+    for (const auto& e : fs::directory_iterator(tmp)) left += e.path().filename().string().rfind("interopbench-round-x-", 0) != 0;
+    CHECK(left == 0); // the private folder and everything in it is gone
+    fs::remove_all(d);
+}
+
+TEST_CASE("the report written to and the fallback are named with control characters escaped") {
+    const fs::path d = scratch("escaped_names");
+    const fs::path out = d / "a\x1b[31mb.json";
+    const int rc = run_binary({"run", "-s", "host_memcpy", "-a", "threads=single", "--size", "4K", "--rounds", "1",
+                               "--min-samples", "3", "--max-time", "0.2", "--no-topology", "--format", "csv", "--out",
+                               out.string()},
+                              d);
+    const std::string err = read_text(d / "stderr");
+    CAPTURE(err);
+    CHECK(rc == 0);
+    CHECK(err.find('\x1b') == std::string::npos);
+    CHECK(err.find("a\\x1b[31mb.json") != std::string::npos);
+    fs::remove_all(d);
+}
+
+TEST_CASE("a default storage folder that is not this user's alone is refused, exit 2") {
+    const fs::path d = scratch("shared_storage_default");
+    const fs::path tmp = d / "tmp";
+    fs::create_directories(tmp / ("interopbench-storage-" + std::to_string(::geteuid())));
+    fs::permissions(tmp / ("interopbench-storage-" + std::to_string(::geteuid())), fs::perms::all);
+    const int rc = run_binary({"run", "-s", "storage_read", "--size", "1M", "--no-topology", "--out", (d / "r.json").string()},
+                              d, {"TMPDIR=" + tmp.string()});
+    const std::string err = read_text(d / "stderr");
+    CAPTURE(err);
+    CHECK(rc == 2);
+    CHECK(err.find("not this user's alone") != std::string::npos);
+    fs::remove_all(d);
+}
+
+TEST_CASE("storage files: a planted link is never followed, and two runs on one folder keep their own files") {
+    const fs::path d = scratch("storage_links");
+    const fs::path dir = d / "storage";
+    fs::create_directories(dir);
+    plant_link(d / "victim", dir / "ib-storage-v1-1048576.dat"); // the name of a kept 1 MiB file
+    // Kept files live at the top: the link is refused, with the file named.
+    int rc = run_binary({"run", "-s", "storage_read", "-a", "path=buffered", "-a", "cache=warm", "--size", "1M", "--keep-files",
+                         "--storage-dir", dir.string(), "--min-samples", "2", "--max-time", "0.5", "--no-topology",
+                         "--format", "json", "--out", (d / "r1.json").string()},
+                        d);
+    CHECK(read_text(d / "stdout").find("symbolic link, which this tool never made") != std::string::npos);
+    CHECK(read_text(d / "victim") == "secret");
+    // Files not kept live in the run's own folder: the link is not even looked at.
+    rc = run_binary({"run", "-s", "storage_read", "-a", "path=buffered", "-a", "cache=warm", "--size", "1M", "--storage-dir",
+                     dir.string(), "--min-samples", "2", "--max-time", "0.5", "--no-topology", "-q", "--out",
+                     (d / "r2.json").string()},
+                    d);
+    CHECK(rc == 0);
+    CHECK(read_text(d / "victim") == "secret");
+
+    // Two runs at once on one folder: each removes only what it made.
+    fs::remove(dir / "ib-storage-v1-1048576.dat");
+    const fs::path a = d / "a", b = d / "b";
+    fs::create_directories(a);
+    fs::create_directories(b);
+    auto args = [&](const fs::path& o) {
+        return std::vector<std::string>{"run", "-s", "storage_read", "-a", "path=buffered,mmap", "-a", "cache=warm", "--size",
+                                        "4M,8M,16M", "--storage-dir", dir.string(), "--min-samples", "5", "--max-time", "0.3",
+                                        "--rounds", "1", "--no-topology", "-q", "--out", (o / "r.json").string()};
+    };
+    Child first(args(a), a), second(args(b), b);
+    CHECK(first.wait() == 0);
+    CHECK(second.wait() == 0);
+    for (const fs::path& o : {a, b}) {
+        const nlohmann::json doc = nlohmann::json::parse(read_text(o / "r.json"));
+        for (const auto& r : doc["results"]) CHECK(r["status"] == "ok");
+    }
+    CHECK(fs::is_empty(dir));
+    fs::remove_all(d);
+}

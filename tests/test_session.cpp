@@ -60,12 +60,27 @@ TEST_CASE("a final write that fails costs no result: the report goes to a fallba
     options.handle_signals = false;
     options.out = (sub / "r.json").string();
     options.checkpoint_interval_s = 0; // a checkpoint after every configuration
+    // A link planted at the name earlier versions used (pid and name guessable) is not followed.
+    const char* tmp_env = std::getenv("TMPDIR");
+    const fs::path tmp = tmp_env && *tmp_env ? tmp_env : "/tmp";
+    const fs::path planted = tmp / ("interopbench-unsaved-" + std::to_string(::getpid()) + "-r.json");
+    std::ofstream(dir / "victim") << "secret";
+    fs::remove(planted);
+    fs::create_symlink(dir / "victim", planted);
     const auto run = run_session(expand_plan(r, rec.plan, m), rec, m, options);
+    {
+        std::ifstream v(dir / "victim");
+        CHECK(std::string(std::istreambuf_iterator<char>(v), {}) == "secret");
+    }
+    CHECK(run.written != planted.string());
+    fs::remove(planted);
     CHECK_FALSE(run.checkpoint_warnings.empty()); // a failed checkpoint is a warning
     CHECK(run.checkpoint_warnings.front().find("checkpoint not written") == 0);
     REQUIRE_FALSE(run.write_error.empty());
     CHECK(run.write_error.find(options.out) != std::string::npos);
-    REQUIRE(run.written == fallback_report_path(options.out));
+    REQUIRE(run.written.find("/interopbench-unsaved-") != std::string::npos);
+    CHECK(run.written.size() > 6);
+    CHECK(run.written.substr(run.written.size() - 7) == "-r.json");
     const auto doc = load_report(run.written);
     CHECK(doc["results"].size() == 2);
     CHECK(doc["invocation"]["status"] == "complete");

@@ -54,7 +54,7 @@ void add_list(CLI::App& app, Outcome& out) {
         }
         std::vector<std::string> warnings;
         const Registry registry = scenario_registry(o->family, warnings);
-        for (const auto& w : warnings) fmt::print(stderr, "warning: {}\n", w);
+        for (const auto& w : warnings) fmt::print(stderr, "warning: {}\n", display_text(w));
         std::vector<const Scenario*> selected;
         if (o->scenarios.empty())
             for (const auto& s : registry.all()) selected.push_back(s.get());

@@ -24,6 +24,7 @@
 #include "families/builtin.hpp"
 #include "interopbench/cleanup.hpp"
 #include "interopbench/file_io.hpp"
+#include "interopbench/private_dir.hpp"
 #include "interopbench/report.hpp"
 #include "interopbench/runner.hpp"
 #include "interopbench/session.hpp"
@@ -35,31 +36,9 @@ namespace {
 
 constexpr int k_plan_version = 1;
 
-constexpr std::string_view k_prefix = "interopbench-round-";
-
-std::string temp_dir() {
-    const char* tmp = std::getenv("TMPDIR");
-    return tmp && *tmp ? tmp : "/tmp";
-}
-
-std::string temp_path(const char* what, int round) {
-    return fmt::format("{}/{}{}-{}-{}.json", temp_dir(), k_prefix, static_cast<long>(getpid()), round, what);
-}
-
-/// Round files of runs that were killed (kill -9 cannot be caught): named by a process that
-/// no longer exists. Removed once per run.
-void sweep_stale_round_files() {
-    static bool swept = false;
-    if (swept) return;
-    swept = true;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(temp_dir(), ec)) {
-        const std::string name = e.path().filename().string();
-        if (name.rfind(k_prefix, 0) != 0) continue;
-        const long pid = std::strtol(name.c_str() + k_prefix.size(), nullptr, 10);
-        if (pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) std::filesystem::remove(e.path(), ec);
-    }
-}
+/// The round's files, in the run's private directory (mode 0700, a name nobody can guess):
+/// the plan says which plugin folders the child trusts, so no other user may write it.
+std::string temp_path(const char* what, int round) { return fmt::format("{}/round-{}-{}.json", private_dir(), round, what); }
 
 /// The path of this executable, for starting it again.
 std::string self_path() {
@@ -126,7 +105,6 @@ std::vector<Result> run_round_process(const std::vector<Config>& configs, const 
     for (const auto& c : configs) list.push_back({{"scenario", c.scenario->info().id}, {"params", c.params.items()}});
     plan["configs"] = std::move(list);
 
-    sweep_stale_round_files();
     const std::string plan_file = temp_path("plan", round), out_file = temp_path("results", round);
     cleanup::Guard plan_guard(plan_file), out_guard(out_file);
     write_file_atomic(plan_file, plan.dump() + "\n");

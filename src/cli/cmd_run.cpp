@@ -125,7 +125,7 @@ bool write_exports(const std::vector<CiExport>& exports, CiMetrics metrics, cons
             write_file_atomic(e.path, run.gate ? render_ci(*run.gate, results, e.format, metrics)
                                                : render_ci(results, e.format, metrics));
         } catch (const std::exception& err) {
-            fmt::print(stderr, "error: the {} export was not written: {}\n", to_string(e.format), err.what());
+            fmt::print(stderr, "error: the {} export was not written: {}\n", to_string(e.format), display_text(err.what()));
             ok = false;
         }
     }
@@ -151,7 +151,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     check_ci_exports(exports, {{"the --out report", o.out}, {"the --html page", o.html}, {"the baseline", o.baseline.file}});
     std::vector<std::string> plugin_warnings;
     const Registry registry = scenario_registry(o.family, plugin_warnings);
-    for (const auto& w : plugin_warnings) fmt::print(stderr, "warning: {}\n", w);
+    for (const auto& w : plugin_warnings) fmt::print(stderr, "warning: {}\n", display_text(w));
     RunRecord rec;
     rec.warnings = plugin_warnings;
     rec.argv = argv;
@@ -202,7 +202,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     if (live) fmt::print(stderr, "\r\033[K");
     if (!run.root) return run.record.status == "complete" ? 0 : 1;
 
-    for (const auto& w : run.checkpoint_warnings) fmt::print(stderr, "warning: {}\n", w);
+    for (const auto& w : run.checkpoint_warnings) fmt::print(stderr, "warning: {}\n", display_text(w));
     if (!o.quiet) {
         if (format == OutputFormat::json) fmt::print("{}\n", run.report.dump(2));
         else fmt::print("{}", render_results(run.record.results, format));
@@ -211,24 +211,24 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     if (!o.quiet)
         fmt::print(stderr, "{} ok, {} skipped, {} failed{}{}\n", run.ok, run.skipped, run.failed,
                    status == "complete" ? "" : fmt::format(" (run {})", status),
-                   run.written.empty() || !run.write_error.empty() ? "" : fmt::format("; report written to {}", run.written));
+                   run.written.empty() || !run.write_error.empty() ? "" : fmt::format("; report written to {}", display_text(run.written)));
     if (run.interrupted)
         fmt::print(stderr, "interrupted: the report holds the {} finished result(s)\n", run.record.results.size());
-    if (!run.fatal.empty()) fmt::print(stderr, "error: {}\n", run.fatal);
+    if (!run.fatal.empty()) fmt::print(stderr, "error: {}\n", display_text(run.fatal));
     const bool exported = write_exports(exports, export_metrics, run);
     if (!run.html_error.empty()) {
-        fmt::print(stderr, "error: the HTML page was not written: {}\n", run.html_error);
+        fmt::print(stderr, "error: the HTML page was not written: {}\n", display_text(run.html_error));
         return static_cast<int>(ExitCode::failed);
     }
     if (!run.write_error.empty()) {
-        fmt::print(stderr, "error: {}; {}\n", run.write_error,
+        fmt::print(stderr, "error: {}; {}\n", display_text(run.write_error),
                    run.written.empty() ? "the report could not be saved anywhere"
-                                       : fmt::format("the finished results were saved to {}", run.written));
+                                       : fmt::format("the finished results were saved to {}", display_text(run.written)));
         return static_cast<int>(ExitCode::failed);
     }
     if (!exported) return static_cast<int>(ExitCode::failed);
     if (o.require_gpu && !machine.cuda_available) {
-        fmt::print(stderr, "error: --require-gpu given but {}\n", machine.cuda_note);
+        fmt::print(stderr, "error: --require-gpu given but {}\n", display_text(machine.cuda_note));
         return static_cast<int>(ExitCode::failed);
     }
     int gate = 0;

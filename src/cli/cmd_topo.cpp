@@ -45,7 +45,7 @@ void add_topo(CLI::App& app, Outcome& out) {
         }
         if (!opts->export_xml.empty()) {
             export_topology(topology, opts->export_xml);
-            std::cerr << "wrote " << opts->export_xml << " and " << sidecar_path(opts->export_xml) << "\n";
+            std::cerr << "wrote " << display_text(opts->export_xml) << " and " << display_text(sidecar_path(opts->export_xml)) << "\n";
         }
         if (format == OutputFormat::json)
             std::cout << topology_json(topology).dump(2) << "\n";

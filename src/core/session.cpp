@@ -1,10 +1,12 @@
 #include "interopbench/session.hpp"
+#include "interopbench/private_dir.hpp"
 
 #include <unistd.h>
 
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
@@ -71,12 +73,25 @@ void gather_ranks(RunRecord& rec, const Machine& machine) {
 
 } // namespace
 
-std::string fallback_report_path(const std::string& out) {
+std::string save_fallback_report(const std::string& out, const std::string& content) {
     const char* tmp = std::getenv("TMPDIR");
-    std::string dir = tmp && *tmp ? tmp : "/tmp";
-    const auto slash = out.find_last_of('/');
-    const std::string base = slash == std::string::npos ? out : out.substr(slash + 1);
-    return fmt::format("{}/interopbench-unsaved-{}-{}", dir, static_cast<long>(getpid()), base.empty() ? "report.json" : base);
+    const std::string dir = tmp && *tmp ? tmp : "/tmp";
+    std::string base = std::filesystem::path(out).filename().string();
+    // The name's random part is made by mkostemps with O_EXCL: no link planted beforehand can
+    // be followed, and no other user can take the name first.
+    for (char& c : base)
+        if (c == '/' || static_cast<unsigned char>(c) < 0x20) c = '_';
+    std::string path;
+    const int fd = create_unique_file(dir, "interopbench-unsaved-", "-" + (base.empty() ? std::string("report.json") : base), path);
+    try {
+        write_all(fd, content, path);
+    } catch (...) {
+        ::close(fd);
+        ::unlink(path.c_str());
+        throw;
+    }
+    ::close(fd);
+    return path;
 }
 
 SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, const Machine& machine,
@@ -164,10 +179,8 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
             } catch (const std::exception& e) {
                 // The results are the run's worth: they go to a fallback file, never lost.
                 out.write_error = e.what();
-                const std::string fallback = fallback_report_path(options.out);
                 try {
-                    write_file_atomic(fallback, out.report.dump(1) + "\n");
-                    out.written = fallback;
+                    out.written = save_fallback_report(options.out, out.report.dump(1) + "\n");
                 } catch (const std::exception&) {
                 }
             }

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -54,6 +55,19 @@ int remove_stale_files(const std::string& dir) {
     if (!d) return 0;
     while (dirent* e = ::readdir(d)) {
         const std::string name = e->d_name;
+        if (name.rfind(".ib-run-", 0) == 0) {
+            // A run folder of a process that is gone, owned by this user (never a link).
+            const long pid = std::strtol(name.c_str() + 8, nullptr, 10);
+            struct stat st {};
+            const std::string path = dir + "/" + name;
+            if (pid > 0 && pid != ::getpid() && !pid_alive(static_cast<int>(pid)) && ::lstat(path.c_str(), &st) == 0 &&
+                S_ISDIR(st.st_mode) && st.st_uid == ::geteuid()) {
+                std::error_code ec;
+                std::filesystem::remove_all(path, ec);
+                removed += !ec;
+            }
+            continue;
+        }
         const std::string prefix = ".ib-storage-";
         if (name.rfind(prefix, 0) != 0 || name.size() < prefix.size() + 5 || name.substr(name.size() - 4) != ".tmp") continue;
         const std::string rest = name.substr(prefix.size());
@@ -70,6 +84,16 @@ int remove_stale_files(const std::string& dir) {
     }
     ::closedir(d);
     return removed;
+}
+
+std::optional<std::string> untrusted_file(const std::string& path) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) return fmt::format("{} cannot be examined: {}", path, errno_text(errno));
+    if (S_ISLNK(st.st_mode)) return fmt::format("{} is a symbolic link, which this tool never made", path);
+    if (!S_ISREG(st.st_mode)) return fmt::format("{} is not a regular file", path);
+    if (st.st_uid != ::geteuid()) return fmt::format("{} belongs to another user (uid {})", path, st.st_uid);
+    if (st.st_mode & 022) return fmt::format("{} may be written by other users (mode {:o})", path, st.st_mode & 0777);
+    return std::nullopt;
 }
 
 // ---- residency, dropping, counters ------------------------------------------------------
@@ -271,7 +295,9 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> stripe(std::uint64_t size, 
     return out;
 }
 
-PatternFile::PatternFile(const std::vector<std::string>& dirs, std::uint64_t size, bool keep) : m_size(size) {
+PatternFile::PatternFile(const std::vector<std::string>& dirs, const std::vector<std::string>& temp_dirs, std::uint64_t size,
+                         bool keep)
+    : m_size(size) {
     const auto parts = stripe(size, dirs.size(), k_stripe_align);
     for (std::size_t i = 0; i < parts.size(); ++i) {
         // One directory: the one file of the size; several: one stripe each, named by its place.
@@ -280,7 +306,7 @@ PatternFile::PatternFile(const std::vector<std::string>& dirs, std::uint64_t siz
                                      : fmt::format("ib-storage-v1-{}-{}of{}.dat", size, i + 1, dirs.size());
         m_segments.push_back({dirs[i] + "/" + name, parts[i].first, parts[i].second});
     }
-    for (const Segment& seg : m_segments) make_segment(seg, keep);
+    for (std::size_t i = 0; i < m_segments.size(); ++i) make_segment(m_segments[i], temp_dirs[i], keep);
 }
 
 std::string PatternFile::describe() const {
@@ -290,14 +316,19 @@ std::string PatternFile::describe() const {
     return out;
 }
 
-void PatternFile::make_segment(const Segment& seg, bool keep) {
+void PatternFile::make_segment(const Segment& seg, const std::string& temp_dir, bool keep) {
     const std::string& path = seg.path;
     const std::uint64_t size = seg.bytes, base = seg.offset;
     struct stat st {};
-    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) == size) {
+    if (::lstat(path.c_str(), &st) == 0) {
+        // Something is there: only a file of this user that nobody else may write is read.
+        if (auto why = untrusted_file(path))
+            throw ConfigError(fmt::format("will not use {}: {}; remove it or give another --storage-dir", path, *why));
+    }
+    if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) == size) {
         // A complete file from an earlier run (renamed into place only when complete): check
         // its first and last words before trusting it.
-        Fd fd = open_file(path, O_RDONLY);
+        Fd fd = open_file(path, O_RDONLY | O_NOFOLLOW);
         const std::uint64_t n = std::min<std::uint64_t>(size, 1 << 16) / 8 * 8;
         std::vector<std::uint64_t> buf((n + 7) / 8 + 1);
         pread_all(fd.get(), buf.data(), n, 0, path);
@@ -314,11 +345,10 @@ void PatternFile::make_segment(const Segment& seg, bool keep) {
         ::unlink(path.c_str());
     }
     m_reused = false;
-    const std::string dir = path.substr(0, path.rfind('/'));
-    const std::string tmp = dir + "/" + temp_file_name(::getpid(), fmt::format("create-{}-{}", m_size, base));
+    const std::string tmp = temp_dir + "/" + temp_file_name(::getpid(), fmt::format("create-{}-{}", m_size, base));
     cleanup::Guard tmp_guard(tmp);
     {
-        Fd fd = open_file(tmp, O_CREAT | O_TRUNC | O_WRONLY);
+        Fd fd = open_file(tmp, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY);
         constexpr std::uint64_t k_block = 8ull << 20;
         std::vector<std::uint64_t> buf(k_block / 8 + 1);
         for (std::uint64_t off = 0; off < size; off += k_block) {
@@ -407,6 +437,15 @@ void Site::configure(const std::vector<std::string>& dirs_in, bool keep_files, s
         } else if (errno != EEXIST) {
             throw UsageError(fmt::format("cannot create the default storage directory {}: {}", dirs[0], errno_text(errno)),
                              "set TMPDIR to a writable directory or give --storage-dir DIR");
+        } else {
+            // Made earlier by this user: it must still be this user's alone (not a link, nobody
+            // else may write it), or another user could plant files or links in it.
+            struct stat st {};
+            if (::lstat(dirs[0].c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 022))
+                throw UsageError(fmt::format("the default storage directory {} is not this user's alone (a link, another "
+                                             "owner, or writable by others)",
+                                             dirs[0]),
+                                 "remove it, or give --storage-dir DIR");
         }
     }
     std::vector<StorageDirFacts> facts;
@@ -434,6 +473,11 @@ void Site::configure(const std::vector<std::string>& dirs_in, bool keep_files, s
         facts.push_back(f);
     }
     for (const std::string& dir : dirs) remove_stale_files(dir);
+    if (dirs != m_dirs) {
+        m_files.clear();
+        m_run_guards.clear();
+        m_run_dirs.clear();
+    }
     m_dirs = dirs;
     m_keep = keep_files;
     m_facts = facts;
@@ -501,10 +545,10 @@ std::optional<std::string> Site::cold_unreachable() {
             break;
         }
         // Probe: a small file written, flushed and dropped must show no resident page.
-        const std::string probe = m_dirs[i] + "/" + temp_file_name(::getpid(), "cold-probe");
+        const std::string probe = run_dir_locked(i) + "/" + temp_file_name(::getpid(), "cold-probe");
         cleanup::Guard guard(probe);
         try {
-            Fd fd = open_file(probe, O_CREAT | O_TRUNC | O_RDWR);
+            Fd fd = open_file(probe, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR);
             std::vector<std::uint64_t> buf(1 << 17);
             fill_file_pattern(buf.data(), 0, buf.size() * 8);
             pwrite_all(fd.get(), buf.data(), buf.size() * 8, 0, probe);
@@ -526,13 +570,46 @@ std::shared_ptr<PatternFile> Site::pattern_file(std::uint64_t size) {
     ensure_configured();
     std::lock_guard<std::mutex> lock(m_mutex);
     auto& slot = m_files[size];
-    if (!slot) slot = std::make_shared<PatternFile>(m_dirs, size, m_keep);
+    if (!slot) {
+        std::vector<std::string> temps, files;
+        for (std::size_t i = 0; i < m_dirs.size(); ++i) temps.push_back(run_dir_locked(i));
+        files = m_keep ? m_dirs : temps;
+        slot = std::make_shared<PatternFile>(files, temps, size, m_keep);
+    }
     return slot;
+}
+
+std::string Site::run_dir_locked(std::size_t i) {
+    if (m_run_dirs.size() != m_dirs.size()) {
+        m_run_guards.clear();
+        m_run_dirs.assign(m_dirs.size(), std::string());
+    }
+    if (m_run_dirs[i].empty()) {
+        std::string tmpl = fmt::format("{}/.ib-run-{}-XXXXXX", m_dirs[i], static_cast<long>(::getpid()));
+        if (!::mkdtemp(tmpl.data())) io_error("cannot create the run's folder in", m_dirs[i], errno);
+        m_run_dirs[i] = tmpl;
+        m_run_guards.emplace_back(tmpl, true);
+    }
+    return m_run_dirs[i];
+}
+
+const std::vector<std::string>& Site::run_dirs() {
+    ensure_configured();
+    std::lock_guard<std::mutex> lock(m_mutex);
+    for (std::size_t i = 0; i < m_dirs.size(); ++i) run_dir_locked(i);
+    return m_run_dirs;
+}
+
+std::vector<std::string> Site::file_dirs() {
+    const std::vector<std::string>& runs = run_dirs();
+    return m_keep ? m_dirs : runs;
 }
 
 void Site::reset() {
     std::lock_guard<std::mutex> lock(m_mutex);
     m_files.clear();
+    m_run_guards.clear(); // after the files: each folder is removed once empty
+    m_run_dirs.clear();
     m_facts.clear();
     m_dirs.clear();
     m_cold.reset();

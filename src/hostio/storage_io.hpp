@@ -24,13 +24,20 @@
 
 namespace interopbench::storage {
 
-/// Names of the files this tool creates in a storage directory. Pattern files are named by
-/// size and kept with --keep-files; temporaries and write targets carry the creating pid so
-/// that a later run can remove those of processes that are gone (kill -9).
+/// Names of the files this tool creates in a storage directory. Everything a run does not keep
+/// (temporaries, write targets, files without --keep-files) lives in the run's own folder
+/// there, `.ib-run-<pid>-XXXXXX` (mkdtemp, mode 0700: no other process can plant or take a
+/// name in it, and two runs on one directory never touch each other's files); only files
+/// kept with --keep-files sit at the top, named by size, created in the run's folder and
+/// renamed into place.
 std::string pattern_file_name(std::uint64_t size);           ///< "ib-storage-v1-1073741824.dat"
 std::string temp_file_name(int pid, const std::string& what); ///< ".ib-storage-<pid>-<what>.tmp"
-/// Removes temporaries of dead processes in `dir`; returns how many were removed.
+/// Removes what runs that are gone (kill -9) left in `dir`: their run folders (owned by this
+/// user) and temporaries of older versions; returns how many were removed.
 int remove_stale_files(const std::string& dir);
+/// Whether a file found at `path` may be trusted and reused: a regular file (not a link)
+/// owned by this user that nobody else may write; the reason when not.
+std::optional<std::string> untrusted_file(const std::string& path);
 
 /// Page-cache residency of a file from mincore: pages resident / pages.
 struct Residency {
@@ -102,7 +109,9 @@ public:
     /// segment written to a temporary, fsync'd, then renamed. Final names are guarded unless
     /// `keep`. Throws ConfigError on I/O errors (disk full: partial file removed, the message
     /// says so).
-    PatternFile(const std::vector<std::string>& dirs, std::uint64_t size, bool keep);
+    /// `temp_dirs` (the run's folders, one per directory) hold the temporaries; the files are
+    /// named in `dirs`.
+    PatternFile(const std::vector<std::string>& dirs, const std::vector<std::string>& temp_dirs, std::uint64_t size, bool keep);
     /// The first segment's file (the file, with one directory).
     const std::string& path() const { return m_segments.front().path; }
     const std::vector<Segment>& segments() const { return m_segments; }
@@ -115,7 +124,7 @@ public:
     static constexpr std::uint64_t k_stripe_align = 1ull << 20;
 
 private:
-    void make_segment(const Segment& s, bool keep);
+    void make_segment(const Segment& s, const std::string& temp_dir, bool keep);
     std::vector<Segment> m_segments;
     std::uint64_t m_size = 0;
     bool m_reused = true;
@@ -166,6 +175,10 @@ public:
     /// The directories, in the order given (the first is dir()).
     const std::vector<std::string>& dirs();
     const std::string& dir();
+    /// The run's own folder in each directory (created on first use, removed at exit).
+    const std::vector<std::string>& run_dirs();
+    /// Where the run's files go: the directories with --keep-files, else the run's folders.
+    std::vector<std::string> file_dirs();
     bool keep_files() const { return m_keep; }
     /// Facts of the first directory; facts_all() of each.
     const StorageDirFacts& facts();
@@ -185,13 +198,15 @@ public:
 
 private:
     void ensure_configured();
+    std::string run_dir_locked(std::size_t i); ///< with m_mutex held
     std::mutex m_mutex;
     bool m_configured = false, m_keep = false;
     std::uint64_t m_claimed = 0;
-    std::vector<std::string> m_dirs;
+    std::vector<std::string> m_dirs, m_run_dirs;
     std::vector<StorageDirFacts> m_facts;
     std::optional<std::optional<std::string>> m_cold;
     cleanup::Guard m_dir_guard;
+    std::vector<cleanup::Guard> m_run_guards; ///< destroyed before m_dir_guard: the folders are inside
     std::map<std::uint64_t, std::shared_ptr<PatternFile>> m_files;
 };
 

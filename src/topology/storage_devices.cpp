@@ -351,7 +351,7 @@ std::string default_storage_dir() {
     const char* tmp = std::getenv("TMPDIR");
     std::string base = tmp && *tmp ? tmp : "/tmp";
     while (base.size() > 1 && base.back() == '/') base.pop_back();
-    return base + "/interopbench-storage";
+    return base + "/interopbench-storage-" + std::to_string(::geteuid());
 }
 
 } // namespace interopbench

@@ -73,7 +73,8 @@ CufileHostFacts cufile_host_facts();
 /// The same as JSON (for details and the library note).
 nlohmann::json cufile_host_facts_json(const CufileHostFacts& f);
 
-/// The default storage directory: $TMPDIR (else /tmp) + "/interopbench-storage".
+/// The default storage directory: $TMPDIR (else /tmp) + "/interopbench-storage-<uid>", one per
+/// user (the tool refuses it when it is not this user's alone).
 std::string default_storage_dir();
 
 } // namespace interopbench

@@ -193,25 +193,32 @@ std::string Dataset::file_name(std::uint64_t rows, std::size_t c) {
     return fmt::format("ib-pipeline-v1-{}-c{}-{}.npy", rows, c, to_string(columns()[c]));
 }
 
-Dataset::Dataset(const std::vector<std::string>& dirs, std::uint64_t rows, bool keep) : m_rows(rows) {
+Dataset::Dataset(const std::vector<std::string>& dirs, const std::vector<std::string>& temp_dirs, std::uint64_t rows, bool keep)
+    : m_rows(rows) {
     for (std::size_t c = 0; c < columns().size(); ++c) {
         const std::string& dir = dirs[c % dirs.size()]; // columns dealt over the directories
+        const std::string& temp_dir = temp_dirs[c % temp_dirs.size()];
         const ColType t = columns()[c];
         const std::string path = dir + "/" + file_name(rows, c);
         const std::string header = npy_header(t, rows);
         const std::uint64_t size = header.size() + rows * col_width(t);
         struct stat st {};
         bool reuse = false;
-        if (::stat(path.c_str(), &st) == 0 && static_cast<std::uint64_t>(st.st_size) == size) {
+        if (::lstat(path.c_str(), &st) == 0) {
+            // Only a file of this user that nobody else may write is read or reused.
+            if (auto why = storage::untrusted_file(path))
+                throw ConfigError(fmt::format("will not use {}: {}; remove it or give another --storage-dir", path, *why));
+        }
+        if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) == size) {
             const NpyHeader h = read_npy_header(path); // a damaged kept file is an error, not silently replaced
             reuse = h.type == t && h.length == rows;
         }
         if (!reuse) {
             m_reused = false;
-            const std::string tmp = dir + "/" + storage::temp_file_name(::getpid(), fmt::format("pipeline-c{}", c));
+            const std::string tmp = temp_dir + "/" + storage::temp_file_name(::getpid(), fmt::format("pipeline-c{}", c));
             cleanup::Guard tmp_guard(tmp);
             {
-                storage::Fd fd = storage::open_file(tmp, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC);
+                storage::Fd fd = storage::open_file(tmp, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC);
                 storage::pwrite_all(fd.get(), header.data(), header.size(), 0, tmp);
                 const std::uint64_t chunk_rows = 1 << 20;
                 std::vector<unsigned char> buf(chunk_rows * col_width(t));
@@ -249,10 +256,10 @@ std::map<std::uint64_t, std::shared_ptr<Dataset>>& datasets() {
 
 std::shared_ptr<Dataset> dataset_for(std::uint64_t rows) {
     storage::Site& site = storage::Site::instance();
-    const std::vector<std::string> dirs = site.dirs();
+    const std::vector<std::string> dirs = site.file_dirs(), temps = site.run_dirs();
     std::lock_guard<std::mutex> lock(g_mutex);
     auto& slot = datasets()[rows];
-    if (!slot) slot = std::make_shared<Dataset>(dirs, rows, site.keep_files());
+    if (!slot) slot = std::make_shared<Dataset>(dirs, temps, rows, site.keep_files());
     return slot;
 }
 

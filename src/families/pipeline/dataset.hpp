@@ -50,7 +50,8 @@ double reference_sum(std::uint64_t rows, double* abs_sum = nullptr);
 /// temporary, fsync'd and renamed, and guarded (removed at exit) unless `keep`.
 class Dataset {
 public:
-    Dataset(const std::vector<std::string>& dirs, std::uint64_t rows, bool keep);
+    /// Temporaries are made in `temp_dirs` (the run's folders) and renamed into `dirs`.
+    Dataset(const std::vector<std::string>& dirs, const std::vector<std::string>& temp_dirs, std::uint64_t rows, bool keep);
     std::uint64_t rows() const { return m_rows; }
     const std::vector<std::string>& paths() const { return m_paths; }
     const std::vector<NpyHeader>& headers() const { return m_headers; }

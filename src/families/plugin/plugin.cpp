@@ -28,6 +28,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -460,22 +461,54 @@ std::vector<SearchPath> search_path(const std::vector<std::string>& cli_dirs, bo
         }
     }
     if (defaults) {
+        // Fixed at build time, never derived from where a (copied) binary happens to sit: the
+        // installed plugins, and the source tree's only for the binary of its own build tree.
+#ifdef INTEROPBENCH_PLUGIN_INSTALL_DIR
+        add(INTEROPBENCH_PLUGIN_INSTALL_DIR, false, "");
+#endif
+#if defined(INTEROPBENCH_PLUGIN_SOURCE_DIR) && defined(INTEROPBENCH_BUILD_DIR)
         std::error_code ec;
-        const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-        if (!ec) {
-            add((exe.parent_path().parent_path() / "share" / "interopbench" / "plugins").string(), false, "");
-            add((exe.parent_path() / "plugins").string(), false, "");
-        }
-#ifdef INTEROPBENCH_PLUGIN_SOURCE_DIR
-        add(INTEROPBENCH_PLUGIN_SOURCE_DIR, false, "");
+        const std::string exe = fs::read_symlink("/proc/self/exe", ec).string();
+        const std::string build = std::string(INTEROPBENCH_BUILD_DIR) + "/";
+        if (!ec && exe.rfind(build, 0) == 0) add(INTEROPBENCH_PLUGIN_SOURCE_DIR, false, "");
 #endif
     }
     return out;
 }
 
+std::optional<std::string> untrusted(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return fmt::format("'{}' cannot be examined: {}", path, std::strerror(errno));
+    const uid_t me = ::geteuid();
+    if (st.st_uid != 0 && st.st_uid != me)
+        return fmt::format("'{}' belongs to another user (uid {}), not to this user or root", path, st.st_uid);
+    if (st.st_mode & S_IWOTH) return fmt::format("'{}' may be written by any user (mode {:o})", path, st.st_mode & 07777);
+    if ((st.st_mode & S_IWGRP) && st.st_gid != 0 && st.st_gid != ::getegid())
+        return fmt::format("'{}' may be written by group {} (mode {:o})", path, st.st_gid, st.st_mode & 07777);
+    return std::nullopt;
+}
+
+std::optional<std::string> untrusted_manifest(const Manifest& m) {
+    if (auto why = untrusted(m.path)) return why;
+    if (auto why = untrusted(m.command[0])) return why;
+    // Arguments that name files of the plugin's folder (its script) are run too.
+    for (std::size_t i = 1; i < m.command.size(); ++i) {
+        const fs::path arg = fs::path(m.command[i]).is_absolute() ? fs::path(m.command[i]) : fs::path(m.dir) / m.command[i];
+        std::error_code ec;
+        if (fs::is_regular_file(arg, ec))
+            if (auto why = untrusted(arg.string())) return why;
+    }
+    return std::nullopt;
+}
+
 void register_from(Registry& r, const std::vector<SearchPath>& folders, std::optional<double> timeout_s,
                    std::vector<std::string>& warnings) {
     for (const auto& where : folders) {
+        // Like sudo and git's safe.directory: what another user may change is never run.
+        if (auto why = untrusted(where.dir)) {
+            warnings.push_back(fmt::format("plugin folder ignored: {}", *why));
+            continue;
+        }
         std::vector<fs::path> files;
         std::error_code ec;
         for (fs::directory_iterator it(where.dir, ec), end; !ec && it != end; it.increment(ec))
@@ -483,7 +516,15 @@ void register_from(Registry& r, const std::vector<SearchPath>& folders, std::opt
         std::sort(files.begin(), files.end()); // a fixed `list` order
         for (const auto& file : files) {
             try {
+                if (auto why = untrusted(file.string())) {
+                    warnings.push_back(fmt::format("plugin manifest ignored: {}", *why));
+                    continue;
+                }
                 Manifest m = load_manifest(file.string());
+                if (auto why = untrusted_manifest(m)) {
+                    warnings.push_back(fmt::format("plugin '{}' ignored: {}", m.id, *why));
+                    continue;
+                }
                 if (const Scenario* other = r.find(m.id)) {
                     const std::string origin = other->origin();
                     throw UsageError(origin.empty()

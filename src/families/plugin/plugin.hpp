@@ -48,6 +48,13 @@ struct Manifest {
 /// protocol version, a command that is not found or not executable.
 Manifest load_manifest(const std::string& path);
 
+/// Why a plugin folder, manifest or program may not be trusted, or nothing: like sudo and
+/// git's safe.directory, it must belong to this user or root and no other user may write it
+/// (a group may when it is this user's or root's group). Links are followed to what runs.
+std::optional<std::string> untrusted(const std::string& path);
+/// The same for a loaded manifest: the file, its program and the files its arguments name.
+std::optional<std::string> untrusted_manifest(const Manifest& m);
+
 /// Where plugins are looked for, in order (the first plugin of an id wins).
 struct SearchPath {
     std::string dir;

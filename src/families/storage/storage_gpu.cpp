@@ -463,7 +463,7 @@ public:
         : m_spec(spec), m_size(size), m_chunk(std::min(spec.chunk, size)), m_gpu(device, size),
           m_acct(Site::instance().disks()), m_pool(useful_threads(spec, size)) {
         // One target per directory (stripes of the device buffer, as the pattern files are).
-        const auto& dirs = Site::instance().dirs();
+        const auto& dirs = Site::instance().run_dirs();
         const auto parts = stripe(size, dirs.size(), PatternFile::k_stripe_align);
         for (std::size_t i = 0; i < parts.size(); ++i) {
             m_targets.push_back({dirs[i] + "/" + temp_file_name(::getpid(), fmt::format("write-{}-{}", size, i)), parts[i].first,
@@ -563,7 +563,7 @@ private:
     std::vector<Fd> open_all_create(bool direct) {
         std::vector<Fd> out;
         for (const Segment& seg : m_targets) {
-            out.push_back(open_file(seg.path, O_CREAT | O_TRUNC | O_RDWR | (direct ? O_DIRECT : 0)));
+            out.push_back(open_file(seg.path, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | (direct ? O_DIRECT : 0)));
             if (const int rc = ::posix_fallocate(out.back().get(), 0, static_cast<off_t>(seg.bytes)); rc != 0)
                 throw ConfigError(fmt::format("cannot allocate {} for {}: {}", format_size(seg.bytes), seg.path, std::strerror(rc)));
         }

@@ -365,3 +365,85 @@ TEST_CASE("plugin: details.matrix is shown as a table under the scenario, each t
     const nlohmann::json odd = {{"matrix", {{"rows", 3}}}}, none = nlohmann::json::array();
     CHECK(matrix_tables({&odd, &none, nullptr}).empty());
 }
+
+// ---- trust: what another user may change is never run ----------------------------------------
+
+namespace {
+
+/// A copy of the `good` fake plugin in `dir` (manifest and script), for changing owners and modes.
+void copy_good_plugin(const fs::path& dir) {
+    fs::create_directories(dir);
+    fs::copy_file(k_data / "fake.py", dir / "fake.py");
+    std::ofstream(dir / "fake_trust.json")
+        << R"({"id": "fake_trust", "protocol": 1, "command": ["python3", "fake.py", "good"], "needs_gpu": false, "timeout_s": 5})";
+}
+
+std::vector<std::string> listed_with(const fs::path& folder, std::vector<std::string>* warnings) {
+    Registry r;
+    warnings->clear();
+    plugin::register_from(r, {{folder.string(), true}}, std::nullopt, *warnings);
+    std::vector<std::string> ids;
+    for (const auto& s : r.all()) ids.push_back(s->info().id);
+    return ids;
+}
+
+} // namespace
+
+TEST_CASE("plugin: a folder, manifest or script that another user may write is ignored with a warning") {
+    const fs::path dir = testing::scratch("plugin_trust") / "p";
+    copy_good_plugin(dir);
+    std::vector<std::string> warnings;
+    CHECK(listed_with(dir, &warnings) == std::vector<std::string>{"fake_trust"});
+    CHECK(warnings.empty());
+
+    fs::permissions(dir, fs::perms::others_write, fs::perm_options::add);
+    CHECK(listed_with(dir, &warnings).empty());
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].find("plugin folder ignored") == 0);
+    CHECK(warnings[0].find("may be written by any user") != std::string::npos);
+    fs::permissions(dir, fs::perms::others_write, fs::perm_options::remove);
+
+    fs::permissions(dir / "fake_trust.json", fs::perms::others_write, fs::perm_options::add);
+    CHECK(listed_with(dir, &warnings).empty());
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].find("plugin manifest ignored") == 0);
+    fs::permissions(dir / "fake_trust.json", fs::perms::others_write, fs::perm_options::remove);
+
+    fs::permissions(dir / "fake.py", fs::perms::others_write, fs::perm_options::add);
+    CHECK(listed_with(dir, &warnings).empty());
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].find("plugin 'fake_trust' ignored") == 0);
+    CHECK(warnings[0].find("fake.py") != std::string::npos);
+    fs::permissions(dir / "fake.py", fs::perms::others_write, fs::perm_options::remove);
+
+    // Owned by another user (as root the test can hand it to nobody).
+    if (::geteuid() == 0) {
+        REQUIRE(::chown((dir / "fake_trust.json").c_str(), 65534, 65534) == 0);
+        CHECK(listed_with(dir, &warnings).empty());
+        REQUIRE(warnings.size() == 1);
+        CHECK(warnings[0].find("belongs to another user (uid 65534)") != std::string::npos);
+    }
+    fs::remove_all(dir.parent_path());
+}
+
+TEST_CASE("plugin: a copied binary does not search folders beside it, and the command line shows why a folder is ignored") {
+    const fs::path root = testing::scratch("plugin_copied");
+    fs::create_directories(root / "bin");
+    fs::copy_file(INTEROPBENCH_BINARY, root / "bin" / "ib");
+    copy_good_plugin(root / "bin" / "plugins");
+    copy_good_plugin(root / "share" / "interopbench" / "plugins");
+    const std::string cmd = (root / "bin" / "ib").string() + " list --format json >" + (root / "out").string() + " 2>" +
+                            (root / "err").string() + " </dev/null";
+    const int status = std::system(cmd.c_str());
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(testing::slurp(root / "out").find("fake_trust") == std::string::npos);
+    // Named on the command line, a world-writable folder is ignored and the warning says why.
+    fs::permissions(root / "share", fs::perms::others_write, fs::perm_options::add);
+    fs::permissions(root / "share" / "interopbench" / "plugins", fs::perms::others_write, fs::perm_options::add);
+    const Run r = run_cli("list --no-default-plugins --plugin-path " + (root / "share" / "interopbench" / "plugins").string());
+    CHECK(r.code == 0);
+    CHECK(r.err.find("warning: plugin folder ignored") != std::string::npos);
+    CHECK(r.out.find("fake_trust") == std::string::npos);
+    fs::remove_all(root);
+}

@@ -241,12 +241,12 @@ TEST_CASE("storage: stale temporaries of dead processes are removed, live ones k
 TEST_CASE("storage: pattern files are kept with --keep-files and reused by the next run") {
     Scratch scratch;
     {
-        PatternFile f({scratch.dir.string()}, 1 << 20, true);
+        PatternFile f({scratch.dir.string()}, {scratch.dir.string()}, 1 << 20, true);
         CHECK(!f.reused());
     }
     CHECK(fs::exists(scratch.dir / pattern_file_name(1 << 20)));
     {
-        PatternFile f({scratch.dir.string()}, 1 << 20, false);
+        PatternFile f({scratch.dir.string()}, {scratch.dir.string()}, 1 << 20, false);
         CHECK(f.reused());
     }
     CHECK(scratch.entries() == 0); // not kept this time: removed
@@ -417,8 +417,10 @@ std::size_t entries_after_signal(int sig) {
     bool seen = false;
     while (!seen && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        // The file is made in the run's own folder (.ib-run-PID-XXXXXX) there.
         std::error_code ec;
-        seen = fs::exists(scratch.dir / pattern_file_name(256ull << 20), ec);
+        for (fs::recursive_directory_iterator it(scratch.dir, ec), end; !ec && it != end; it.increment(ec))
+            seen = seen || it->path().filename() == pattern_file_name(256ull << 20);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(300)); // sampling has started
     ::kill(pid, sig);
