@@ -389,7 +389,10 @@ TEST_CASE("missing and new results are listed") {
     CHECK(o.results.front().verdict == Verdict::missing);
     CHECK(o.results.back().verdict == Verdict::added);
     CHECK(o.results.back().key == "host_memcpy/size=8388608,threads=single");
-    CHECK(compare_exit_code(o, false) == ExitCode::ok);
+    // A result the new run lost fails the gate: a gate never passes by comparing nothing.
+    CHECK(compare_exit_code(o, false) == ExitCode::failed);
+    const auto only_added = compare_reports(fresh, fresh, {});
+    CHECK(compare_exit_code(only_added, false) == ExitCode::ok);
 }
 
 TEST_CASE("differing profiles, environments and unfinished runs are warned about") {

@@ -15,6 +15,8 @@
 #include <random>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "test_support.hpp"
 #include "fuzz/harness.hpp"
 #include "gpu/cuda_util.hpp"
@@ -606,5 +608,131 @@ TEST_CASE("storage files: a planted link is never followed, and two runs on one 
         for (const auto& r : doc["results"]) CHECK(r["status"] == "ok");
     }
     CHECK(fs::is_empty(dir));
+    fs::remove_all(d);
+}
+
+// ---- bounded inputs ---------------------------------------------------------------------------
+
+#include "fake_scenario.hpp"
+#include "interopbench/file_io.hpp"
+
+TEST_CASE("JSON nested past the limit is refused as bad input, never parsed into a stack overflow") {
+    std::string deep(100000, '[');
+    deep.append(100000, ']');
+    CHECK_THROWS_AS(parse_json(deep), nlohmann::json::parse_error);
+    CHECK(parse_json(deep, false).is_discarded());
+    std::string ok(k_max_json_depth, '[');
+    ok.append(k_max_json_depth, ']');
+    CHECK(parse_json(ok).is_array());
+    // Brackets inside strings are text, not nesting.
+    std::string text = "{\"a\": \"";
+    text.append(1000, '[');
+    text += "\"}";
+    CHECK(parse_json(text).is_object());
+    // The same in a report file: show refuses it in one line, exit 2.
+    const fs::path d = scratch("deep_json");
+    std::ofstream(d / "deep.json") << "{\"results\": " << deep << "}";
+    for (const char* format : {"json", "html", "table"}) {
+        const int rc = run_binary({"show", "--format", format, (d / "deep.json").string()}, d);
+        CAPTURE(format);
+        CHECK(rc == 2);
+        CHECK(read_text(d / "stderr").find("is not valid JSON") != std::string::npos);
+    }
+    fs::remove_all(d);
+}
+
+TEST_CASE("strings that are not UTF-8 are kept as escapes, and the report is written") {
+    const nlohmann::json doc = {{"arg", std::string("a\xff" "b")}, {std::string("k\xc3"), {std::string("\xe2\x82")}}};
+    const nlohmann::json fixed = valid_utf8(doc);
+    CHECK(fixed["arg"] == "a\\xffb");
+    CHECK(fixed["k\\xc3"][0] == "\\xe2\\x82");
+    CHECK_NOTHROW((void)fixed.dump());
+    CHECK(valid_utf8(nlohmann::json{{"ok", "caf\xc3\xa9"}})["ok"] == "caf\xc3\xa9");
+    // Through the binary: an argument and a CUDA_ variable with such bytes.
+    const fs::path d = scratch("not_utf8");
+    const int rc = run_binary({"run", "-s", "host_memcpy", "-a", "threads=single", "--size", "4K", "--rounds", "1",
+                               "--min-samples", "3", "--max-time", "0.2", "--no-topology", "-q", "--out",
+                               (d / "r.json").string(), "--plugin-timeout", "30"},
+                              d, {std::string("CUDA_IB_TEST=x\xff\xfe")});
+    CAPTURE(read_text(d / "stderr"));
+    CHECK(rc == 0);
+    CHECK(load_report((d / "r.json").string())["results"].size() == 1);
+    fs::remove_all(d);
+}
+
+namespace {
+/// A scenario with `n` two-valued axes (what a plugin may declare): 2^n configurations.
+class WideScenario final : public Scenario {
+public:
+    explicit WideScenario(int n) {
+        m_info.id = "fake_many_axes";
+        m_info.family = "fake";
+        m_info.summary = "many axes";
+        m_info.needs_gpu = false;
+        m_info.counting = "none";
+        for (int i = 0; i < n; ++i)
+            m_info.axes.push_back({fmt::format("a{}", i), "two values", AxisKind::choice, {"x,y"}, {"x", "y"}});
+        m_info.metrics = {{"bandwidth", "B/s", Better::higher, "x"}};
+    }
+    const ScenarioInfo& info() const override { return m_info; }
+    std::optional<std::string> unsupported(const Machine&, const Params&) const override { return std::nullopt; }
+    std::unique_ptr<Case> prepare(const CaseContext&, const Params&) const override { return nullptr; }
+
+private:
+    ScenarioInfo m_info;
+};
+} // namespace
+
+TEST_CASE("a selection that expands past the cap of configurations is refused before anything is built") {
+    Registry r;
+    r.add(std::make_unique<WideScenario>(10000)); // 2^10000: the expansion never ended before
+    RunPlan plan;
+    plan.entries.push_back({"fake_many_axes", {}});
+    Machine m;
+    CHECK_THROWS_WITH_AS(expand_plan(r, plan, m), doctest::Contains("more than 100000 configurations"), UsageError);
+    Registry small;
+    small.add(std::make_unique<WideScenario>(10));
+    plan.entries = {{"fake_many_axes", {}}};
+    CHECK(expand_plan(small, plan, m).size() == 1024);
+}
+
+TEST_CASE("--confirm is bounded, outputs named another way are the same file, Ctrl-C stops a file being created") {
+    const fs::path d = scratch("bounds_cli");
+    int rc = run_binary({"run", "-s", "host_memcpy", "--baseline", (d / "none.json").string(), "--confirm", "1000000"}, d);
+    CHECK(rc == 2);
+    CHECK(read_text(d / "stderr").find("--confirm 1000000 is outside 0 to 20") != std::string::npos);
+    fs::create_directories(d / "out");
+    rc = run_binary({"run", "-s", "host_memcpy", "--out", (d / "out" / "x.json").string(), "--html",
+                     (d / "out" / ".." / "out" / "x.json").string()},
+                    d);
+    CHECK(rc == 2);
+    CHECK(read_text(d / "stderr").find("is the --out report") != std::string::npos);
+
+    // The first Ctrl-C while a 1 GiB storage file is being written: the configuration ends
+    // interrupted (not after the whole file), the partial file is removed, the report says so.
+    const fs::path sd = d / "storage";
+    fs::create_directories(sd);
+    Child child({"run", "-s", "storage_read", "-a", "path=buffered", "-a", "cache=warm", "--size", "1G", "--storage-dir",
+                 sd.string(), "--no-topology", "-q", "--out", (d / "r.json").string()},
+                d);
+    bool creating = false;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!creating && std::chrono::steady_clock::now() < until) {
+        std::error_code ec;
+        for (fs::recursive_directory_iterator it(sd, ec), end; !ec && it != end; it.increment(ec))
+            creating = creating || it->path().filename().string().find("-create-") != std::string::npos;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    REQUIRE(creating);
+    ::kill(child.pid, SIGINT);
+    CHECK(child.wait() == 1);
+    const nlohmann::json doc = load_report((d / "r.json").string());
+    REQUIRE(doc["results"].size() == 1);
+    const auto& res = doc["results"][0];
+    const bool stopped_early = res["status"] == "interrupted" || res["status"] == "ok";
+    CHECK(stopped_early);
+    if (res["status"] == "interrupted" && res["reason"].get<std::string>().find("creating") != std::string::npos)
+        CHECK(res["reason"].get<std::string>().find("the partial file was removed") != std::string::npos);
+    CHECK(fs::is_empty(sd));
     fs::remove_all(d);
 }

@@ -220,8 +220,8 @@ std::string render_comparison(const CompareOutcome& outcome, CompareFormat forma
 /// The outcome as a JSON document (the `json` format).
 nlohmann::json comparison_json(const CompareOutcome& outcome);
 
-/// failed (1) on any regression; inconclusive (3) when `fail_on_inconclusive` and some
-/// result is inconclusive; ok otherwise.
+/// failed (1) on any regression or any result of the base missing from the new report;
+/// inconclusive (3) when `fail_on_inconclusive` and some result is inconclusive; ok otherwise.
 ExitCode compare_exit_code(const CompareOutcome& outcome, bool fail_on_inconclusive);
 
 } // namespace interopbench

@@ -53,6 +53,13 @@ public:
 
 /// A file could not be written (disk full, directory removed, permissions changed mid-run).
 /// Not a usage error: the input was fine. The message names the path and the OS error.
+/// The run was asked to stop (Ctrl-C) while a configuration prepared something long (a
+/// storage file being created): the configuration ends `interrupted`, nothing half-made is left.
+class Interrupted : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 class WriteError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;

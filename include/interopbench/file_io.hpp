@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 namespace interopbench {
 
 /// Size limits of the files the tool reads: far above what it writes, far below what would
@@ -23,7 +25,25 @@ inline constexpr std::uint64_t k_max_sidecar_bytes = 128ull << 20;
 /// socket), cannot be read (permissions, I/O error), or holds more than `max_bytes`.
 std::string read_input_file(const std::string& path, std::string_view what, std::uint64_t max_bytes);
 
-/// True when both paths exist and name the same file (device and inode, links followed).
+/// True when both paths name the same file: when both exist, the same device and inode (links
+/// followed); when neither does, the same path once resolved (".." and "//" and links of the
+/// folders). Compare outputs with it, never as strings.
 bool same_file(const std::string& a, const std::string& b);
+
+/// Deepest nesting of arrays and objects any JSON the tool reads may have: far beyond what it
+/// writes (reports nest about 8 levels), far below what would exhaust the stack of code that
+/// walks a document.
+inline constexpr int k_max_json_depth = 256;
+
+/// The one JSON parser of outside input (reports, profiles, plans, manifests, plugin replies,
+/// configuration files): nlohmann's, after a scan that refuses more than k_max_json_depth
+/// levels of nesting. Throws nlohmann::json::parse_error for bad or too deep text, or with
+/// `allow_exceptions` false returns a discarded value.
+nlohmann::json parse_json(std::string_view text, bool allow_exceptions = true, bool ignore_comments = false);
+
+/// A copy of `doc` whose strings (and keys) are valid UTF-8: bytes that are not are kept as
+/// the text "\xNN", so a report with such bytes (an argument, a path, a host name) is always
+/// written. Nesting beyond k_max_json_depth is cut (replaced by null).
+nlohmann::json valid_utf8(const nlohmann::json& doc);
 
 } // namespace interopbench

@@ -101,6 +101,9 @@ struct Config {
     std::string key() const;
 };
 
+/// Most configurations one run may expand to (expand_plan refuses more with a UsageError).
+inline constexpr std::uint64_t k_max_configurations = 100000;
+
 /// Expands a plan into configurations, in plan order; a configuration that two entries
 /// produce runs once. Throws UsageError for unknown scenarios, for an axis that no
 /// selected scenario has, and for invalid axis values (with the allowed ones).

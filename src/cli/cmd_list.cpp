@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "families/builtin.hpp"
+#include "interopbench/file_io.hpp"
 #include "cli/cli.hpp"
 #include "interopbench/output.hpp"
 #include "interopbench/profile.hpp"
@@ -70,7 +71,7 @@ void add_list(CLI::App& app, Outcome& out) {
         // Where each plugin scenario comes from: an "origin" field in JSON, a table of their
         // manifests after the scenarios in text (CSV keeps its one table).
         if (format == OutputFormat::json) {
-            auto doc = nlohmann::json::parse(text);
+            auto doc = parse_json(text);
             for (std::size_t i = 0; i < selected.size(); ++i)
                 if (auto origin = selected[i]->origin(); !origin.empty()) doc[i]["origin"] = origin;
             text = doc.dump(2) + "\n";

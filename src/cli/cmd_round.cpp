@@ -54,7 +54,7 @@ int round_command(const std::string& plan_file, const std::string& out_file, boo
     const pid_t parent = getppid();
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) return static_cast<int>(ExitCode::failed);
-    const nlohmann::json plan = nlohmann::json::parse(read_input_file(plan_file, "round plan", k_max_profile_bytes));
+    const nlohmann::json plan = parse_json(read_input_file(plan_file, "round plan", k_max_profile_bytes));
     if (plan.value("version", 0) != k_plan_version)
         throw UsageError(fmt::format("round plan '{}' has another version", plan_file),
                          "the round plan is written by 'interopbench run --rounds'; do not start _round by hand");

@@ -50,7 +50,9 @@ nlohmann::json load_baseline(const RunOptions::Baseline& b, const std::string& o
             throw UsageError("--confirm and --threshold compare with a baseline", "add --baseline FILE");
         return nullptr;
     }
-    if (b.confirm < 0) throw UsageError(fmt::format("--confirm {} is negative", b.confirm), "give 0 or more re-measurements");
+    if (b.confirm < 0 || b.confirm > 20)
+        throw UsageError(fmt::format("--confirm {} is outside 0 to 20", b.confirm),
+                         "give 0 to 20 re-measurements of each flagged result (3 is usual)");
     CompareOptions thresholds;
     for (const auto& t : b.thresholds) add_threshold(thresholds, t);
     if (machine.world)

@@ -158,6 +158,11 @@ RatioEstimate bootstrap_median_ratio(std::vector<double> base, std::vector<doubl
     if (base_median == 0) return est;
     est.ratio = bounded_ratio(median_inplace(fresh), base_median);
     SplitMix64 rng{seed};
+    // Bounded work: at most about 4e6 drawn samples per metric, whatever the sample counts (a
+    // report of 100,000 samples per result must not take minutes); never below 100 resamples.
+    const std::size_t per = base.size() + fresh.size();
+    resamples = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(std::max(resamples, 0)),
+                                                       std::max<std::size_t>(100, 4000000 / std::max<std::size_t>(1, per))));
     std::vector<double> ratios, b(base.size()), f(fresh.size());
     ratios.reserve(static_cast<std::size_t>(std::max(resamples, 1)));
     for (int i = 0; i < resamples; ++i) {
@@ -474,6 +479,14 @@ ResultComparison compare_result(const Result& base, const Result& fresh, const C
         if (!base_has || !new_has) {
             MetricComparison m{bm.info.name, bm.info.unit, bm.info.better};
             m.note = base_has ? "not measured in new" : "not measured in base";
+            m.gated = gated;
+            rc.metrics.push_back(std::move(m));
+            continue;
+        }
+        if (fm->info.unit != bm.info.unit) {
+            // Two units of one metric are two quantities: no ratio, and the gate cannot pass it.
+            MetricComparison m{bm.info.name, bm.info.unit, bm.info.better};
+            m.note = fmt::format("units differ (base {}, new {}): not compared", bm.info.unit, fm->info.unit);
             m.gated = gated;
             rc.metrics.push_back(std::move(m));
             continue;
@@ -926,7 +939,8 @@ std::string render_comparison(const CompareOutcome& outcome, CompareFormat forma
 }
 
 ExitCode compare_exit_code(const CompareOutcome& outcome, bool fail_on_inconclusive) {
-    if (outcome.count(Verdict::regression) > 0) return ExitCode::failed;
+    // A result the new run lost is a failure of the gate, never a pass by saying nothing.
+    if (outcome.count(Verdict::regression) > 0 || outcome.count(Verdict::missing) > 0) return ExitCode::failed;
     if (fail_on_inconclusive && outcome.count(Verdict::inconclusive) > 0) return ExitCode::inconclusive;
     return ExitCode::ok;
 }

@@ -1,4 +1,5 @@
 #include "interopbench/family.hpp"
+#include "interopbench/file_io.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -59,7 +60,7 @@ bool same_declaration(const FamilyOption& a, const FamilyOption& b) {
 }
 
 nlohmann::json parse_entries(const Family& f, const ProfileEntries& p) {
-    nlohmann::json j = nlohmann::json::parse(p.entries, nullptr, false);
+    nlohmann::json j = parse_json(p.entries, false);
     if (!j.is_array())
         bad_list(fmt::format("family '{}': its entries for profile '{}' are not a JSON array", f.name, p.profile));
     return j;

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -88,8 +89,93 @@ std::string read_input_file(const std::string& path, std::string_view what, std:
 
 bool same_file(const std::string& a, const std::string& b) {
     struct stat sa {}, sb {};
-    if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    const bool ea = ::stat(a.c_str(), &sa) == 0, eb = ::stat(b.c_str(), &sb) == 0;
+    if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (ea != eb || a.empty() || b.empty()) return false;
+    // Neither exists yet: the same place when the paths resolve alike ("out//x.json",
+    // "out/../out/x.json", a link to the folder).
+    std::error_code ec1, ec2;
+    const auto ca = std::filesystem::weakly_canonical(a, ec1), cb = std::filesystem::weakly_canonical(b, ec2);
+    return !ec1 && !ec2 && ca == cb;
 }
+
+namespace {
+
+/// The deepest nesting in `text`, brackets inside strings not counted.
+int nesting_depth(std::string_view text) {
+    int depth = 0, deepest = 0;
+    bool in_string = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (in_string) {
+            if (c == '\\') ++i;
+            else if (c == '"') in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > deepest) deepest = depth;
+            if (deepest > k_max_json_depth) return deepest;
+        } else if (c == ']' || c == '}') {
+            --depth;
+        }
+    }
+    return deepest;
+}
+
+std::string utf8_escaped(const std::string& s) {
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size();) {
+        const auto b = static_cast<unsigned char>(s[i]);
+        std::size_t len = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
+        bool ok = len > 0 && i + len <= s.size();
+        for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 2;
+        if (ok && len > 1) {
+            // Overlong forms, surrogates and code points past U+10FFFF are not UTF-8 either.
+            std::uint32_t cp = b & (0x7f >> len);
+            for (std::size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
+            static const std::uint32_t k_min[] = {0, 0, 0x80, 0x800, 0x10000};
+            ok = cp >= k_min[len] && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff);
+        }
+        if (ok) {
+            out.append(s, i, len);
+            i += len;
+        } else {
+            out += fmt::format("\\x{:02x}", b);
+            ++i;
+        }
+    }
+    return out;
+}
+
+nlohmann::json valid_utf8_at(const nlohmann::json& doc, int depth) {
+    if (depth > k_max_json_depth) return nullptr;
+    if (doc.is_string()) return utf8_escaped(doc.get_ref<const std::string&>());
+    if (doc.is_array()) {
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto& v : doc) out.push_back(valid_utf8_at(v, depth + 1));
+        return out;
+    }
+    if (doc.is_object()) {
+        nlohmann::json out = nlohmann::json::object();
+        for (auto it = doc.begin(); it != doc.end(); ++it) out[utf8_escaped(it.key())] = valid_utf8_at(it.value(), depth + 1);
+        return out;
+    }
+    return doc;
+}
+
+} // namespace
+
+nlohmann::json parse_json(std::string_view text, bool allow_exceptions, bool ignore_comments) {
+    if (const int depth = nesting_depth(text); depth > k_max_json_depth) {
+        if (!allow_exceptions) return nlohmann::json(nlohmann::json::value_t::discarded);
+        throw nlohmann::json::parse_error::create(
+            101, 0, fmt::format("nesting deeper than {} levels: not a document this tool reads or writes", k_max_json_depth),
+            nullptr);
+    }
+    return nlohmann::json::parse(text, nullptr, allow_exceptions, ignore_comments);
+}
+
+nlohmann::json valid_utf8(const nlohmann::json& doc) { return valid_utf8_at(doc, 0); }
 
 } // namespace interopbench

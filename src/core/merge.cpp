@@ -1,4 +1,5 @@
 #include "interopbench/merge.hpp"
+#include "interopbench/file_io.hpp"
 
 #include <algorithm>
 #include <map>
@@ -19,7 +20,7 @@ struct RankResults {
 RankResults decode(const std::string& text, std::size_t index) {
     RankResults out;
     try {
-        const auto j = nlohmann::json::parse(text);
+        const auto j = parse_json(text);
         out.who.rank = j.at("rank").get<int>();
         out.who.local_rank = j.value("local_rank", 0);
         out.who.host = j.value("host", std::string{});

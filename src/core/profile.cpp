@@ -60,7 +60,7 @@ nlohmann::json parse_text(const std::string& text, const std::string& origin) {
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
         throw UsageError(fmt::format("{} is empty", origin), k_profile_hint);
     try {
-        auto doc = nlohmann::json::parse(text);
+        auto doc = parse_json(text);
         if (!doc.is_object())
             throw UsageError(fmt::format("{} is not a JSON object", origin), k_profile_hint);
         return doc;

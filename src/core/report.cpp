@@ -479,7 +479,7 @@ nlohmann::json load_report(const std::string& path) {
         throw UsageError(fmt::format("report '{}' is empty", path), hint);
     nlohmann::json doc;
     try {
-        doc = nlohmann::json::parse(text);
+        doc = parse_json(text);
     } catch (const nlohmann::json::parse_error& e) {
         throw UsageError(fmt::format("report '{}' is not valid JSON (truncated or damaged?) at byte {}", path, e.byte),
                          hint);

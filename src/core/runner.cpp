@@ -396,6 +396,20 @@ std::vector<Config> expand_plan(const Registry& registry, const RunPlan& plan, c
                 auto it = entry.axes.find(axis.name);
                 values.push_back(resolve_axis(axis, it == entry.axes.end() ? nullptr : &it->second, machine));
             }
+            // The product's size first: a plan that would expand past the cap is refused before
+            // anything is built (a plugin with thousands of axes, a long size list on every axis).
+            std::uint64_t count = 1;
+            for (const auto& v : values) {
+                if (count > k_max_configurations / std::max<std::size_t>(1, v.size())) {
+                    count = k_max_configurations + 1;
+                    break;
+                }
+                count *= v.size();
+            }
+            if (count + out.size() > k_max_configurations)
+                throw UsageError(fmt::format("the selection expands to more than {} configurations (scenario '{}')",
+                                             k_max_configurations, s->info().id),
+                                 "select fewer scenarios or fewer axis values");
             // Cartesian product, last axis fastest.
             std::vector<std::size_t> idx(axes.size(), 0);
             while (true) {
@@ -553,6 +567,10 @@ Result Runner::run_one(const Config& config) {
         r.details = c->details();
     } catch (const Unsupported& e) {
         r.status = Status::skipped;
+        r.reason = e.what();
+    } catch (const Interrupted& e) {
+        r.status = Status::interrupted;
+        r.stop_reason = "interrupted";
         r.reason = e.what();
     } catch (const CheckFailed& e) {
         r.status = Status::failed;

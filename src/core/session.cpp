@@ -1,4 +1,5 @@
 #include "interopbench/session.hpp"
+#include "interopbench/file_io.hpp"
 #include "interopbench/private_dir.hpp"
 
 #include <unistd.h>
@@ -101,7 +102,7 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
     SignalScope signals(options.handle_signals);
 
     auto report_of = [&](const RunRecord& run) {
-        nlohmann::json doc = build_report(run, machine);
+        nlohmann::json doc = valid_utf8(build_report(run, machine)); // bytes that are not UTF-8 never cost the report
         if (options.anonymize) anonymize_report(doc);
         return doc;
     };

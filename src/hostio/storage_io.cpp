@@ -25,6 +25,7 @@
 
 #include "hostio/pattern.hpp"
 #include "interopbench/errors.hpp"
+#include "interopbench/runner.hpp"
 #include "interopbench/params.hpp"
 
 namespace interopbench::storage {
@@ -352,6 +353,11 @@ void PatternFile::make_segment(const Segment& seg, const std::string& temp_dir, 
         constexpr std::uint64_t k_block = 8ull << 20;
         std::vector<std::uint64_t> buf(k_block / 8 + 1);
         for (std::uint64_t off = 0; off < size; off += k_block) {
+            if (g_interrupted) { // Ctrl-C is honoured between blocks, not after the whole file
+                tmp_guard.remove();
+                throw Interrupted(fmt::format("interrupted while creating {} of {}; the partial file was removed",
+                                              format_size(size), path));
+            }
             const std::uint64_t n = std::min(k_block, size - off);
             fill_file_pattern(buf.data(), base + off, n);
             try {

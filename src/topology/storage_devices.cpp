@@ -3,6 +3,7 @@
 // disks everywhere and names block OS devices differently across versions, while sysfs
 // paths say where a disk sits on the PCI tree on every kernel.
 #include "topology/storage_devices.hpp"
+#include "interopbench/file_io.hpp"
 
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -317,7 +318,7 @@ CufileHostFacts cufile_host_facts() {
     std::stringstream ss;
     ss << in.rdbuf();
     // cufile.json carries // comments.
-    const nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false, true);
+    const nlohmann::json j = parse_json(ss.str(), false, true);
     if (j.is_discarded() || !j.is_object()) {
         f.config_error = "not valid JSON";
         return f;

@@ -562,7 +562,7 @@ void apply_sidecar(Topology& topo, const std::string& path) {
     const std::string text = read_input_file(path, "NVLink sidecar", k_max_sidecar_bytes);
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(text);
+        j = parse_json(text);
     } catch (const nlohmann::json::parse_error& e) {
         throw UsageError(fmt::format("{}: not valid JSON (at byte {})", path, e.byte), hint);
     } catch (const nlohmann::json::exception& e) {

@@ -16,6 +16,7 @@
 
 #include "hostio/storage_io.hpp"
 #include "interopbench/errors.hpp"
+#include "interopbench/runner.hpp"
 
 namespace interopbench::pipeline {
 
@@ -225,6 +226,10 @@ Dataset::Dataset(const std::vector<std::string>& dirs, const std::vector<std::st
                 SoaBatch one;
                 one.offsets = std::vector<std::uint64_t>(columns().size(), 0);
                 for (std::uint64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
+                    if (g_interrupted) {
+                        tmp_guard.remove();
+                        throw Interrupted(fmt::format("interrupted while creating {}; the partial file was removed", path));
+                    }
                     const std::uint64_t n = std::min(chunk_rows, rows - r0);
                     const std::size_t w = col_width(t);
                     for (std::uint64_t r = 0; r < n; ++r) {

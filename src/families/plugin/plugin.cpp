@@ -19,6 +19,7 @@
 // Caveats: a plugin's values are what it says they are; interopbench checks their form
 // (numbers, known metrics), not their truth.
 #include "families/plugin/plugin.hpp"
+#include "interopbench/file_io.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -384,7 +385,7 @@ std::string read_text(const std::string& path) {
 
 Manifest load_manifest(const std::string& path) {
     const std::string text = read_text(path);
-    const auto j = nlohmann::json::parse(text, nullptr, false);
+    const auto j = parse_json(text, false);
     const std::string example = R"(write e.g. {"id": "my_plugin", "protocol": 1, "command": ["python3", "my_plugin.py"], "needs_gpu": false})";
     if (j.is_discarded()) throw UsageError(fmt::format("plugin manifest '{}' is not valid JSON", path), example);
     if (!j.is_object()) throw UsageError(fmt::format("plugin manifest '{}' is not a JSON object", path), example);

@@ -1,4 +1,5 @@
 #include "families/plugin/plugin_process.hpp"
+#include "interopbench/file_io.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -259,7 +260,7 @@ nlohmann::json Process::request(const nlohmann::json& message, double timeout_s)
             m_outbuf.erase(0, nl + 1);
             if (!reply.empty() && reply.back() == '\r') reply.pop_back();
             if (reply.find_first_not_of(" \t") == std::string::npos) continue; // blank lines are allowed
-            nlohmann::json j = nlohmann::json::parse(reply, nullptr, false);
+            nlohmann::json j = parse_json(reply, false);
             if (j.is_discarded() || !j.is_object())
                 fail(fmt::format("plugin '{}' answered '{}' with a line that is not a JSON object: '{}' (the protocol "
                                  "owns stdout: print logs to stderr)",
