@@ -736,3 +736,58 @@ TEST_CASE("--confirm is bounded, outputs named another way are the same file, Ct
     CHECK(fs::is_empty(sd));
     fs::remove_all(d);
 }
+
+TEST_CASE("a configuration whose every sample is null fails, never ok with n = 0") {
+    testing::FakeBehaviour b;
+    b.sample = [](int) { return Sample{std::nan(""), std::nan("")}; };
+    Registry r;
+    r.add(std::make_unique<testing::FakeScenario>("fake_null", b));
+    RunPlan plan;
+    plan.settings.warmup = 0;
+    plan.settings.min_samples = 3;
+    plan.settings.max_samples = 3;
+    plan.settings.max_time_s = 1;
+    plan.settings.rounds = 1;
+    plan.entries.push_back({"fake_null", {{"size", {"1K"}}}});
+    Machine m;
+    const auto results = testing::run_plan(r, plan, m);
+    REQUIRE(results.size() == 1);
+    CHECK(results[0].status == Status::failed);
+    CHECK(results[0].reason.find("no sample gave a value of the primary metric 'bandwidth'") != std::string::npos);
+}
+
+TEST_CASE("a damaged kept storage file is made again and said so, and a huge plugin manifest is not read") {
+    const fs::path d = scratch("damaged_kept");
+    const fs::path sd = d / "storage";
+    fs::create_directories(sd);
+    auto run = [&](const char* out) {
+        return run_binary({"run", "-s", "storage_read", "-a", "path=buffered", "-a", "cache=warm", "--size", "2M",
+                           "--keep-files", "--storage-dir", sd.string(), "--min-samples", "2", "--max-time", "0.3",
+                           "--rounds", "1", "--no-topology", "-q", "--out", (d / out).string()},
+                          d);
+    };
+    REQUIRE(run("r1.json") == 0);
+    const fs::path kept = sd / "ib-storage-v1-2097152.dat";
+    REQUIRE(fs::exists(kept));
+    {
+        std::fstream f(kept, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(1 << 20); // the middle: a check of the first and last words would not see it
+        f.write("XXXXXXXX", 8);
+    }
+    CHECK(run("r2.json") == 0);
+    const nlohmann::json doc = load_report((d / "r2.json").string());
+    REQUIRE(doc["results"].size() == 1);
+    CHECK(doc["results"][0]["status"] == "ok");
+    CHECK(doc["results"][0]["details"]["file_notes"][0].get<std::string>().find("differed from its pattern") != std::string::npos);
+
+    const fs::path pd = d / "plugins";
+    fs::create_directories(pd);
+    {
+        std::ofstream big(pd / "huge.json");
+        big << "{\"id\": \"huge\", \"description\": \"" << std::string(2u << 20, 'x') << "\"}";
+    }
+    const int rc = run_binary({"list", "--no-default-plugins", "--plugin-path", pd.string()}, d);
+    CHECK(rc == 2);
+    CHECK(read_text(d / "stderr").find("plugin manifest") != std::string::npos);
+    fs::remove_all(d);
+}

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "interopbench/stats.hpp"
@@ -53,4 +54,18 @@ TEST_CASE("stats round-trip through JSON") {
     CHECK(back.median_ci_lo == s.median_ci_lo);
     CHECK(back.median_ci_hi == s.median_ci_hi);
     CHECK(back.p95 == s.p95);
+}
+
+TEST_CASE("statistics of values near the largest double stay finite, infinities are not samples") {
+    const double big = 1e308;
+    const Stats s = compute_stats({big, big, big * 1.5, -big, std::numeric_limits<double>::infinity()});
+    CHECK(s.n == 4);
+    CHECK(std::isfinite(s.mean));
+    CHECK(std::isfinite(s.stddev));
+    CHECK(std::isfinite(s.median));
+    CHECK(std::isfinite(s.p05));
+    CHECK(std::isfinite(s.p95));
+    CHECK(s.mean == doctest::Approx(0.625e308));
+    const nlohmann::json j = s;
+    for (const char* k : {"mean", "median", "stddev", "p05", "p95", "cv"}) CHECK(j[k].is_number());
 }

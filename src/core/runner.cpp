@@ -563,6 +563,11 @@ Result Runner::run_one(const Config& config) {
             r.reason = "interrupted before sampling finished";
         } else {
             c->check();
+            // A configuration is ok only with values of its primary metric: samples that were
+            // all null are a failure, never an `ok` with n = 0.
+            if (std::none_of(primary.begin(), primary.end(), [](double v) { return std::isfinite(v); }))
+                throw ConfigError(fmt::format("no sample gave a value of the primary metric '{}' ({} sample(s) taken)",
+                                              info.metrics.front().name, r.metrics.front().samples.size()));
         }
         r.details = c->details();
     } catch (const Unsupported& e) {

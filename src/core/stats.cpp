@@ -73,7 +73,9 @@ double quantile_sorted(const std::vector<double>& s, double q) {
     const double h = (static_cast<double>(s.size()) - 1) * std::clamp(q, 0.0, 1.0);
     const auto lo = static_cast<std::size_t>(std::floor(h));
     const auto hi = std::min(lo + 1, s.size() - 1);
-    return s[lo] + (h - static_cast<double>(lo)) * (s[hi] - s[lo]);
+    const double t = h - static_cast<double>(lo);
+    // Weighted, never a difference: values near the largest double do not overflow.
+    return t == 0 ? s[lo] : s[lo] * (1 - t) + s[hi] * t;
 }
 
 namespace {
@@ -101,19 +103,27 @@ std::pair<std::size_t, std::size_t> median_ci_ranks(std::size_t n) {
 
 Stats compute_stats(std::vector<double> samples) {
     Stats s;
-    samples.erase(std::remove_if(samples.begin(), samples.end(), [](double v) { return std::isnan(v); }),
+    // Only finite values are samples (a plugin may send 1e400, which reads as infinity).
+    samples.erase(std::remove_if(samples.begin(), samples.end(), [](double v) { return !std::isfinite(v); }),
                   samples.end());
     s.n = samples.size();
     if (samples.empty()) return s;
     std::sort(samples.begin(), samples.end());
     s.min = samples.front();
     s.max = samples.back();
-    s.mean = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(s.n);
+    // Sums on values scaled by the largest magnitude: no overflow for values near 1.8e308,
+    // whose statistics would otherwise be infinite (and null in the report).
+    const double scale = std::max(std::fabs(s.min), std::fabs(s.max));
+    const double k = scale > 0 ? scale : 1;
+    double sum = 0;
+    for (double v : samples) sum += v / k;
+    const double mean_scaled = sum / static_cast<double>(s.n);
+    s.mean = mean_scaled * k;
     s.median = quantile_sorted(samples, 0.5);
     if (s.n > 1) {
         double ss = 0;
-        for (double v : samples) ss += (v - s.mean) * (v - s.mean);
-        s.stddev = std::sqrt(ss / static_cast<double>(s.n - 1));
+        for (double v : samples) ss += (v / k - mean_scaled) * (v / k - mean_scaled);
+        s.stddev = std::sqrt(ss / static_cast<double>(s.n - 1)) * k;
     }
     s.cv = s.mean != 0 ? s.stddev / std::fabs(s.mean) : 0;
     s.p05 = quantile_sorted(samples, 0.05);

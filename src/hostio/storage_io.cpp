@@ -327,22 +327,25 @@ void PatternFile::make_segment(const Segment& seg, const std::string& temp_dir, 
             throw ConfigError(fmt::format("will not use {}: {}; remove it or give another --storage-dir", path, *why));
     }
     if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) == size) {
-        // A complete file from an earlier run (renamed into place only when complete): check
-        // its first and last words before trusting it.
+        // A complete file from an earlier run (renamed into place only when complete): every
+        // word is checked before it is trusted; a damaged one is made again, and the details
+        // say so (a file damaged between runs must not fail every later run).
         Fd fd = open_file(path, O_RDONLY | O_NOFOLLOW);
-        const std::uint64_t n = std::min<std::uint64_t>(size, 1 << 16) / 8 * 8;
-        std::vector<std::uint64_t> buf((n + 7) / 8 + 1);
-        pread_all(fd.get(), buf.data(), n, 0, path);
-        bool ok = count_file_pattern_mismatches(buf.data(), base, n) == 0;
-        if (ok && size > n) {
-            const std::uint64_t off = (size - n) / 8 * 8;
-            pread_all(fd.get(), buf.data(), size - off, off, path);
-            ok = count_file_pattern_mismatches(buf.data(), base + off, (size - off) / 8 * 8) == 0;
+        constexpr std::uint64_t k_block = 16ull << 20;
+        std::vector<std::uint64_t> buf(k_block / 8 + 1);
+        std::uint64_t bad = 0, bad_at = 0;
+        for (std::uint64_t off = 0; off < size && bad == 0; off += k_block) {
+            const std::uint64_t n = std::min(k_block, size - off);
+            pread_all(fd.get(), buf.data(), n, off, path);
+            bad = count_file_pattern_mismatches(buf.data(), base + off, n / 8 * 8);
+            bad_at = off;
         }
-        if (ok) {
+        if (bad == 0) {
             if (!keep) m_guards.emplace_back(path);
             return;
         }
+        m_notes.push_back(fmt::format("the kept file {} differed from its pattern (in the 16 MiB from byte {}): made again",
+                                      path, bad_at));
         ::unlink(path.c_str());
     }
     m_reused = false;

@@ -119,6 +119,8 @@ public:
     std::string describe() const;
     std::uint64_t size() const { return m_size; }
     bool reused() const { return m_reused; }
+    /// What was found and done (a damaged kept file made again), for the details.
+    const std::vector<std::string>& notes() const { return m_notes; }
     static constexpr std::uint64_t k_seed = 0x5354; ///< "ST"
     /// Stripes are multiples of this (every O_DIRECT alignment divides it).
     static constexpr std::uint64_t k_stripe_align = 1ull << 20;
@@ -128,6 +130,7 @@ private:
     std::vector<Segment> m_segments;
     std::uint64_t m_size = 0;
     bool m_reused = true;
+    std::vector<std::string> m_notes;
     std::vector<cleanup::Guard> m_guards;
 };
 

@@ -211,11 +211,34 @@ Dataset::Dataset(const std::vector<std::string>& dirs, const std::vector<std::st
                 throw ConfigError(fmt::format("will not use {}: {}; remove it or give another --storage-dir", path, *why));
         }
         if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) == size) {
-            const NpyHeader h = read_npy_header(path); // a damaged kept file is an error, not silently replaced
+            const NpyHeader h = read_npy_header(path); // a damaged header is an error, not silently replaced
             reuse = h.type == t && h.length == rows;
+            // Every value of a kept column is checked against the generator before it is
+            // trusted (only the last batch is checked after a pass): a damaged one is made again.
+            if (reuse) {
+                storage::Fd fd = storage::open_file(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+                const std::size_t w = col_width(t);
+                const std::uint64_t chunk_rows = 1 << 20;
+                std::vector<unsigned char> got(chunk_rows * w), want(chunk_rows * w);
+                for (std::uint64_t r0 = 0; r0 < rows && reuse; r0 += chunk_rows) {
+                    const std::uint64_t n = std::min(chunk_rows, rows - r0);
+                    storage::pread_all(fd.get(), got.data(), n * w, h.data_offset + r0 * w, path);
+                    for (std::uint64_t r = 0; r < n; ++r) {
+                        const std::uint64_t v = value_bits(c, r0 + r);
+                        std::memcpy(want.data() + r * w, &v, w);
+                    }
+                    if (std::memcmp(got.data(), want.data(), n * w) != 0) {
+                        reuse = false;
+                        m_notes.push_back(fmt::format("the kept column {} differed from the generator's values from row {} "
+                                                      "on: made again",
+                                                      path, r0));
+                    }
+                }
+            }
         }
         if (!reuse) {
             m_reused = false;
+            if (::lstat(path.c_str(), &st) == 0) ::unlink(path.c_str()); // damaged: replaced below
             const std::string tmp = temp_dir + "/" + storage::temp_file_name(::getpid(), fmt::format("pipeline-c{}", c));
             cleanup::Guard tmp_guard(tmp);
             {

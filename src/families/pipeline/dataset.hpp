@@ -57,6 +57,8 @@ public:
     const std::vector<NpyHeader>& headers() const { return m_headers; }
     std::uint64_t data_bytes() const { return m_rows * file_row_bytes(); }
     bool reused() const { return m_reused; }
+    /// What was found and done (a damaged kept column made again), for the details.
+    const std::vector<std::string>& notes() const { return m_notes; }
     /// The file name of column `c` for `rows` rows.
     static std::string file_name(std::uint64_t rows, std::size_t c);
 
@@ -65,6 +67,7 @@ private:
     std::vector<std::string> m_paths;
     std::vector<NpyHeader> m_headers;
     std::vector<cleanup::Guard> m_guards;
+    std::vector<std::string> m_notes;
     bool m_reused = true;
 };
 

@@ -320,6 +320,7 @@ public:
         j["columns"] = types;
         j["files"] = m_files.data().paths();
         j["files_reused"] = m_files.data().reused();
+        if (!m_files.data().notes().empty()) j["file_notes"] = m_files.data().notes();
         j["rows"] = m_g.rows;
         j["batch_rows"] = m_g.batch_rows;
         j["batches"] = m_g.batches;

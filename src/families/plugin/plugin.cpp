@@ -375,11 +375,8 @@ private:
     std::shared_ptr<Host> m_host;
 };
 
-std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UsageError(fmt::format("plugin manifest '{}' cannot be read", path), "check the file and its permissions");
-    return std::string((std::istreambuf_iterator<char>(in)), {});
-}
+/// A manifest is a few lines: at most 1 MiB is read (a huge file is refused, not read whole).
+std::string read_text(const std::string& path) { return read_input_file(path, "plugin manifest", 1ull << 20); }
 
 } // namespace
 

@@ -269,6 +269,13 @@ nlohmann::json Process::request(const nlohmann::json& message, double timeout_s)
         }
         if (m_outbuf.size() > k_max_line)
             fail(fmt::format("plugin '{}' answered '{}' with a line longer than {} MiB", m_label, op, k_max_line >> 20));
+        // Checked on every pass, not only when the plugin is silent: a plugin that prints
+        // blank lines (or stderr) forever must still meet its deadline and the stop signal.
+        if (g_interrupted) {
+            kill();
+            throw Interrupted("interrupted while waiting for the plugin");
+        }
+        if (clock::now() >= deadline) fail(late());
         pollfd p[2] = {{m_out, POLLIN, 0}, {m_err, POLLIN, 0}};
         const int r = ::poll(p, m_err >= 0 ? 2 : 1, remaining_ms(deadline));
         if (r < 0) {

@@ -10,16 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "interopbench/errors.hpp"
+
 namespace interopbench::plugin {
 
 /// The plugin did not answer as the protocol says; the process group has been killed.
 class ProtocolError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
-
-/// A stop signal (Ctrl-C) arrived while waiting for a reply; the process group has been killed.
-class Interrupted : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };

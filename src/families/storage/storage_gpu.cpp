@@ -377,6 +377,7 @@ public:
                                 m_gpu.device);
         j["file"] = m_file->describe();
         j["file_reused"] = m_file->reused();
+        if (!m_file->notes().empty()) j["file_notes"] = m_file->notes();
         j["bytes_per_op"] = m_size;
         j["ops_per_sample"] = 1;
         j["chunk"] = m_chunk;

@@ -76,6 +76,7 @@ public:
         j["path"] = fmt::format("file ({}) -> host memory by {}", j["file_system"].get<std::string>(), m_spec.method->name);
         j["file"] = m_file->describe();
         j["file_reused"] = m_file->reused();
+        if (!m_file->notes().empty()) j["file_notes"] = m_file->notes();
         j["bytes_per_op"] = m_spec.size;
         j["ops_per_sample"] = 1;
         j["threads_used"] = m_spec.threads;

@@ -7,6 +7,7 @@ skip            prepare answers skip
 prepare_error   prepare answers error
 crash           dies (SIGKILL of itself) at the third measure
 hang            stops answering at the third measure
+blank           prints blank lines forever at the third measure
 garbage         answers the third measure with a line that is not JSON
 child           starts a child at prepare and leaves it running after teardown
 check_fail      check answers error
@@ -91,6 +92,10 @@ for line in sys.stdin:
             os.kill(os.getpid(), signal.SIGKILL)
         if measured == 3 and mode == "hang":
             time.sleep(3600)
+        if measured == 3 and mode == "blank":
+            while True:
+                print("", flush=True)
+                time.sleep(0.001)
         if measured == 3 and mode == "garbage":
             print("{this is not JSON", flush=True)
             continue

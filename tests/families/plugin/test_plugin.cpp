@@ -156,6 +156,7 @@ TEST_CASE("plugin: misbehaviour at run time costs the configuration, never the r
     };
     for (const Case c : {Case{"crash", "failed", "was killed by signal 9"},
                          Case{"hang", "failed", "did not answer 'measure' within 1 s"},
+                         Case{"blank", "failed", "did not answer 'measure' within 1 s"}, // blank lines forever
                          Case{"garbage", "failed", "not a JSON object"},
                          Case{"child", "failed", "left 1 process(es) behind after teardown"},
                          Case{"check_fail", "failed", "verification failed: fake: the data differ"},
