@@ -395,8 +395,10 @@ Residency CacheState::prepare_file(const Segment& f) {
         const DropOutcome d = drop_pages(fd.get(), f.bytes, ::geteuid() == 0);
         m_method = d.method;
         if (d.after.resident > 0)
-            throw ConfigError(fmt::format("cold not reached: {} of {} pages of {} still cached after {}", d.after.resident,
-                                          d.after.pages, f.path, d.method));
+            throw ConfigError(fmt::format("cold not reached: {} of {} pages of {} still cached after {} (another process "
+                                          "may be reading the same file or holding its pages: a concurrent run on this "
+                                          "storage directory, or a mapping)",
+                                          d.after.resident, d.after.pages, f.path, d.method));
         return d.after;
     }
     Residency r = residency(fd.get(), f.bytes);

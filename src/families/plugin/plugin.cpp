@@ -143,6 +143,12 @@ ScenarioInfo parse_description(const nlohmann::json& d, const Manifest& m) {
         try {
             if (a.kind == AxisKind::choice) {
                 if (a.choices.empty()) a.choices = a.defaults;
+                // Axis values travel as comma-separated lists: a choice holding a comma, or
+                // blanks at its ends, would come back as other values.
+                for (const auto& v : a.choices)
+                    if (v.empty() || v.find(',') != std::string::npos || v.front() == ' ' || v.back() == ' ')
+                        throw bad(fmt::format("gives axis '{}' the choice '{}' (empty, a comma, or blanks at its ends)",
+                                              a.name, v));
                 for (const auto& v : a.defaults)
                     if (std::find(a.choices.begin(), a.choices.end(), v) == a.choices.end())
                         throw bad(fmt::format("gives axis '{}' the value '{}' that is not among its choices", a.name, v));

@@ -15,6 +15,7 @@ describe_hang   never answers describe
 describe_crash  exits before reading anything
 describe_garbage answers describe with text
 wrong_version   answers describe with protocol 2
+comma_choice    describes a choice that holds a comma
 
 FAKE_PLUGIN_PIDFILE, when set, names a file that gets one line per process started
 (its pid), so the tests can check that none outlives interopbench.
@@ -67,7 +68,8 @@ for line in sys.stdin:
             "counting": "size bytes once per operation",
             "axes": [
                 {"name": "size", "kind": "size", "values": ["4K", "1M"], "help": "bytes per operation"},
-                {"name": "variant", "kind": "choice", "values": ["a"], "choices": ["a", "b"], "help": "a or b"},
+                {"name": "variant", "kind": "choice", "values": ["a"],
+                 "choices": ["a", "b,c" if mode == "comma_choice" else "b"], "help": "a or b"},
             ],
             "metrics": [
                 {"name": "time", "unit": "s", "better": "lower", "help": "time per operation"},
