@@ -10,11 +10,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -103,6 +105,9 @@ void Process::start(const std::vector<std::string>& argv, const std::string& cwd
         close_all();
         throw ProtocolError(fmt::format("plugin '{}' could not be started: pipe: {}", m_label, std::strerror(e)));
     }
+    // Orphans of the plugin's children (a daemonising child, setsid) are reparented to this
+    // process instead of init, so that they can be found and ended with the plugin.
+    (void)::prctl(PR_SET_CHILD_SUBREAPER, 1);
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
@@ -309,27 +314,67 @@ nlohmann::json Process::request(const nlohmann::json& message, double timeout_s)
     }
 }
 
-std::vector<std::string> Process::strays() const {
-    std::vector<std::string> found;
-    if (m_pid <= 0) return found;
+namespace {
+
+struct ProcEntry {
+    long pid, ppid, pgrp, sid;
+    char state;
+    std::string name;
+};
+
+/// Every process of /proc, with its parent, group and session.
+std::vector<ProcEntry> all_processes() {
+    std::vector<ProcEntry> out;
     DIR* d = ::opendir("/proc");
-    if (!d) return found;
+    if (!d) return out;
     while (const dirent* e = ::readdir(d)) {
         char* end = nullptr;
         const long pid = std::strtol(e->d_name, &end, 10);
-        if (!end || *end || pid <= 0 || pid == m_pid) continue;
+        if (!end || *end || pid <= 0) continue;
         std::ifstream in(fmt::format("/proc/{}/stat", pid));
         std::string stat((std::istreambuf_iterator<char>(in)), {});
-        // "PID (NAME) STATE PPID PGRP ...": NAME may hold blanks and parentheses.
+        // "PID (NAME) STATE PPID PGRP SESSION ...": NAME may hold blanks and parentheses.
         const auto open = stat.find('('), close = stat.rfind(')');
         if (open == std::string::npos || close == std::string::npos || close < open) continue;
-        char state = 0;
-        long ppid = 0, pgrp = 0;
-        if (std::sscanf(stat.c_str() + close + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3) continue;
-        if (pgrp != m_pid || state == 'Z' || state == 'X') continue;
-        found.push_back(fmt::format("{} ({})", pid, stat.substr(open + 1, close - open - 1)));
+        ProcEntry p{pid, 0, 0, 0, 0, stat.substr(open + 1, close - open - 1)};
+        if (std::sscanf(stat.c_str() + close + 1, " %c %ld %ld %ld", &p.state, &p.ppid, &p.pgrp, &p.sid) != 4) continue;
+        out.push_back(std::move(p));
     }
     ::closedir(d);
+    return out;
+}
+
+} // namespace
+
+std::vector<long> Process::descendant_pids() const {
+    std::vector<long> found;
+    if (m_pid <= 0) return found;
+    const auto procs = all_processes();
+    const long me = ::getpid(), my_sid = ::getsid(0);
+    // Roots: the plugin's group (its children that kept it), and processes that a plugin's
+    // child left behind in a session of their own: reparented to this process, which is
+    // their subreaper, in another session than this one (round processes share ours).
+    std::set<long> tree;
+    for (const auto& p : procs)
+        if (p.pid != m_pid && (p.pgrp == m_pid || (p.ppid == me && p.sid != my_sid))) tree.insert(p.pid);
+    tree.insert(m_pid);
+    // Then everything below them, whatever session or group it moved to.
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (const auto& p : procs)
+            if (!tree.count(p.pid) && tree.count(p.ppid)) grew = tree.insert(p.pid).second || grew;
+    }
+    for (const auto& p : procs)
+        if (p.pid != m_pid && tree.count(p.pid) && p.state != 'Z' && p.state != 'X') found.push_back(p.pid);
+    return found;
+}
+
+std::vector<std::string> Process::strays() const {
+    std::vector<std::string> found;
+    const auto pids = descendant_pids();
+    if (pids.empty()) return found;
+    for (const auto& p : all_processes())
+        if (std::find(pids.begin(), pids.end(), p.pid) != pids.end()) found.push_back(fmt::format("{} ({})", p.pid, p.name));
     return found;
 }
 
@@ -374,10 +419,19 @@ void Process::kill() noexcept {
         close_fds();
         return;
     }
+    // The group, and every descendant that left it (its own session or group).
+    std::vector<long> others;
+    try {
+        others = descendant_pids();
+    } catch (...) {
+    }
     (void)::kill(-m_pid, SIGKILL);
+    for (long pid : others) (void)::kill(static_cast<pid_t>(pid), SIGKILL);
     int status = 0;
     while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
     }
+    // Those reparented to this process (its subreaper) are reaped here.
+    for (long pid : others) (void)::waitpid(static_cast<pid_t>(pid), &status, WNOHANG);
     while (read_stderr()) {
     }
     forward_stderr(true);

@@ -38,8 +38,11 @@ public:
     /// exit, a write error or a reply that is not a JSON object; Interrupted on a stop signal.
     nlohmann::json request(const nlohmann::json& message, double timeout_s);
 
-    /// The live processes of the group other than its leader, as "PID (NAME)".
+    /// The live descendants other than the plugin itself (descendant_pids), as "PID (NAME)".
     std::vector<std::string> strays() const;
+    /// The plugin's live descendants: its group, and those that left it (a session of their
+    /// own), found through the process tree; orphans come back to this process, a subreaper.
+    std::vector<long> descendant_pids() const;
 
     /// Closes the plugin's stdin (its cue to exit), waits up to `grace_s` for it to exit,
     /// then kills whatever is left of the group and reaps the leader. Returns what had to be

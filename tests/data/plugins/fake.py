@@ -10,6 +10,7 @@ hang            stops answering at the third measure
 blank           prints blank lines forever at the third measure
 garbage         answers the third measure with a line that is not JSON
 child           starts a child at prepare and leaves it running after teardown
+session_child   the same, the child in a session of its own (setsid)
 check_fail      check answers error
 describe_hang   never answers describe
 describe_crash  exits before reading anything
@@ -86,6 +87,9 @@ for line in sys.stdin:
         else:
             if mode == "child":
                 child = subprocess.Popen(["sleep", "300"])
+                note_pid(child.pid)
+            if mode == "session_child":
+                child = subprocess.Popen(["sleep", "300"], start_new_session=True)
                 note_pid(child.pid)
             reply({})
     elif op == "measure":

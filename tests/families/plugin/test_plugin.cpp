@@ -159,6 +159,7 @@ TEST_CASE("plugin: misbehaviour at run time costs the configuration, never the r
                          Case{"blank", "failed", "did not answer 'measure' within 1 s"}, // blank lines forever
                          Case{"garbage", "failed", "not a JSON object"},
                          Case{"child", "failed", "left 1 process(es) behind after teardown"},
+                         Case{"session_child", "failed", "left 1 process(es) behind after teardown"},
                          Case{"check_fail", "failed", "verification failed: fake: the data differ"},
                          Case{"prepare_error", "failed", "fake: could not allocate"},
                          Case{"skip", "skipped", "fake: this configuration is not for this machine"},
