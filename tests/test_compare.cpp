@@ -691,3 +691,19 @@ TEST_CASE("run --baseline: bad baselines fail before measuring, a run compares w
 }
 
 } // TEST_SUITE
+
+TEST_CASE("two units of one metric are not compared, and the gate cannot pass on them") {
+    const auto base = load("base.json");
+    auto fresh = base;
+    fresh["results"][0]["metrics"][0]["unit"] = "s";
+    const auto o = compare_reports(base, fresh, {});
+    const std::string key = base["results"][0]["key"];
+    const ResultComparison* rc = nullptr;
+    for (const auto& r : o.results)
+        if (r.key == key) rc = &r;
+    REQUIRE(rc);
+    REQUIRE(!rc->metrics.empty());
+    CHECK(rc->metrics[0].note.find("units differ") != std::string::npos);
+    CHECK_FALSE(rc->metrics[0].has_ratio);
+    CHECK(rc->verdict != Verdict::unchanged);
+}

@@ -450,3 +450,29 @@ TEST_CASE("pipeline: the command line refuses a batch larger than the dataset an
     auto [rc3, e3] = run("-a variant=fast");
     CHECK(rc3 == 2);
 }
+
+TEST_CASE("pipeline: a kept column damaged in its middle is found before reuse and made again") {
+    Scratch s;
+    const std::vector<std::string> dirs{s.dir.string()};
+    const std::uint64_t rows = 3u << 20; // more than one check chunk of rows
+    {
+        Dataset first(dirs, dirs, rows, true);
+        CHECK_FALSE(first.reused());
+    }
+    {
+        Dataset again(dirs, dirs, rows, true);
+        CHECK(again.reused());
+        CHECK(again.notes().empty());
+        // Damage column 0 in its second million rows: a check of the header or of one batch
+        // would not see it.
+        std::fstream f(again.paths()[0], std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(static_cast<std::streamoff>(again.headers()[0].data_offset + (3u << 19) * col_width(columns()[0])));
+        f.write("\xff\xff\xff\xff", 4);
+    }
+    Dataset repaired(dirs, dirs, rows, true);
+    CHECK_FALSE(repaired.reused());
+    REQUIRE(repaired.notes().size() == 1);
+    CHECK(repaired.notes()[0].find("differed from the generator's values") != std::string::npos);
+    Dataset checked(dirs, dirs, rows, true);
+    CHECK(checked.reused());
+}
