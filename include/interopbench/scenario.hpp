@@ -199,6 +199,9 @@ public:
     virtual ~Scenario() = default;
     /// Static metadata; no CUDA call, so `list` works anywhere.
     virtual const ScenarioInfo& info() const = 0;
+    /// The id alone: what selection, lookup and suggestions need. A scenario whose info is
+    /// costly to get (a plugin describes itself by starting its program) answers it without.
+    virtual const std::string& id() const { return info().id; }
     /// Why this configuration cannot run on this machine, or nothing when it can.
     virtual std::optional<std::string> unsupported(const Machine& machine,
                                                    const Params& params) const = 0;

@@ -114,8 +114,7 @@ std::optional<std::string> gpu_unavailable_reason(const Machine& machine) {
 }
 
 void Registry::add(std::unique_ptr<Scenario> scenario) {
-    if (find(scenario->info().id))
-        throw std::logic_error("duplicate scenario id " + scenario->info().id);
+    if (find(scenario->id())) throw std::logic_error(fmt::format("duplicate scenario id {}", scenario->id()));
     m_scenarios.push_back(std::move(scenario));
 }
 
@@ -136,14 +135,14 @@ nlohmann::json Registry::profile_entries(std::string_view profile) const {
 
 const Scenario* Registry::find(std::string_view id) const {
     for (const auto& s : m_scenarios)
-        if (s->info().id == id) return s.get();
+        if (s->id() == id) return s.get();
     return nullptr;
 }
 
 std::vector<std::string> Registry::suggest(std::string_view name) const {
     std::vector<std::pair<std::size_t, std::string>> scored;
     for (const auto& s : m_scenarios) {
-        const auto& id = s->info().id;
+        const auto& id = s->id();
         std::size_t d = edit_distance(name, id);
         if (id.find(name) != std::string::npos || name.find(id) != std::string_view::npos) d = std::min<std::size_t>(d, 1);
         scored.emplace_back(d, id);
@@ -161,7 +160,7 @@ std::vector<const Scenario*> Registry::select(std::string_view patterns) const {
     for (const auto& pattern : split_list(patterns)) {
         bool matched = false;
         for (const auto& s : m_scenarios) {
-            if (!glob_match(pattern, s->info().id)) continue;
+            if (!glob_match(pattern, s->id())) continue;
             matched = true;
             if (std::find(out.begin(), out.end(), s.get()) == out.end()) out.push_back(s.get());
         }

@@ -34,6 +34,7 @@
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <set>
 
 #include <fmt/format.h>
@@ -171,7 +172,33 @@ struct Host {
     ScenarioInfo info;
     std::string unusable; ///< why every configuration is skipped, or empty
     Process process;
+    bool described = false; ///< info holds the description (or why there is none)
+    std::mutex mutex;       ///< guards the first describe
     explicit Host(Manifest m) : manifest(std::move(m)), process(manifest.id) {}
+
+    /// The description, asked for the first time it is needed: a plugin that is not listed
+    /// or selected is never started (a hanging describe costs only the runs that use it).
+    const ScenarioInfo& describe() {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (described) return info;
+        described = true;
+        try {
+            info = start();
+        } catch (const std::exception& e) {
+            // Listed, and every configuration skipped with the reason: a broken plugin
+            // costs its own scenario, never the run.
+            unusable = fmt::format("plugin unusable: {}", e.what());
+            info.id = manifest.id;
+            info.family = "plugin";
+            info.summary = unusable;
+            info.needs_gpu = manifest.needs_gpu;
+            info.metrics = {MetricInfo{"value", "1", Better::higher, "unknown: the plugin did not describe itself"}};
+            info.axes.clear();
+        }
+        const std::string note = process.stop(k_stop_grace_s);
+        if (!note.empty()) std::fprintf(stderr, "warning: plugin '%s' %s\n", manifest.id.c_str(), note.c_str());
+        return info;
+    }
 
     /// Starts the plugin and reads its description; throws std::runtime_error.
     ScenarioInfo start() {
@@ -334,10 +361,12 @@ public:
     PluginScenario(const PluginScenario&) = delete;
     PluginScenario& operator=(const PluginScenario&) = delete;
 
-    const ScenarioInfo& info() const override { return m_host->info; }
+    const ScenarioInfo& info() const override { return m_host->describe(); }
+    const std::string& id() const override { return m_host->manifest.id; }
     std::string origin() const override { return m_host->manifest.path; }
 
     std::optional<std::string> unsupported(const Machine& machine, const Params&) const override {
+        (void)m_host->describe();
         if (!m_host->unusable.empty()) return m_host->unusable;
         if (m_host->manifest.needs_gpu) return gpu_unavailable_reason(machine);
         return std::nullopt;
@@ -345,6 +374,7 @@ public:
 
     std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& params) const override {
         Host& h = *m_host;
+        (void)h.describe();
         if (!h.unusable.empty()) throw Unsupported(h.unusable);
         if (!h.process.running()) {
             // The first configuration, or the process ended with an earlier one: start it
@@ -538,23 +568,8 @@ void register_from(Registry& r, const std::vector<SearchPath>& folders, std::opt
                                      "give the plugin another id");
                 }
                 if (timeout_s) m.timeout_s = *timeout_s;
-                auto host = std::make_shared<Host>(std::move(m));
-                try {
-                    host->info = host->start();
-                } catch (const std::exception& e) {
-                    // Listed, and every configuration skipped with the reason: a broken
-                    // plugin costs its own scenario, never the run.
-                    host->unusable = fmt::format("plugin unusable: {}", e.what());
-                    host->info.id = host->manifest.id;
-                    host->info.family = "plugin";
-                    host->info.summary = host->unusable;
-                    host->info.needs_gpu = host->manifest.needs_gpu;
-                                        host->info.metrics = {MetricInfo{"value", "1", Better::higher, "unknown: the plugin did not describe itself"}};
-                    host->info.axes.clear();
-                }
-                const std::string note = host->process.stop(k_stop_grace_s);
-                if (!note.empty()) warnings.push_back(fmt::format("plugin '{}' {}", host->manifest.id, note));
-                r.add(std::make_unique<PluginScenario>(std::move(host)));
+                // Described when first needed (Host::describe), not here.
+                r.add(std::make_unique<PluginScenario>(std::make_shared<Host>(std::move(m))));
             } catch (const UsageError& e) {
                 if (where.explicit_dir) throw;
                 warnings.push_back(fmt::format("{} (plugin left out; {})", e.what(), e.hint()));

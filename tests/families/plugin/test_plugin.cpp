@@ -453,3 +453,18 @@ TEST_CASE("plugin: a copied binary does not search folders beside it, and the co
     CHECK(r.out.find("fake_trust") == std::string::npos);
     fs::remove_all(root);
 }
+
+TEST_CASE("plugin: a plugin that is not selected is never started, so a hanging describe costs nothing") {
+    const fs::path dir = testing::scratch("plugin_lazy");
+    const Run r = run_cli("run -s host_memcpy -a threads=single --size 4K --rounds 2 --min-samples 3 --max-time 0.2 -q " +
+                              only("runtime/describe_hang") + " --no-topology --out " + (dir / "r.json").string(),
+                          "FAKE_PLUGIN_PIDFILE=" + (dir / "pids").string());
+    CAPTURE(r.err);
+    CHECK(r.code == 0);
+    CHECK(r.err.find("describe") == std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "pids")); // no plugin process was ever started
+    // Listed or selected, it is described (and its hang is the reason its configurations skip).
+    const Run l = run_cli("list -s fake_describe_hang " + only("runtime/describe_hang"));
+    CHECK(l.code == 0);
+    CHECK(l.out.find("did not answer 'describe' within 1 s") != std::string::npos);
+}
