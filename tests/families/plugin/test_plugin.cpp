@@ -155,15 +155,15 @@ TEST_CASE("plugin: misbehaviour at run time costs the configuration, never the r
         const char* words;
     };
     for (const Case c : {Case{"crash", "failed", "was killed by signal 9"},
-                         Case{"hang", "failed", "did not answer 'measure' within 1 s"},
-                         Case{"blank", "failed", "did not answer 'measure' within 1 s"}, // blank lines forever
+                         Case{"hang", "failed", "did not answer 'measure' within 3 s"},
+                         Case{"blank", "failed", "did not answer 'measure' within 3 s"}, // blank lines forever
                          Case{"garbage", "failed", "not a JSON object"},
                          Case{"child", "failed", "left 1 process(es) behind after teardown"},
                          Case{"session_child", "failed", "left 1 process(es) behind after teardown"},
                          Case{"check_fail", "failed", "verification failed: fake: the data differ"},
                          Case{"prepare_error", "failed", "fake: could not allocate"},
                          Case{"skip", "skipped", "fake: this configuration is not for this machine"},
-                         Case{"describe_hang", "skipped", "did not answer 'describe' within 1 s"},
+                         Case{"describe_hang", "skipped", "did not answer 'describe' within 3 s"},
                          Case{"describe_crash", "skipped", "exited with code 3"},
                          Case{"describe_garbage", "skipped", "not a JSON object"},
                          Case{"wrong_version", "skipped", "speaks protocol 2"},
@@ -466,5 +466,5 @@ TEST_CASE("plugin: a plugin that is not selected is never started, so a hanging 
     // Listed or selected, it is described (and its hang is the reason its configurations skip).
     const Run l = run_cli("list -s fake_describe_hang " + only("runtime/describe_hang"));
     CHECK(l.code == 0);
-    CHECK(l.out.find("did not answer 'describe' within 1 s") != std::string::npos);
+    CHECK(l.out.find("did not answer 'describe' within 3 s") != std::string::npos);
 }
