@@ -24,6 +24,11 @@ int create_unique_file(const std::string& dir, const std::string& prefix, const 
 /// Writes all of `content` to `fd` and flushes it to the disk; throws WriteError naming `path`.
 void write_all(int fd, const std::string& content, const std::string& path);
 
+/// Removes `path` (and everything in it) when it is a folder of a process `pid` that is gone,
+/// made by mkdtemp for this user: a directory (not a link) owned by this user, mode 0700.
+/// Returns whether it was removed. Folders of live processes, and anything else, are left.
+bool remove_folder_of_dead_process(const std::string& path, long pid);
+
 /// Removes private directories of this user's processes that are gone (kill -9 cannot be
 /// caught): $TMPDIR/interopbench-<pid>-XXXXXX owned by this user, pid not running. Returns
 /// how many were removed.

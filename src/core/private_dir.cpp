@@ -105,18 +105,20 @@ int remove_stale_private_dirs() {
         bool digits = true;
         for (std::size_t i = 0; i < dash; ++i) digits = digits && rest[i] >= '0' && rest[i] <= '9';
         if (!digits) continue;
-        const long pid = std::strtol(rest.c_str(), nullptr, 10);
-        if (pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
-        struct stat st {};
-        // Only this user's own directories (never a link), as mkdtemp made them.
-        if (::lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
-            (st.st_mode & 077) != 0)
-            continue;
-        std::error_code rm;
-        fs::remove_all(it->path(), rm); // removes links inside, never follows them
-        removed += !rm;
+        removed += remove_folder_of_dead_process(it->path().string(), std::strtol(rest.c_str(), nullptr, 10));
     }
     return removed;
+}
+
+bool remove_folder_of_dead_process(const std::string& path, long pid) {
+    if (pid <= 0 || pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) return false;
+    struct stat st {};
+    // Only this user's own directories (never a link), as mkdtemp made them.
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0)
+        return false;
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec); // removes links inside, never follows them
+    return !ec;
 }
 
 } // namespace interopbench

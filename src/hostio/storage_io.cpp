@@ -14,7 +14,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -24,6 +23,7 @@
 #include <fmt/format.h>
 
 #include "hostio/pattern.hpp"
+#include "interopbench/private_dir.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/runner.hpp"
 #include "interopbench/params.hpp"
@@ -56,17 +56,8 @@ int remove_stale_files(const std::string& dir) {
     if (!d) return 0;
     while (dirent* e = ::readdir(d)) {
         const std::string name = e->d_name;
-        if (name.rfind(".ib-run-", 0) == 0) {
-            // A run folder of a process that is gone, owned by this user (never a link).
-            const long pid = std::strtol(name.c_str() + 8, nullptr, 10);
-            struct stat st {};
-            const std::string path = dir + "/" + name;
-            if (pid > 0 && pid != ::getpid() && !pid_alive(static_cast<int>(pid)) && ::lstat(path.c_str(), &st) == 0 &&
-                S_ISDIR(st.st_mode) && st.st_uid == ::geteuid()) {
-                std::error_code ec;
-                std::filesystem::remove_all(path, ec);
-                removed += !ec;
-            }
+        if (name.rfind(".ib-run-", 0) == 0) { // a run folder (.ib-run-<pid>-XXXXXX)
+            removed += remove_folder_of_dead_process(dir + "/" + name, std::strtol(name.c_str() + 8, nullptr, 10));
             continue;
         }
         const std::string prefix = ".ib-storage-";
@@ -285,6 +276,21 @@ AlignedBuffer::AlignedBuffer(std::uint64_t bytes, std::uint64_t align) {
 }
 AlignedBuffer::~AlignedBuffer() { std::free(m_ptr); }
 
+std::uint64_t count_file_pattern_mismatches_in(const std::string& path, std::uint64_t offset, std::uint64_t bytes,
+                                              std::uint64_t* first_bad_at) {
+    Fd fd = open_file(path, O_RDONLY | O_NOFOLLOW);
+    std::vector<std::uint64_t> buf(k_check_block / 8 + 1);
+    std::uint64_t bad = 0;
+    for (std::uint64_t off = 0; off < bytes && (bad == 0 || !first_bad_at); off += k_check_block) {
+        const std::uint64_t n = std::min(k_check_block, bytes - off);
+        pread_all(fd.get(), buf.data(), n, off, path);
+        const std::uint64_t here = count_file_pattern_mismatches(buf.data(), offset + off, n / 8 * 8);
+        if (here && !bad && first_bad_at) *first_bad_at = off;
+        bad += here;
+    }
+    return bad;
+}
+
 std::vector<std::pair<std::uint64_t, std::uint64_t>> stripe(std::uint64_t size, std::size_t n, std::uint64_t align) {
     std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
     n = std::max<std::size_t>(1, n);
@@ -330,22 +336,14 @@ void PatternFile::make_segment(const Segment& seg, const std::string& temp_dir, 
         // A complete file from an earlier run (renamed into place only when complete): every
         // word is checked before it is trusted; a damaged one is made again, and the details
         // say so (a file damaged between runs must not fail every later run).
-        Fd fd = open_file(path, O_RDONLY | O_NOFOLLOW);
-        constexpr std::uint64_t k_block = 16ull << 20;
-        std::vector<std::uint64_t> buf(k_block / 8 + 1);
-        std::uint64_t bad = 0, bad_at = 0;
-        for (std::uint64_t off = 0; off < size && bad == 0; off += k_block) {
-            const std::uint64_t n = std::min(k_block, size - off);
-            pread_all(fd.get(), buf.data(), n, off, path);
-            bad = count_file_pattern_mismatches(buf.data(), base + off, n / 8 * 8);
-            bad_at = off;
-        }
+        std::uint64_t bad_at = 0;
+        const std::uint64_t bad = count_file_pattern_mismatches_in(path, base, size, &bad_at);
         if (bad == 0) {
             if (!keep) m_guards.emplace_back(path);
             return;
         }
-        m_notes.push_back(fmt::format("the kept file {} differed from its pattern (in the 16 MiB from byte {}): made again",
-                                      path, bad_at));
+        m_notes.push_back(fmt::format("the kept file {} differed from its pattern (in the {} from byte {}): made again",
+                                      path, format_size(k_check_block), bad_at));
         ::unlink(path.c_str());
     }
     m_reused = false;

@@ -138,6 +138,12 @@ private:
 void fill_file_pattern(void* dst, std::uint64_t offset, std::uint64_t bytes);
 /// Counts 8-byte words of `src` (holding file bytes from `offset`) that differ from the pattern.
 std::uint64_t count_file_pattern_mismatches(const void* src, std::uint64_t offset, std::uint64_t bytes);
+/// The same for the file at `path` (never through a link), whose bytes are the pattern's from
+/// `offset`, read in blocks of k_check_block. With `first_bad_at`, stops at the first block
+/// that differs and sets its offset in the file.
+inline constexpr std::uint64_t k_check_block = 16ull << 20;
+std::uint64_t count_file_pattern_mismatches_in(const std::string& path, std::uint64_t offset, std::uint64_t bytes,
+                                              std::uint64_t* first_bad_at = nullptr);
 
 /// The cache state of one configuration, put in place and proven before every sample.
 /// Cold: the file's pages are dropped (fadvise; drop_caches where permitted) and mincore must

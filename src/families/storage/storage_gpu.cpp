@@ -528,16 +528,8 @@ public:
     }
 
     void check() override {
-        std::vector<std::uint64_t> buf((16u << 20) / 8);
         std::uint64_t bad = 0;
-        for (const Segment& seg : m_targets) {
-            Fd fd = open_file(seg.path, O_RDONLY);
-            for (std::uint64_t off = 0; off < seg.bytes; off += buf.size() * 8) {
-                const std::uint64_t n = std::min<std::uint64_t>(buf.size() * 8, seg.bytes - off);
-                pread_all(fd.get(), buf.data(), n, off, seg.path);
-                bad += count_file_pattern_mismatches(buf.data(), seg.offset + off, n / 8 * 8);
-            }
-        }
+        for (const Segment& seg : m_targets) bad += count_file_pattern_mismatches_in(seg.path, seg.offset, seg.bytes);
         if (bad) throw CheckFailed(fmt::format("{} of {} words in the written file differ from the device's data", bad, m_size / 8));
     }
 
