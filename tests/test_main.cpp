@@ -14,6 +14,8 @@
 #include <string>
 #include <string_view>
 
+#include "families/plugin/warden.hpp"
+
 namespace {
 
 int g_started = 0;
@@ -38,6 +40,8 @@ REGISTER_LISTENER("count_cases", 1, CountCases);
 } // namespace
 
 int main(int argc, char** argv) {
+    // Plugins started by tests in this process have their warden in this binary too.
+    if (argc > 1 && argv[1] == interopbench::plugin::k_warden_command) return interopbench::plugin::warden_main(argc, argv);
     namespace fs = std::filesystem;
     const char* outer = std::getenv("TMPDIR");
     const fs::path root = fs::path(outer && *outer ? outer : "/tmp") / ("interopbench-tests-" + std::to_string(::getpid()));

@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.hpp"
+#include "families/plugin/warden.hpp"
 #include "interopbench/output.hpp"
 #include "interopbench/report.hpp"
 
@@ -194,6 +195,8 @@ int run(int argc, char** argv) {
 } // namespace
 
 int main(int argc, char** argv) {
+    // The plugin warden is this binary started again (families/plugin/warden.hpp).
+    if (argc > 1 && argv[1] == plugin::k_warden_command) return plugin::warden_main(argc, argv);
     reserve_standard_fds();
     make_stderr_infallible();
     const int code = run(argc, argv);

@@ -1,11 +1,10 @@
 #include "families/plugin/plugin_process.hpp"
 #include "interopbench/file_io.hpp"
+#include "families/plugin/warden.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,8 +14,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -84,8 +81,11 @@ void Process::start(const std::vector<std::string>& argv, const std::string& cwd
     kill();
     if (argv.empty()) throw ProtocolError(fmt::format("plugin '{}' has no command", m_label));
     // Everything the child needs is made before fork: after it, only async-signal-safe calls.
+    // The child becomes the warden (this binary again, warden.hpp), which starts the plugin.
+    std::vector<std::string> warden_argv{"interopbench-plugin-warden", std::string(k_warden_command)};
+    warden_argv.insert(warden_argv.end(), argv.begin(), argv.end());
     std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    for (auto& a : warden_argv) args.push_back(a.data());
     args.push_back(nullptr);
     std::vector<std::string> env_text{"INTEROPBENCH_PLUGIN_PROTOCOL=1"};
     if (!std::getenv("PYTHONUNBUFFERED")) env_text.emplace_back("PYTHONUNBUFFERED=1");
@@ -95,20 +95,17 @@ void Process::start(const std::vector<std::string>& argv, const std::string& cwd
     for (auto& e : env_text) env.push_back(e.data());
     env.push_back(nullptr);
 
-    int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, exec_status[2] = {-1, -1};
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, status[2] = {-1, -1}, life[2] = {-1, -1};
     auto close_all = [&] {
-        for (int* p : {in, out, err, exec_status})
+        for (int* p : {in, out, err, status, life})
             for (int i = 0; i < 2; ++i) close_fd(p[i]);
     };
-    if (::pipe2(in, O_CLOEXEC) || ::pipe2(out, O_CLOEXEC) || ::pipe2(err, O_CLOEXEC) || ::pipe2(exec_status, O_CLOEXEC)) {
+    if (::pipe2(in, O_CLOEXEC) || ::pipe2(out, O_CLOEXEC) || ::pipe2(err, O_CLOEXEC) || ::pipe2(status, O_CLOEXEC) ||
+        ::pipe2(life, O_CLOEXEC)) {
         const int e = errno;
         close_all();
         throw ProtocolError(fmt::format("plugin '{}' could not be started: pipe: {}", m_label, std::strerror(e)));
     }
-    // Orphans of the plugin's children (a daemonising child, setsid) are reparented to this
-    // process instead of init, so that they can be found and ended with the plugin.
-    (void)::prctl(PR_SET_CHILD_SUBREAPER, 1);
-    const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
         const int e = errno;
@@ -116,20 +113,22 @@ void Process::start(const std::vector<std::string>& argv, const std::string& cwd
         throw ProtocolError(fmt::format("plugin '{}' could not be started: fork: {}", m_label, std::strerror(e)));
     }
     if (pid == 0) {
-        // The child: its own process group (a Ctrl-C at the terminal reaches interopbench
-        // only, which then ends the group), killed should interopbench die first.
+        // The warden: a process group of its own, so that a Ctrl-C at the terminal reaches
+        // interopbench only. It outlives a killed interopbench on purpose: to end the plugin.
         ::setpgid(0, 0);
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != parent) ::_exit(127);
-        ::dup2(in[0], 0);
-        ::dup2(out[1], 1);
-        ::dup2(err[1], 2);
+        // Each descriptor to its place: first all above the targets, then down (a source may
+        // sit on a target's number).
+        const int from[5] = {in[0], out[1], err[1], status[1], life[0]};
+        int high[5];
+        for (int i = 0; i < 5; ++i)
+            if ((high[i] = ::fcntl(from[i], F_DUPFD, 16)) < 0) ::_exit(127);
+        for (int i = 0; i < 5; ++i)
+            if (::dup2(high[i], i) < 0) ::_exit(127);
         // Descriptors interopbench holds (report temporaries, storage files) stay with it.
 #ifdef SYS_close_range
-        if (::syscall(SYS_close_range, 3u, ~0u, 0u) != 0)
+        if (::syscall(SYS_close_range, 5u, ~0u, 0u) != 0)
 #endif
-            for (int fd = 3; fd < 4096; ++fd)
-                if (fd != exec_status[1]) ::close(fd);
+            for (int fd = 5; fd < 4096; ++fd) ::close(fd);
         sigset_t none;
         sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -137,37 +136,82 @@ void Process::start(const std::vector<std::string>& argv, const std::string& cwd
         int e = 0;
         if (::chdir(cwd.c_str()) != 0) e = errno;
         else {
-            ::execve(args[0], args.data(), env.data());
+            ::execve("/proc/self/exe", args.data(), env.data());
             e = errno;
         }
-        (void)!::write(exec_status[1], &e, sizeof e);
+        char line[32];
+        const int n = std::snprintf(line, sizeof line, "failed %d\n", e);
+        (void)!::write(k_warden_status_fd, line, static_cast<std::size_t>(n));
         ::_exit(127);
     }
     ::setpgid(pid, pid); // also here: no race with the child's own call
     close_fd(in[0]);
     close_fd(out[1]);
     close_fd(err[1]);
-    close_fd(exec_status[1]);
-    m_pid = pid;
-    m_guard = cleanup::guard_process_group(pid);
+    close_fd(status[1]);
+    close_fd(life[0]);
+    m_warden = pid;
     m_in = in[1];
     m_out = out[0];
     m_err = err[0];
+    m_status = status[0];
+    m_lifeline = life[1];
     m_outbuf.clear();
     m_errbuf.clear();
-    int exec_errno = 0;
-    ssize_t n;
-    do n = ::read(exec_status[0], &exec_errno, sizeof exec_errno);
-    while (n < 0 && errno == EINTR);
-    close_fd(exec_status[0]);
-    if (n == static_cast<ssize_t>(sizeof exec_errno)) {
+    m_statusbuf.clear();
+    m_end.clear();
+    // The warden's first line: the plugin started, or why not.
+    std::string first;
+    while (true) {
+        char c;
+        const ssize_t n = ::read(m_status, &c, 1);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0 || c == '\n' || first.size() > 64) break;
+        first += c;
+    }
+    long value = 0;
+    if (std::sscanf(first.c_str(), "started %ld", &value) == 1 && value > 0) {
+        m_pid = static_cast<int>(value);
+        m_guard = cleanup::guard_process_group(m_pid);
+    } else {
+        const bool failed = std::sscanf(first.c_str(), "failed %ld", &value) == 1;
         kill();
         throw ProtocolError(fmt::format("plugin '{}' could not be started: {}: {}", m_label, argv[0],
-                                        std::strerror(exec_errno)));
+                                        failed ? std::strerror(static_cast<int>(value)) : "its warden ended"));
     }
     set_nonblocking(m_in);
     set_nonblocking(m_out);
     set_nonblocking(m_err);
+    set_nonblocking(m_status);
+}
+
+bool Process::ended(int wait_ms) noexcept {
+    if (!m_end.empty()) return true;
+    if (m_status < 0) return false;
+    const auto until = clock::now() + std::chrono::milliseconds(wait_ms);
+    while (true) {
+        char buf[256];
+        const ssize_t n = ::read(m_status, buf, sizeof buf);
+        if (n > 0) m_statusbuf.append(buf, static_cast<std::size_t>(n));
+        std::size_t nl;
+        while ((nl = m_statusbuf.find('\n')) != std::string::npos) {
+            const std::string line = m_statusbuf.substr(0, nl);
+            m_statusbuf.erase(0, nl + 1);
+            int v = 0;
+            if (std::sscanf(line.c_str(), "exited %d", &v) == 1) m_end = fmt::format("exited with code {}", v);
+            else if (std::sscanf(line.c_str(), "signal %d", &v) == 1)
+                m_end = fmt::format("was killed by signal {} ({})", v, strsignal(v));
+        }
+        if (!m_end.empty()) return true;
+        if (n == 0) { // the warden is gone: so is the plugin (it dies with its warden)
+            m_end = "ended with its warden";
+            return true;
+        }
+        const int left = remaining_ms(until);
+        if (left <= 0) return false;
+        pollfd p{m_status, POLLIN, 0};
+        (void)::poll(&p, 1, std::min(left, 10));
+    }
 }
 
 void Process::fail(const std::string& what) {
@@ -206,19 +250,8 @@ void Process::forward_stderr(bool everything) noexcept {
 }
 
 std::string Process::exit_text() {
-    // The pipe closed: the process is ending; give it a moment to end with its status. WNOWAIT
-    // keeps the leader a zombie, so that kill() still reaches its group by id.
-    const auto until = clock::now() + std::chrono::seconds(2);
-    siginfo_t info{};
-    bool ended = false;
-    while (!ended && clock::now() < until) {
-        info = {};
-        ended = ::waitid(P_PID, static_cast<id_t>(m_pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == m_pid;
-        if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    std::string text = "closed its output";
-    if (ended && info.si_code == CLD_EXITED) text = fmt::format("exited with code {}", info.si_status);
-    else if (ended) text = fmt::format("was killed by signal {} ({})", info.si_status, strsignal(info.si_status));
+    // The pipe closed: the process is ending; give it a moment to end with its status.
+    const std::string text = ended(2000) ? m_end : "closed its output";
     kill();
     return text;
 }
@@ -314,67 +347,21 @@ nlohmann::json Process::request(const nlohmann::json& message, double timeout_s)
     }
 }
 
-namespace {
-
-struct ProcEntry {
-    long pid, ppid, pgrp, sid;
-    char state;
-    std::string name;
-};
-
-/// Every process of /proc, with its parent, group and session.
-std::vector<ProcEntry> all_processes() {
-    std::vector<ProcEntry> out;
-    DIR* d = ::opendir("/proc");
-    if (!d) return out;
-    while (const dirent* e = ::readdir(d)) {
-        char* end = nullptr;
-        const long pid = std::strtol(e->d_name, &end, 10);
-        if (!end || *end || pid <= 0) continue;
-        std::ifstream in(fmt::format("/proc/{}/stat", pid));
-        std::string stat((std::istreambuf_iterator<char>(in)), {});
-        // "PID (NAME) STATE PPID PGRP SESSION ...": NAME may hold blanks and parentheses.
-        const auto open = stat.find('('), close = stat.rfind(')');
-        if (open == std::string::npos || close == std::string::npos || close < open) continue;
-        ProcEntry p{pid, 0, 0, 0, 0, stat.substr(open + 1, close - open - 1)};
-        if (std::sscanf(stat.c_str() + close + 1, " %c %ld %ld %ld", &p.state, &p.ppid, &p.pgrp, &p.sid) != 4) continue;
-        out.push_back(std::move(p));
-    }
-    ::closedir(d);
-    return out;
-}
-
-} // namespace
-
 std::vector<long> Process::descendant_pids() const {
+    // Everything the plugin started is below its warden (orphans come back to the warden, a
+    // subreaper), whatever session or group it moved to.
     std::vector<long> found;
-    if (m_pid <= 0) return found;
-    const auto procs = all_processes();
-    const long me = ::getpid(), my_sid = ::getsid(0);
-    // Roots: the plugin's group (its children that kept it), and processes that a plugin's
-    // child left behind in a session of their own: reparented to this process, which is
-    // their subreaper, in another session than this one (round processes share ours).
-    std::set<long> tree;
-    for (const auto& p : procs)
-        if (p.pid != m_pid && (p.pgrp == m_pid || (p.ppid == me && p.sid != my_sid))) tree.insert(p.pid);
-    tree.insert(m_pid);
-    // Then everything below them, whatever session or group it moved to.
-    for (bool grew = true; grew;) {
-        grew = false;
-        for (const auto& p : procs)
-            if (!tree.count(p.pid) && tree.count(p.ppid)) grew = tree.insert(p.pid).second || grew;
-    }
-    for (const auto& p : procs)
-        if (p.pid != m_pid && tree.count(p.pid) && p.state != 'Z' && p.state != 'X') found.push_back(p.pid);
+    if (m_warden <= 0) return found;
+    for (const auto& p : descendants_of(m_warden))
+        if (p.pid != m_pid && !p.ended()) found.push_back(p.pid);
     return found;
 }
 
 std::vector<std::string> Process::strays() const {
     std::vector<std::string> found;
-    const auto pids = descendant_pids();
-    if (pids.empty()) return found;
-    for (const auto& p : all_processes())
-        if (std::find(pids.begin(), pids.end(), p.pid) != pids.end()) found.push_back(fmt::format("{} ({})", p.pid, p.name));
+    if (m_warden <= 0) return found;
+    for (const auto& p : descendants_of(m_warden))
+        if (p.pid != m_pid && !p.ended()) found.push_back(fmt::format("{} ({})", p.pid, p.name));
     return found;
 }
 
@@ -386,10 +373,7 @@ std::string Process::stop(double grace_s) noexcept {
         const auto until = clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(grace_s));
         bool exited = false;
         while (true) {
-            siginfo_t info{};
-            // WNOWAIT: the leader stays a zombie, so its group id cannot be reused before
-            // the group is killed below.
-            if (::waitid(P_PID, static_cast<id_t>(m_pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == m_pid) {
+            if (ended(0)) {
                 exited = true;
                 break;
             }
@@ -415,23 +399,28 @@ std::string Process::stop(double grace_s) noexcept {
 }
 
 void Process::kill() noexcept {
-    if (m_pid <= 0) {
+    if (m_warden <= 0) {
         close_fds();
         return;
     }
-    // The group, and every descendant that left it (its own session or group).
-    std::vector<long> others;
-    try {
-        others = descendant_pids();
-    } catch (...) {
-    }
-    (void)::kill(-m_pid, SIGKILL);
-    for (long pid : others) (void)::kill(static_cast<pid_t>(pid), SIGKILL);
+    // The plugin's group at once (its warden keeps the leader a zombie, so the id is still
+    // this group's), then the lifeline closes: the warden kills whatever is left below it,
+    // reaps it and exits.
+    if (m_pid > 0) (void)::kill(-m_pid, SIGKILL);
+    close_fd(m_lifeline);
     int status = 0;
-    while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
+    const auto until = clock::now() + std::chrono::seconds(10);
+    while (true) {
+        const pid_t r = ::waitpid(m_warden, &status, WNOHANG);
+        if (r == m_warden || (r < 0 && errno != EINTR)) break;
+        if (clock::now() >= until) { // a warden that cannot end: what is below it is orphaned
+            (void)::kill(m_warden, SIGKILL);
+            while (::waitpid(m_warden, &status, 0) < 0 && errno == EINTR) {
+            }
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
-    // Those reparented to this process (its subreaper) are reaped here.
-    for (long pid : others) (void)::waitpid(static_cast<pid_t>(pid), &status, WNOHANG);
     while (read_stderr()) {
     }
     forward_stderr(true);
@@ -439,9 +428,12 @@ void Process::kill() noexcept {
     cleanup::release_process_group(m_guard);
     m_guard = -1;
     m_pid = -1;
+    m_warden = -1;
 }
 
 void Process::close_fds() noexcept {
+    close_fd(m_lifeline);
+    close_fd(m_status);
     close_fd(m_in);
     close_fd(m_out);
     close_fd(m_err);

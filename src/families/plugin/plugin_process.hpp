@@ -1,6 +1,6 @@
 #pragma once
-// One plugin process: started in its own process group with pipes on its stdin, stdout and
-// stderr; spoken to in JSON lines (one request, one reply), each reply awaited with a
+// One plugin process: started by its warden (warden.hpp) in its own process group with pipes
+// on its stdin, stdout and stderr; spoken to in JSON lines (one request, one reply), each reply awaited with a
 // deadline; its stderr forwarded to ours, line by line, with a prefix. Whatever goes wrong
 // (exit, crash, silence past the deadline, a line that is not a JSON object) kills the whole
 // group and throws ProtocolError, so nothing the plugin started outlives the question.
@@ -32,6 +32,9 @@ public:
     /// process group. Throws ProtocolError when it cannot be started.
     void start(const std::vector<std::string>& argv, const std::string& cwd);
     bool running() const { return m_pid > 0; }
+    /// Whether the plugin has exited (its warden said so), waiting up to `wait_ms`; how it
+    /// ended is then in the text exit_text() returns.
+    bool ended(int wait_ms) noexcept;
 
     /// Writes `message` as one line and returns the reply: the next line, a JSON object,
     /// within `timeout_s`. Throws ProtocolError (after killing the group) on a timeout, an
@@ -40,8 +43,8 @@ public:
 
     /// The live descendants other than the plugin itself (descendant_pids), as "PID (NAME)".
     std::vector<std::string> strays() const;
-    /// The plugin's live descendants: its group, and those that left it (a session of their
-    /// own), found through the process tree; orphans come back to this process, a subreaper.
+    /// The plugin's live descendants, whatever group or session they moved to: everything
+    /// below its warden, which is their subreaper.
     std::vector<long> descendant_pids() const;
 
     /// Closes the plugin's stdin (its cue to exit), waits up to `grace_s` for it to exit,
@@ -60,9 +63,10 @@ private:
     [[noreturn]] void fail(const std::string& what);
 
     std::string m_label;
-    int m_pid = -1, m_in = -1, m_out = -1, m_err = -1;
+    int m_pid = -1, m_warden = -1, m_in = -1, m_out = -1, m_err = -1, m_status = -1, m_lifeline = -1;
     int m_guard = -1;
-    std::string m_outbuf, m_errbuf;
+    std::string m_outbuf, m_errbuf, m_statusbuf;
+    std::string m_end; ///< how the plugin ended, once its warden said so
 };
 
 } // namespace interopbench::plugin

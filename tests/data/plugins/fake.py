@@ -11,6 +11,7 @@ blank           prints blank lines forever at the third measure
 garbage         answers the third measure with a line that is not JSON
 child           starts a child at prepare and leaves it running after teardown
 session_child   the same, the child in a session of its own (setsid)
+session_hang    starts a child in a session of its own at prepare, hangs at the third measure
 check_fail      check answers error
 describe_hang   never answers describe
 describe_crash  exits before reading anything
@@ -88,7 +89,7 @@ for line in sys.stdin:
             if mode == "child":
                 child = subprocess.Popen(["sleep", "300"])
                 note_pid(child.pid)
-            if mode == "session_child":
+            if mode in ("session_child", "session_hang"):
                 child = subprocess.Popen(["sleep", "300"], start_new_session=True)
                 note_pid(child.pid)
             reply({})
@@ -96,7 +97,7 @@ for line in sys.stdin:
         measured += 1
         if measured == 3 and mode == "crash":
             os.kill(os.getpid(), signal.SIGKILL)
-        if measured == 3 and mode == "hang":
+        if measured == 3 and mode in ("hang", "session_hang"):
             time.sleep(3600)
         if measured == 3 and mode == "blank":
             while True:

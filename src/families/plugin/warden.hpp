@@ -1,0 +1,41 @@
+#pragma once
+// The warden: a small process between interopbench and one plugin, so that nothing a plugin
+// starts outlives interopbench, even when interopbench is killed with SIGKILL.
+//
+// interopbench starts its own binary as `<exe> __plugin-warden CMD...` with the plugin's pipes
+// on 0, 1 and 2, a status pipe on 3 and a lifeline on 4 (a pipe whose only writer is
+// interopbench). The warden is the subreaper of everything the plugin starts (a child that
+// starts a session of its own comes back to it, not to init), starts the plugin in a process
+// group of its own, and reports on the status pipe, one line each:
+//   started PID | failed ERRNO | exited CODE | signal NUMBER
+// When the lifeline closes (interopbench ended it, or interopbench died) or on SIGTERM, the
+// warden kills every process below it, reaps them and exits. The plugin is kept as a zombie
+// until then, so its process group id cannot be taken by another process while interopbench
+// may still signal that group.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace interopbench::plugin {
+
+/// The first argument that makes main() run the warden instead of the tool.
+inline constexpr std::string_view k_warden_command = "__plugin-warden";
+inline constexpr int k_warden_status_fd = 3;
+inline constexpr int k_warden_lifeline_fd = 4;
+
+/// One process of /proc: its parent, group, session, state letter and name.
+struct ProcEntry {
+    long pid = 0, ppid = 0, pgrp = 0, sid = 0;
+    char state = 0;
+    std::string name;
+    bool ended() const { return state == 'Z' || state == 'X'; }
+};
+
+/// Every process below `root` (not `root` itself), zombies included, found through /proc.
+std::vector<ProcEntry> descendants_of(long root);
+
+/// The warden's main: argv[1] is k_warden_command, argv[2..] the plugin's command. Returns
+/// the exit code (0 after a clean end).
+int warden_main(int argc, char** argv);
+
+} // namespace interopbench::plugin
