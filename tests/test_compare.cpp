@@ -15,6 +15,7 @@
 
 #include "interopbench/compare.hpp"
 #include "interopbench/report.hpp"
+#include "interopbench/stats.hpp"
 
 using namespace interopbench;
 using nlohmann::json;
@@ -239,6 +240,95 @@ TEST_CASE("the bootstrap interval is seeded, brackets the ratio and follows a sh
     with_nan.push_back(std::nan(""));
     CHECK(bootstrap_median_ratio(with_nan, base, 500, 1, 0.95).ratio == doctest::Approx(1.0));
     CHECK(bootstrap_median_ratio({}, base, 500, 1, 0.95).ratio == 0);
+}
+
+TEST_CASE("the bootstrap's work is bounded: the resamples chosen respect the cap of draws per metric") {
+    CHECK(bootstrap_resamples(2000, 30, 30) == 2000); // small sets: as many as asked
+    CHECK(bootstrap_resamples(2000, 1000, 1000) == 2000);
+    CHECK(bootstrap_resamples(2000, 5000, 5000) == k_max_bootstrap_draws / 10000);
+    CHECK(bootstrap_resamples(2000, 100000, 100000) == k_min_bootstrap_resamples); // never fewer
+    CHECK(bootstrap_resamples(50, 100000, 100000) == 50);                        // never more than asked
+    CHECK(bootstrap_resamples(-1, 10, 10) == 0);
+    CHECK(bootstrap_resamples(2000, 0, 0) == 2000);
+    for (std::size_t n : {1, 10, 100, 1000, 2000, 10000, 20000, 50000, 100000, 1000000}) {
+        for (std::size_t m : {n, std::size_t{1}, 3 * n}) {
+            CAPTURE(n);
+            CAPTURE(m);
+            const std::size_t r = bootstrap_resamples(2000, n, m);
+            CHECK(r * (n + m) <= std::max(k_max_bootstrap_draws, k_min_bootstrap_resamples * (n + m)));
+            CHECK(r >= k_min_bootstrap_resamples);
+        }
+    }
+    // The bootstrap draws exactly that many: with its seeded stream, asking for 2000 gives the
+    // interval of asking for the capped count, and not the one of a single resample fewer.
+    std::vector<double> base, fresh;
+    std::uint64_t x = 12345;
+    auto next = [&x] {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        return static_cast<double>(x >> 11) / 9007199254740992.0; // [0, 1)
+    };
+    for (int i = 0; i < 5000; ++i) {
+        base.push_back(100 + 10 * next());
+        fresh.push_back(101 + 10 * next());
+    }
+    const std::size_t capped = bootstrap_resamples(2000, base.size(), fresh.size());
+    REQUIRE(capped < 2000);
+    const auto asked = bootstrap_median_ratio(base, fresh, 2000, 7, 0.95);
+    const auto exact = bootstrap_median_ratio(base, fresh, static_cast<int>(capped), 7, 0.95);
+    const auto fewer = bootstrap_median_ratio(base, fresh, static_cast<int>(capped) - 1, 7, 0.95);
+    CHECK(asked.lo == exact.lo);
+    CHECK(asked.hi == exact.hi);
+    CHECK((fewer.lo != exact.lo || fewer.hi != exact.hi));
+    // 100,000 samples on each side: the floor of resamples, not 2000 of them.
+    base.resize(100000);
+    fresh.resize(100000);
+    for (std::size_t i = 5000; i < base.size(); ++i) {
+        base[i] = 100 + 10 * next();
+        fresh[i] = 101 + 10 * next();
+    }
+    REQUIRE(bootstrap_resamples(2000, base.size(), fresh.size()) == k_min_bootstrap_resamples);
+    const auto big = bootstrap_median_ratio(base, fresh, 2000, 7, 0.95);
+    const auto floor = bootstrap_median_ratio(base, fresh, static_cast<int>(k_min_bootstrap_resamples), 7, 0.95);
+    CHECK(big.lo == floor.lo);
+    CHECK(big.hi == floor.hi);
+    CHECK(big.lo <= big.ratio);
+    CHECK(big.ratio <= big.hi);
+}
+
+TEST_CASE("comparing many results of many samples completes, within the cap of draws per metric") {
+    constexpr int k_results = 12;
+    constexpr std::size_t k_samples = 20000;
+    auto make = [&](double scale) {
+        json doc = {{"schema", {{"name", "interopbench.report"}, {"version", "1.1"}}}, {"results", json::array()}};
+        for (int r = 0; r < k_results; ++r) {
+            json samples = json::array();
+            for (std::size_t i = 0; i < k_samples; ++i) samples.push_back(scale * (1e9 + 1e7 * ((i * 7919 + r) % 101)));
+            const double median = scale * 1.05e9;
+            doc["results"].push_back(
+                {{"key", fmt::format("host_memcpy/size={}", 4096 * (r + 1))}, {"scenario", "host_memcpy"}, {"status", "ok"},
+                 {"params", {{"size", std::to_string(4096 * (r + 1))}}}, {"param_order", {"size"}},
+                 {"metrics", {{{"name", "bandwidth"}, {"unit", "B/s"}, {"better", "higher"},
+                               {"stats", {{"n", k_samples}, {"median", median}, {"median_ci", {0.99 * median, 1.01 * median}}}},
+                               {"samples", std::move(samples)}}}}});
+        }
+        return doc;
+    };
+    const json base = make(1), fresh = make(1.001);
+    const CompareOptions options;
+    const auto o = compare_reports(base, fresh, options);
+    REQUIRE(o.results.size() == static_cast<std::size_t>(k_results));
+    std::size_t draws = 0, metrics = 0;
+    for (const auto& r : o.results)
+        for (const auto& m : r.metrics) {
+            CHECK(m.has_ratio);
+            CHECK(m.base_n == k_samples);
+            CHECK(m.new_n == k_samples);
+            draws += bootstrap_resamples(options.resamples, m.base_n, m.new_n) * (m.base_n + m.new_n);
+            ++metrics;
+        }
+    CHECK(metrics == static_cast<std::size_t>(k_results));
+    CHECK(draws <= metrics * k_max_bootstrap_draws);
+    CHECK(o.count(Verdict::regression) == 0);
 }
 
 TEST_CASE("a report against itself: no regression, nothing missing or new") {

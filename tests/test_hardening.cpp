@@ -164,7 +164,7 @@ TEST_CASE("the fuzz corpora, crash inputs included, replay cleanly") {
     const fs::path root = INTEROPBENCH_SOURCE_DIR "/tests/fuzz/corpus";
     const std::vector<std::pair<std::string, void (*)(const std::uint8_t*, std::size_t)>> targets{
         {"report", fuzz::report},   {"profile", fuzz::profile},           {"sizes", fuzz::sizes},
-        {"devices", fuzz::devices}, {"topology_xml", fuzz::topology_xml}};
+        {"devices", fuzz::devices}, {"topology_xml", fuzz::topology_xml}, {"plugin_reply", fuzz::plugin_reply}};
     for (const auto& [name, run] : targets) {
         std::size_t n = 0;
         for (const auto& entry : fs::directory_iterator(root / name)) {
@@ -638,6 +638,78 @@ TEST_CASE("JSON nested past the limit is refused as bad input, never parsed into
         CHECK(rc == 2);
         CHECK(read_text(d / "stderr").find("is not valid JSON") != std::string::npos);
     }
+    fs::remove_all(d);
+}
+
+namespace {
+
+/// `inner` wrapped in `levels` arrays, built without recursion (as no parser would let it be).
+nlohmann::json nested(int levels, nlohmann::json inner = 1) {
+    for (int i = 0; i < levels; ++i) {
+        nlohmann::json outer = nlohmann::json::array();
+        outer.push_back(std::move(inner));
+        inner = std::move(outer);
+    }
+    return inner;
+}
+
+} // namespace
+
+TEST_CASE("a plugin reply nested 100000 levels deep is refused with a reason, and the plugin is listed as unusable") {
+    constexpr int k_deep = 100000;
+    const std::string open(k_deep, '['), close(k_deep, ']');
+    // As the plugin's line arrives: parse_json refuses it before anything walks it.
+    for (const std::string& line : {"{\"protocol\": 1, \"metrics\": " + open + close + "}", "{\"error\": " + open + close + "}",
+                                    "{\"details\": {\"a\": " + open + close + "}}"}) {
+        CHECK(parse_json(line, false).is_discarded());
+        CHECK_THROWS_WITH_AS(parse_json(line), doctest::Contains("nesting deeper than 256 levels"), nlohmann::json::parse_error);
+    }
+    // Built in memory, past any parser: the reply readers refuse it themselves, never recursing.
+    plugin::Manifest m;
+    m.id = "fake_deep";
+    const std::vector<MetricInfo> metrics = {{"time", "s", Better::lower, ""}};
+    const auto too_deep = doctest::Contains("nests deeper than 256 levels");
+    const nlohmann::json describe = {{"protocol", 1}, {"metrics", nested(k_deep)}};
+    CHECK_THROWS_WITH_AS(plugin::parse_describe_reply(describe, m), too_deep, plugin::BadReply);
+    const nlohmann::json error = {{"error", nested(k_deep)}};
+    CHECK_THROWS_WITH_AS(plugin::parse_describe_reply(error, m), too_deep, plugin::BadReply);
+    CHECK_THROWS_WITH_AS(plugin::parse_measure_reply(error, metrics), too_deep, plugin::BadReply);
+    CHECK_THROWS_WITH_AS(plugin::parse_details_reply(error), too_deep, plugin::BadReply);
+    const nlohmann::json values = {{"values", {{"time", nested(k_deep)}}}, {"clock", "fake"}};
+    CHECK_THROWS_WITH_AS(plugin::parse_measure_reply(values, metrics), too_deep, plugin::BadReply);
+    const nlohmann::json details = {{"details", {{"a", nested(k_deep)}}}};
+    CHECK_THROWS_WITH_AS(plugin::parse_details_reply(details), too_deep, plugin::BadReply);
+    // The limit itself is accepted (256 levels, as parse_json allows).
+    CHECK(plugin::parse_details_reply({{"details", {{"a", nested(k_max_json_depth - 2)}}}}).contains("a"));
+
+    // Through a plugin: `list` still works and names it unusable, with the reason.
+    const fs::path d = scratch("deep_plugin");
+    const fs::path pd = d / "plugins";
+    fs::create_directories(pd);
+    std::ofstream(pd / "deep.py") << "import sys\n"
+                                     "where = sys.argv[1]\n"
+                                     "deep = '[' * 100000 + ']' * 100000\n"
+                                     "for line in sys.stdin:\n"
+                                     "    if where == 'metrics':\n"
+                                     "        print('{\"protocol\": 1, \"metrics\": ' + deep + '}', flush=True)\n"
+                                     "    else:\n"
+                                     "        print('{\"error\": ' + deep + '}', flush=True)\n";
+    for (const char* where : {"metrics", "error"})
+        std::ofstream(pd / fmt::format("deep_{}.json", where))
+            << fmt::format(R"({{"id": "deep_{}", "protocol": 1, "command": ["python3", "deep.py", "{}"], "needs_gpu": false, "timeout_s": 30}})",
+                           where, where);
+    REQUIRE(run_binary({"list", "--format", "json", "--no-default-plugins", "--plugin-path", pd.string()}, d) == 0);
+    const auto list = nlohmann::json::parse(read_text(d / "stdout"));
+    int unusable = 0;
+    for (const auto& sc : list)
+        if (sc["id"].get<std::string>().rfind("deep_", 0) == 0) {
+            CAPTURE(sc["summary"]);
+            CHECK(sc["summary"].get<std::string>().rfind("plugin unusable: ", 0) == 0);
+            ++unusable;
+        }
+    CHECK(unusable == 2);
+    REQUIRE(run_binary({"list", "--no-default-plugins", "--plugin-path", pd.string()}, d) == 0);
+    CHECK(read_text(d / "stdout").find("deep_metrics") != std::string::npos);
     fs::remove_all(d);
 }
 

@@ -36,6 +36,17 @@ double relative_range(std::vector<double> values);
 /// (compare's own mark is relative to its threshold).
 inline constexpr double k_noisy_range = 0.05;
 
+/// The bootstrap's bound on work: about this many drawn samples per metric, whatever the
+/// sample counts (a report of 100,000 samples per result must not take minutes) ...
+inline constexpr std::size_t k_max_bootstrap_draws = 4000000;
+/// ... but never fewer resamples than this (an interval from fewer is not worth having).
+inline constexpr std::size_t k_min_bootstrap_resamples = 100;
+
+/// The resamples a bootstrap over `base_n` and `fresh_n` samples makes when `requested` are
+/// asked for: `requested` (0 when negative), cut to k_max_bootstrap_draws / (base_n + fresh_n)
+/// but never by the cut to fewer than k_min_bootstrap_resamples.
+std::size_t bootstrap_resamples(int requested, std::size_t base_n, std::size_t fresh_n);
+
 /// Quantile p in (0,1) of Student's t distribution with `df` > 0 degrees of freedom (df may
 /// be fractional, as Welch's approximation gives). Accurate to about 1e-9.
 double student_t_quantile(double p, double df);

@@ -444,9 +444,11 @@ Params typed_params(const ScenarioInfo& info, const std::vector<std::pair<std::s
         const auto parsed = resolve_axis(axis, it == values.end() ? nullptr : &given, unchecked);
         set_value(p, axis.name, parsed.front());
     }
-    for (const auto& [k, v] : values)
+    for (const auto& kv : values) {
+        const auto& k = kv.first; // named, not bound: clang before 16 cannot capture bindings
         if (std::none_of(info.axes.begin(), info.axes.end(), [&](const Axis& a) { return a.name == k; }))
             throw UsageError(fmt::format("scenario '{}' has no axis named '{}'", info.id, k));
+    }
     return p;
 }
 

@@ -56,6 +56,12 @@ double relative_range(std::vector<double> v) {
     return mid > 0 ? (v.back() - v.front()) / mid : 0;
 }
 
+std::size_t bootstrap_resamples(int requested, std::size_t base_n, std::size_t fresh_n) {
+    const std::size_t per = std::max<std::size_t>(1, base_n + fresh_n);
+    return std::min<std::size_t>(static_cast<std::size_t>(std::max(requested, 0)),
+                                 std::max(k_min_bootstrap_resamples, k_max_bootstrap_draws / per));
+}
+
 double student_t_quantile(double p, double df) {
     if (!(p > 0 && p < 1) || !(df > 0)) return std::nan("");
     if (p < 0.5) return -student_t_quantile(1 - p, df);

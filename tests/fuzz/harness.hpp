@@ -23,8 +23,10 @@
 #include <nlohmann/json.hpp>
 
 #include "../fake_scenario.hpp"
+#include "families/plugin/reply.hpp"
 #include "interopbench/compare.hpp"
 #include "interopbench/errors.hpp"
+#include "interopbench/file_io.hpp"
 #include "interopbench/output.hpp"
 #include "interopbench/params.hpp"
 #include "interopbench/profile.hpp"
@@ -240,6 +242,51 @@ inline void topology_xml(const std::uint8_t* data, std::size_t size) {
             for (std::size_t b = 0; b < topo.gpus.size(); ++b)
                 if (a != b) require(topo.pair(a, b) != nullptr, "every ordered GPU pair is described");
     } catch (const UsageError&) {
+    }
+}
+
+/// One line a plugin answers with, as Process::request reads it (parse_json: a JSON object, or
+/// the process is refused), then read as a describe, a measure and a details reply. A bad
+/// reply ends in ConfigError (BadReply for its form): that costs the plugin or the
+/// configuration, never the run.
+inline void plugin_reply(const std::uint8_t* data, std::size_t size) {
+    const nlohmann::json reply = parse_json(text_of(data, size), false);
+    if (reply.is_discarded() || !reply.is_object()) return;
+    static const plugin::Manifest manifest = [] {
+        plugin::Manifest m;
+        m.id = "fuzz_plugin";
+        m.needs_gpu = false;
+        return m;
+    }();
+    static const std::vector<MetricInfo> fixed = {{"time", "s", Better::lower, ""}, {"bandwidth", "B/s", Better::higher, ""}};
+    std::vector<MetricInfo> described = fixed;
+    try {
+        const ScenarioInfo info = plugin::parse_describe_reply(reply, manifest);
+        require(info.id == manifest.id && !info.metrics.empty(), "a description is of its plugin and has metrics");
+        std::set<std::string> names;
+        for (const auto& m : info.metrics) require(plugin::is_id(m.name) && names.insert(m.name).second, "metric names are unique ids");
+        for (const auto& a : info.axes)
+            if (a.kind == AxisKind::choice)
+                for (const auto& v : a.defaults)
+                    require(std::find(a.choices.begin(), a.choices.end(), v) != a.choices.end(), "choice values are choices");
+        described = info.metrics;
+    } catch (const ConfigError&) {
+    }
+    const std::vector<MetricInfo>* lists[] = {&fixed, &described};
+    for (const auto* metrics : lists) {
+        try {
+            const auto got = plugin::parse_measure_reply(reply, *metrics);
+            require(got.values.size() == metrics->size(), "a value per described metric");
+            for (double v : got.values) require(std::isnan(v) || std::isfinite(v), "values are finite or missing");
+            require(!got.clock.empty(), "the clock is named");
+        } catch (const ConfigError&) {
+        }
+    }
+    try {
+        const auto details = plugin::parse_details_reply(reply);
+        require(details.is_object(), "details are an object");
+        (void)valid_utf8(details).dump(); // as a report holds them
+    } catch (const ConfigError&) {
     }
 }
 

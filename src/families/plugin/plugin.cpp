@@ -42,6 +42,7 @@
 #include "interopbench/registry.hpp"
 #include "interopbench/runner.hpp"
 #include "families/plugin/plugin_process.hpp"
+#include "families/plugin/reply.hpp"
 #include "interopbench/errors.hpp"
 
 namespace interopbench {
@@ -51,13 +52,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr double k_stop_grace_s = 2;
-
-bool is_id(const std::string& s) {
-    if (s.empty() || s.size() > 64 || !(std::islower(static_cast<unsigned char>(s[0])))) return false;
-    return std::all_of(s.begin(), s.end(), [](char c) {
-        return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_';
-    });
-}
 
 bool executable(const std::string& p) {
     struct stat st {};
@@ -81,89 +75,6 @@ std::string resolve_command(const std::string& name, const std::string& dir) {
         if (colon == std::string_view::npos) return {};
         rest.remove_prefix(colon + 1);
     }
-}
-
-std::string value_text(const nlohmann::json& v) {
-    if (v.is_string()) return v.get<std::string>();
-    if (v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());
-    return v.dump();
-}
-
-/// The scenario description from a describe reply; throws std::runtime_error saying what is wrong.
-ScenarioInfo parse_description(const nlohmann::json& d, const Manifest& m) {
-    auto bad = [&](const std::string& what) { return std::runtime_error(fmt::format("its describe reply {}", what)); };
-    if (!d.contains("protocol") || !d["protocol"].is_number_integer())
-        throw bad("has no integer 'protocol'");
-    if (d["protocol"].get<long long>() != k_protocol)
-        throw std::runtime_error(fmt::format("it speaks protocol {} and this interopbench speaks protocol {}: use a "
-                                             "plugin and an interopbench of the same protocol",
-                                             d["protocol"].dump(), k_protocol));
-    ScenarioInfo info;
-    info.id = m.id;
-    info.family = "plugin";
-    info.needs_gpu = m.needs_gpu;
-    info.summary = d.value("summary", std::string{});
-    if (info.summary.empty()) info.summary = fmt::format("plugin {}", m.id);
-    info.counting = d.value("counting", std::string{"as the plugin counts (it does not say)"});
-    if (!d.contains("metrics") || !d["metrics"].is_array() || d["metrics"].empty())
-        throw bad("has no 'metrics' list (at least one metric: name, unit, better)");
-    std::set<std::string> names;
-    for (const auto& mj : d["metrics"]) {
-        if (!mj.is_object() || !mj.contains("name") || !mj["name"].is_string() || !mj.contains("unit") || !mj["unit"].is_string())
-            throw bad("has a metric without a string 'name' and 'unit'");
-        MetricInfo mi;
-        mi.name = mj["name"].get<std::string>();
-        mi.unit = mj["unit"].get<std::string>();
-        if (!is_id(mi.name)) throw bad(fmt::format("names a metric '{}' (use lower case letters, digits and _)", mi.name));
-        if (!names.insert(mi.name).second) throw bad(fmt::format("names metric '{}' twice", mi.name));
-        const std::string better = mj.value("better", std::string{"higher"});
-        if (better != "higher" && better != "lower") throw bad(fmt::format("says metric '{}' is better '{}' (higher or lower)", mi.name, better));
-        mi.better = better == "higher" ? Better::higher : Better::lower;
-        mi.help = mj.value("help", std::string{});
-        info.metrics.push_back(std::move(mi));
-    }
-    names.clear();
-    for (const auto& aj : d.value("axes", nlohmann::json::array())) {
-        if (!aj.is_object() || !aj.contains("name") || !aj["name"].is_string()) throw bad("has an axis without a string 'name'");
-        Axis a;
-        a.name = aj["name"].get<std::string>();
-        if (!is_id(a.name)) throw bad(fmt::format("names an axis '{}' (use lower case letters, digits and _)", a.name));
-        if (!names.insert(a.name).second) throw bad(fmt::format("names axis '{}' twice", a.name));
-        a.help = aj.value("help", std::string{});
-        const std::string kind = aj.value("kind", std::string{"choice"});
-        if (kind == "choice") a.kind = AxisKind::choice;
-        else if (kind == "size") a.kind = AxisKind::size;
-        else if (kind == "integer") a.kind = AxisKind::integer;
-        else if (kind == "device") a.kind = AxisKind::device;
-        else throw bad(fmt::format("gives axis '{}' the kind '{}' (choice, size, integer or device)", a.name, kind));
-        const auto values = aj.value("values", nlohmann::json::array());
-        if (!values.is_array() || (values.empty() && a.kind != AxisKind::device))
-            throw bad(fmt::format("gives axis '{}' no 'values' list", a.name));
-        for (const auto& v : values) a.defaults.push_back(value_text(v));
-        for (const auto& v : aj.value("choices", nlohmann::json::array())) a.choices.push_back(value_text(v));
-        try {
-            if (a.kind == AxisKind::choice) {
-                if (a.choices.empty()) a.choices = a.defaults;
-                // Axis values travel as comma-separated lists: a choice holding a comma, or
-                // blanks at its ends, would come back as other values.
-                for (const auto& v : a.choices)
-                    if (v.empty() || v.find(',') != std::string::npos || v.front() == ' ' || v.back() == ' ')
-                        throw bad(fmt::format("gives axis '{}' the choice '{}' (empty, a comma, or blanks at its ends)",
-                                              a.name, v));
-                for (const auto& v : a.defaults)
-                    if (std::find(a.choices.begin(), a.choices.end(), v) == a.choices.end())
-                        throw bad(fmt::format("gives axis '{}' the value '{}' that is not among its choices", a.name, v));
-            } else if (a.kind == AxisKind::size) {
-                for (const auto& v : a.defaults) (void)parse_size_list(v);
-            } else if (a.kind == AxisKind::integer) {
-                for (const auto& v : a.defaults) (void)parse_uint(v, "integer axis value");
-            }
-        } catch (const UsageError& e) {
-            throw bad(fmt::format("gives axis '{}' a bad value: {}", a.name, e.what()));
-        }
-        info.axes.push_back(std::move(a));
-    }
-    return info;
 }
 
 /// The state a scenario's configurations share: the manifest, the description, the process.
@@ -203,9 +114,8 @@ struct Host {
     /// Starts the plugin and reads its description; throws std::runtime_error.
     ScenarioInfo start() {
         process.start(manifest.command, manifest.dir);
-        const auto reply = process.request({{"op", "describe"}, {"protocol", k_protocol}}, manifest.timeout_s);
-        if (reply.contains("error")) throw std::runtime_error(fmt::format("describe failed: {}", value_text(reply["error"])));
-        return parse_description(reply, manifest);
+        return parse_describe_reply(process.request({{"op", "describe"}, {"protocol", k_protocol}}, manifest.timeout_s),
+                                    manifest);
     }
 };
 
@@ -218,11 +128,6 @@ nlohmann::json ask(Host& h, const nlohmann::json& message) {
     } catch (const Interrupted& e) {
         throw ConfigError(e.what());
     }
-}
-
-void throw_if_error(const nlohmann::json& reply, const std::string& op) {
-    if (reply.contains("error"))
-        throw ConfigError(fmt::format("the plugin's {} failed: {}", op, value_text(reply["error"])));
 }
 
 double median(std::vector<double> v) {
@@ -261,25 +166,16 @@ public:
             return s; // the runner sees the stop signal and records the configuration as interrupted
         }
         const double round_trip = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        throw_if_error(reply, "measure");
-        if (!reply.contains("values") || !reply["values"].is_object())
-            fail("its measure reply has no 'values' object (metric name -> number)");
-        if (!reply.contains("clock") || !reply["clock"].is_string() || reply["clock"].get<std::string>().empty())
-            fail("its measure reply does not say which 'clock' it used (e.g. \"host_monotonic\", \"cuda_event\")");
-        for (const auto& item : reply["values"].items()) {
-            const std::string& name = item.key(); // named, not bound: clang before 16 cannot capture bindings
-            const nlohmann::json& v = item.value();
-            const auto it = std::find_if(metrics.begin(), metrics.end(), [&](const MetricInfo& m) { return m.name == name; });
-            if (it == metrics.end()) fail(fmt::format("its measure reply has a value for '{}', which it did not describe", name));
-            if (v.is_null()) continue; // not produced by this configuration
-            if (!v.is_number() || !std::isfinite(v.get<double>()))
-                fail(fmt::format("its measure reply gives '{}' the value {}, not a finite number", name, v.dump()));
-            s[static_cast<std::size_t>(it - metrics.begin())] = v.get<double>();
+        MeasureReply got;
+        try {
+            got = parse_measure_reply(reply, metrics);
+        } catch (const BadReply& e) {
+            fail(e.what());
         }
-        m_clocks.insert(reply["clock"].get<std::string>());
+        m_clocks.insert(got.clock);
         m_round_trips.push_back(round_trip);
-        if (reply.contains("elapsed_s") && reply["elapsed_s"].is_number()) m_elapsed.push_back(reply["elapsed_s"].get<double>());
-        return s;
+        if (got.elapsed_s) m_elapsed.push_back(*got.elapsed_s);
+        return got.values;
     }
 
     void check() override {
@@ -324,10 +220,10 @@ private:
         if (m_details_fetched || !m_host->process.running()) return;
         m_details_fetched = true;
         const auto reply = ask(*m_host, {{"op", "details"}});
-        throw_if_error(reply, "details");
-        if (reply.contains("details")) {
-            if (!reply["details"].is_object()) fail("its details reply's 'details' is not an object");
-            m_details = reply["details"];
+        try {
+            m_details = parse_details_reply(reply);
+        } catch (const BadReply& e) {
+            fail(e.what());
         }
     }
     void teardown() {
