@@ -4,6 +4,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <sstream>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -79,6 +81,25 @@ TEST_CASE("version, list and help work anywhere") {
     CHECK(families[6]["options"] == nlohmann::json::array({"--storage-dir", "--keep-files"}));
 }
 
+TEST_CASE("help fits the terminal, shows defaults and gives examples") {
+    for (const char* cmd : {"run", "show", "compare", "list", "topo", "doctor"}) {
+        CAPTURE(cmd);
+        const Run h = run_cli(std::string(cmd) + " --help");
+        CHECK(h.code == 0);
+        CHECK(h.out.find("examples:") != std::string::npos);
+    }
+    // COLUMNS is read by the binary: std::system passes this process's environment on.
+    ::setenv("COLUMNS", "80", 1);
+    const Run h = run_cli("run --help");
+    ::unsetenv("COLUMNS");
+    CHECK(h.code == 0);
+    std::istringstream lines(h.out);
+    std::size_t widest = 0;
+    for (std::string l; std::getline(lines, l);) widest = std::max(widest, l.size());
+    CHECK(widest <= 80);
+    CHECK(run_cli("run --help").out.find("TEXT=table") != std::string::npos); // --format's default
+}
+
 TEST_CASE("bad sizes, names and options are one-line errors with exit 2") {
     expect_usage_error("run --scenario host_memcpy --size 0", "invalid size '0'");
     expect_usage_error("run --scenario host_memcpy --size -1", "invalid size '-1'");
@@ -92,6 +113,70 @@ TEST_CASE("bad sizes, names and options are one-line errors with exit 2") {
     expect_usage_error("run --scenario host_memcpy --min-samples 10 --max-samples 5", "below the minimum");
     const Run s = run_cli("run --scenario h2d_cpy");
     CHECK(s.err.find("hint: did you mean h2d_copy") != std::string::npos);
+}
+
+TEST_CASE("typos of a command, an option or an axis name: exit 2 and the near name") {
+    expect_usage_error("rn", "unknown command 'rn'; did you mean 'run'?");
+    expect_usage_error("comapre a.json b.json", "did you mean 'compare'?");
+    expect_usage_error("run --ouput r.json", "unknown option '--ouput' for 'run'; did you mean '--out'?");
+    expect_usage_error("run --ouput=r.json", "did you mean '--out'?");
+    expect_usage_error("doctor --formt json", "did you mean '--format'?");
+    expect_usage_error("run --scenario host_memcpy --axis thread=2", "axis named 'thread'; did you mean 'threads'?");
+    expect_usage_error("run --scenario h2d_copy -a hostmem=pinned", "did you mean 'host_mem'?");
+    // Nothing near: no guess, still the --help to read.
+    const Run far = run_cli("benchmark");
+    CHECK(far.code == 2);
+    CHECK(far.err.find("did you mean") == std::string::npos);
+    CHECK(far.err.find("--help") != std::string::npos);
+    const Run dash = run_cli("topo -x");
+    CHECK(dash.code == 2);
+    CHECK(dash.err.find("did you mean") == std::string::npos); // "-x" is no typo of "-h"
+    // The internal round command is never suggested.
+    CHECK(run_cli("_rond").err.find("_round") == std::string::npos);
+}
+
+TEST_CASE("CLI11's wording never reaches the user: each parse error is ours, with the command's --help") {
+    struct Case {
+        const char* args;
+        const char* words;
+        const char* help;
+    };
+    const Case cases[] = {
+        {"list --bogus", "unknown option '--bogus' for 'list'", "interopbench list --help"},
+        {"run --out", "option '--out' needs a value", "interopbench run --help"},
+        {"doctor --format", "option '--format' needs a value", "interopbench doctor --help"},
+        {"run --min-samples abc", "'abc' is not a whole number", "--min-samples"},
+        {"run extra_argument", "unexpected argument 'extra_argument'", "interopbench run --help"},
+        {"show a.json b.json", "unexpected argument 'b.json'", "interopbench show --help"},
+        {"show", "'interopbench show' is missing its file argument", "interopbench show --help"},
+        {"compare a.json", "needs at least 2 reports, got 1", "interopbench compare --help"},
+        {"topo --format json --format table", "option '--format' is given 2 times", "interopbench topo --help"},
+        {"--bogus", "unknown option '--bogus'", "interopbench --help"},
+    };
+    for (const Case& c : cases) {
+        expect_usage_error(c.args, c.words);
+        const Run r = run_cli(c.args);
+        CAPTURE(r.err);
+        CHECK(r.err.find(c.help) != std::string::npos);
+        // One error line and at most one hint line; none of CLI11's phrases.
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') <= 2);
+        for (const char* cli11 : {"not expected", "required", "TEXT", "At least", "At Most", "Could not convert"})
+            CHECK(r.err.find(cli11) == std::string::npos);
+    }
+}
+
+TEST_CASE("-f is --format on every command that prints") {
+    const auto dir = scratch();
+    const auto out = (dir / "r.json").string();
+    REQUIRE(run_cli("run --scenario host_memcpy --size 4K --min-samples 3 --max-time 0.2 --quiet --out " + out).code == 0);
+    const Run c = run_cli("compare -f json " + out + " " + out);
+    CHECK(c.code == 0);
+    CHECK(nlohmann::json::parse(c.out).is_object());
+    CHECK(run_cli("show -f csv " + out).code == 0);
+    CHECK(run_cli("list -f json").code == 0);
+    CHECK(nlohmann::json::parse(run_cli("topo -f json").out).is_object());
+    CHECK(nlohmann::json::parse(run_cli("doctor -f json").out).contains("checks"));
+    fs::remove_all(dir);
 }
 
 TEST_CASE("--out into a missing or unwritable directory fails before measuring") {

@@ -262,6 +262,6 @@ TEST_CASE("html stage breakdown from details.stages, bounding stage outlined") {
     const std::string page = html::render_report_page(doc);
     CHECK(page.find("stage breakdown") != std::string::npos);
     CHECK(count(page, "class=\"bound\"") == 2);
-    CHECK(page.find("read: 4.000 ms (bounding)") != std::string::npos);
-    CHECK(page.find("h2d: 3.000 ms (bounding)") != std::string::npos);
+    CHECK(page.find("read: 4.00 ms (bounding)") != std::string::npos);
+    CHECK(page.find("h2d: 3.00 ms (bounding)") != std::string::npos);
 }

@@ -81,3 +81,25 @@ TEST_CASE("glob and edit distance") {
     CHECK(edit_distance("h2d_cpy", "h2d_copy") == 1);
     CHECK(split_list(" a, b,,c ") == std::vector<std::string>{"a", "b", "c"});
 }
+
+TEST_CASE("edit distance counts a swap of neighbours once, and closest_match suggests only near names") {
+    CHECK(edit_distance("", "") == 0);
+    CHECK(edit_distance("run", "") == 3);
+    CHECK(edit_distance("rnu", "run") == 1); // swapped neighbours
+    CHECK(edit_distance("rn", "run") == 1);
+    CHECK(edit_distance("ouput", "out") == 2);
+    CHECK(edit_distance("kitten", "sitting") == 3);
+    const std::vector<std::string> commands{"run", "list", "show", "topo", "doctor", "compare", "version"};
+    CHECK(closest_match("rn", commands) == "run");
+    CHECK(closest_match("rnu", commands) == "run");
+    CHECK(closest_match("lsit", commands) == "list");
+    CHECK(closest_match("docter", commands) == "doctor");
+    CHECK(closest_match("comapre", commands) == "compare");
+    CHECK_FALSE(closest_match("x", commands));          // one letter is no typo of anything
+    CHECK_FALSE(closest_match("benchmark", commands));  // far from every name
+    CHECK_FALSE(closest_match("rn", {}));
+    CHECK(closest_match("ouput", {"out", "html", "format"}) == "out");
+    // Long names allow a third of their length: 3 edits in 13 letters.
+    CHECK(closest_match("host_mmeory_x", {"host_memory"}) == "host_memory");
+    CHECK(closest_match("thread", {"threads", "chunk"}) == "threads");
+}

@@ -217,6 +217,14 @@ CompareFormat parse_compare_format(const std::string& text);
 /// differences and warnings as properties.
 std::string render_comparison(const CompareOutcome& outcome, CompareFormat format);
 
+/// Where a verdict is listed: what fails the gate first (regression, missing), then
+/// inconclusive, improvement, new, and unchanged last.
+int listing_rank(Verdict v);
+
+/// The comparison in one line, as it opens every rendering: "FAIL: 1 regression, 2
+/// inconclusive, 54 unchanged of 57 results" (FAIL when a result regressed or went missing).
+std::string verdict_line(const CompareOutcome& outcome);
+
 /// The outcome as a JSON document (the `json` format).
 nlohmann::json comparison_json(const CompareOutcome& outcome);
 

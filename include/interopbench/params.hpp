@@ -106,7 +106,13 @@ private:
 /// Glob match with `*` and `?` (whole string). Used for scenario selection.
 bool glob_match(std::string_view pattern, std::string_view text);
 
-/// Levenshtein distance, for "did you mean" suggestions.
+/// Edit distance with adjacent swaps counted once (Damerau-Levenshtein, optimal string
+/// alignment): "rnu" is one step from "run", as a typist's slip is.
 std::size_t edit_distance(std::string_view a, std::string_view b);
+
+/// The candidate nearest to `name` when it is near enough to be a typo of it (at most 2
+/// edits, or a third of the name's length for long names, and never a total rewrite);
+/// nothing otherwise. The first of equally near candidates wins. For "did you mean".
+std::optional<std::string> closest_match(std::string_view name, const std::vector<std::string>& candidates);
 
 } // namespace interopbench

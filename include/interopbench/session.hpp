@@ -27,8 +27,10 @@ struct SessionHooks {
     /// Adds facts to finished results: path facts from the topology document (null when
     /// none was discovered), and whatever needs the whole run's results.
     std::function<void(const nlohmann::json& topology, std::vector<Result>& results)> annotate;
-    /// Called before each configuration: index (from 0), count, the configuration.
-    std::function<void(std::size_t index, std::size_t count, const Config& config)> progress;
+    /// Called before each configuration: the round (from 1) of how many, the index (from 0)
+    /// of the configuration in this round's count, the configuration. run_round is expected
+    /// to report its own progress the same way.
+    std::function<void(int round, int rounds, std::size_t index, std::size_t count, const Config& config)> progress;
     /// Called before flagged results are measured again for the gate (--confirm).
     std::function<void(std::size_t flagged, int rounds)> confirming;
     /// Measures round `round` (from 2) of `configs` with `settings` in a fresh process and

@@ -50,6 +50,58 @@ bool progress_allowed() {
     return std::getenv("NO_COLOR") == nullptr;
 }
 
+ProgressLine::ProgressLine(bool live) : m_live(live), m_start(std::chrono::steady_clock::now()) {}
+
+double ProgressLine::elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+}
+
+void ProgressLine::show(int round, int rounds, std::size_t index, std::size_t count, const std::string& name) {
+    if (round != m_round) {
+        if (m_round > 0) m_done_before += m_count;
+        m_round = round;
+    }
+    m_count = count;
+    const double spent = elapsed();
+    const std::size_t done = m_done_before + index;
+    // What is left: the rest of this round and every later round (at this round's count:
+    // later rounds measure again only what was measured, so this is an upper estimate).
+    const std::size_t left = (count - index) + static_cast<std::size_t>(std::max(0, rounds - round)) * count;
+    const std::string eta = done > 0 ? "about " + format_duration(spent / static_cast<double>(done) * static_cast<double>(left)) + " left"
+                                     : std::string("estimating");
+    const std::string where = rounds > 1 ? fmt::format("{}/{} of round {}/{}", index + 1, count, round, rounds)
+                                         : fmt::format("{}/{}", index + 1, count);
+    std::string text = fmt::format("[{}, {} elapsed, {}] {}", where, format_duration(spent), eta, display_text(name));
+    if (m_live) {
+        // One terminal line: cut to the width so that the redraw stays on it.
+        const std::size_t width = terminal_width();
+        if (text.size() >= width) text = text.substr(0, width > 4 ? width - 4 : 0) + "...";
+        print_stderr("\r\033[K" + text);
+    } else {
+        print_stderr(text + "\n");
+    }
+}
+
+void ProgressLine::clear() {
+    if (m_live && m_round > 0) print_stderr("\r\033[K");
+}
+
+void add_table_options(CLI::App* cmd, bool& wide, std::string& metrics) {
+    cmd->add_flag("--wide", wide, "tables as wide as their content (default: the terminal's width, 100 when not a terminal)");
+    cmd->add_option("--metrics", metrics, "metric columns of tables: compact (those that fit, the default) or all")
+        ->capture_default_str();
+}
+
+TableStyle table_style(bool wide, const std::string& metrics) {
+    // "primary" is show's word for the same default (it also picks the CI formats' metrics).
+    if (metrics != "compact" && metrics != "primary" && metrics != "all")
+        throw UsageError(fmt::format("unknown --metrics '{}'", metrics), "use --metrics compact or --metrics all");
+    TableStyle style;
+    style.width = wide ? 0 : terminal_width();
+    style.all_metrics = metrics == "all";
+    return style;
+}
+
 Machine probe_machine(const std::string& devices) {
     Machine m;
     gpu::probe_cuda(m);

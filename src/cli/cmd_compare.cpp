@@ -44,7 +44,7 @@ void add_compare(CLI::App& app, Outcome& out) {
                     "absolute tolerance per unit, UNIT=VALUE: differences below it never count "
                     "(default s=500ns, so times under 10 us are not gated on fractions of a microsecond); UNIT=0 removes it; repeatable")
         ->allow_extra_args(false);
-    cmd->add_option("--format", args->format,
+    cmd->add_option("-f,--format", args->format,
                     "table (default), markdown, json, junit, html (a page with the ratios as charts), or for CI systems " +
                         ci_format_names() + " (the new report's values with the verdicts)");
     cmd->add_option("--out", args->out_file, "write the chosen format to FILE (the table still goes to stdout)");

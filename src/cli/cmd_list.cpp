@@ -67,7 +67,8 @@ void add_list(CLI::App& app, Outcome& out) {
             infos.push_back(&s->info());
             if (auto origin = s->origin(); !origin.empty()) plugins.push_back({s->info().id, origin});
         }
-        std::string text = render_scenarios(infos, format);
+        // One line per scenario; the details when scenarios are named.
+        std::string text = render_scenarios(infos, format, !o->scenarios.empty());
         // Where each plugin scenario comes from: an "origin" field in JSON, a table of their
         // manifests after the scenarios in text (CSV keeps its one table).
         if (format == OutputFormat::json) {

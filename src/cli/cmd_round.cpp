@@ -3,6 +3,7 @@
 // command on it, which measures them with a fresh CUDA context, fresh buffers, threads and
 // pools, and writes a report the parent pools (merge_rounds). What moves between these
 // processes is what moves between two runs of the tool: the gate needs to know it.
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -49,7 +51,7 @@ std::string self_path() {
     return buf;
 }
 
-int round_command(const std::string& plan_file, const std::string& out_file, bool progress) {
+int round_command(const std::string& plan_file, const std::string& out_file, int progress_fd) {
     // The parent waits for this process; if the parent dies first, stop (and leave nothing).
     const pid_t parent = getppid();
     prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -79,10 +81,11 @@ int round_command(const std::string& plan_file, const std::string& out_file, boo
     options.out = out_file;
     SessionHooks hooks;
     const int round = plan.value("round", 0);
-    if (progress)
-        hooks.progress = [round](std::size_t i, std::size_t n, const Config& c) {
-            fmt::print(stderr, "[round {}: {}/{}] {}\n", round, i + 1, n, c.key());
-            std::fflush(stderr);
+    // Progress goes to the parent, which shows it (one line per configuration).
+    if (progress_fd >= 0)
+        hooks.progress = [progress_fd](int, int, std::size_t i, std::size_t n, const Config&) {
+            const std::string line = fmt::format("{} {}\n", i, n);
+            (void)!write(progress_fd, line.data(), line.size());
         };
     const SessionResult run = run_session(configs, std::move(rec), machine, options, hooks);
     if (getppid() != parent) { // orphaned: nobody reads the report
@@ -95,7 +98,8 @@ int round_command(const std::string& plan_file, const std::string& out_file, boo
 } // namespace
 
 std::vector<Result> run_round_process(const std::vector<Config>& configs, const RunSettings& settings, int round,
-                                      const std::string& devices, bool progress) {
+                                      const std::string& devices,
+                                      const std::function<void(std::size_t index, std::size_t count)>& progress) {
     nlohmann::json plan = {{"version", k_plan_version}, {"round", round}, {"devices", devices}};
     plan["family_options"] = settings.options.to_json();
     nlohmann::json s = settings.to_json();
@@ -110,26 +114,56 @@ std::vector<Result> run_round_process(const std::vector<Config>& configs, const 
     write_file_atomic(plan_file, plan.dump() + "\n");
     const std::string exe = self_path();
     std::vector<std::string> args{"interopbench", "_round", "--plan", plan_file, "--out", out_file};
-    if (progress) args.push_back("--progress");
+    // The child's progress comes back on a pipe, its descriptor 3 there.
+    int pipe_fds[2] = {-1, -1};
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    if (progress && pipe2(pipe_fds, O_CLOEXEC) == 0) {
+        posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 3);
+        args.insert(args.end(), {"--progress-fd", "3"});
+    }
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     pid_t pid = 0;
-    if (const int err = posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv.data(), environ); err != 0)
-        throw std::runtime_error(fmt::format("cannot start {}: {}", exe, std::strerror(err)));
+    const int spawned = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (pipe_fds[1] >= 0) close(pipe_fds[1]);
+    if (spawned != 0) {
+        if (pipe_fds[0] >= 0) close(pipe_fds[0]);
+        throw std::runtime_error(fmt::format("cannot start {}: {}", exe, std::strerror(spawned)));
+    }
+    if (pipe_fds[0] >= 0) fcntl(pipe_fds[0], F_SETFL, fcntl(pipe_fds[0], F_GETFL) | O_NONBLOCK);
+    std::string pending;
+    auto read_progress = [&] {
+        char buf[512];
+        ssize_t n;
+        while (pipe_fds[0] >= 0 && (n = read(pipe_fds[0], buf, sizeof buf)) > 0) pending.append(buf, static_cast<std::size_t>(n));
+        std::size_t nl;
+        while ((nl = pending.find('\n')) != std::string::npos) {
+            unsigned long i = 0, count = 0;
+            if (std::sscanf(pending.c_str(), "%lu %lu", &i, &count) == 2 && i < count && count == configs.size()) progress(i, count);
+            pending.erase(0, nl + 1);
+        }
+    };
     // Wait; a stop signal of ours is passed on once, and the round ends after its sample.
     bool told = false;
     int status = 0;
     while (true) {
         const pid_t got = waitpid(pid, &status, WNOHANG);
         if (got == pid) break;
-        if (got < 0 && errno != EINTR) throw std::runtime_error(fmt::format("waiting for round {}: {}", round, std::strerror(errno)));
+        if (got < 0 && errno != EINTR) {
+            if (pipe_fds[0] >= 0) close(pipe_fds[0]);
+            throw std::runtime_error(fmt::format("waiting for round {}: {}", round, std::strerror(errno)));
+        }
         if (g_interrupted && !told) {
             kill(pid, SIGINT);
             told = true;
         }
+        read_progress();
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
+    if (pipe_fds[0] >= 0) close(pipe_fds[0]);
     if (access(out_file.c_str(), F_OK) != 0) {
         if (WIFSIGNALED(status))
             throw std::runtime_error(fmt::format("its process ended by signal {}", WTERMSIG(status)));
@@ -141,15 +175,15 @@ std::vector<Result> run_round_process(const std::vector<Config>& configs, const 
 void add_round(CLI::App& app, Outcome& out) {
     struct Options {
         std::string plan, out;
-        bool progress = false;
+        int progress_fd = -1;
     };
     auto o = std::make_shared<Options>();
     auto* cmd = app.add_subcommand("_round", "");
     cmd->group(""); // internal: started by 'run --rounds', not listed in --help
     cmd->add_option("--plan", o->plan)->required();
     cmd->add_option("--out", o->out)->required();
-    cmd->add_flag("--progress", o->progress);
-    cmd->callback([o, &out] { out.code = round_command(o->plan, o->out, o->progress); });
+    cmd->add_option("--progress-fd", o->progress_fd);
+    cmd->callback([o, &out] { out.code = round_command(o->plan, o->out, o->progress_fd); });
 }
 
 } // namespace interopbench::cli

@@ -20,9 +20,9 @@ namespace interopbench::cli {
 namespace {
 
 struct RunOptions {
-    std::string scenarios, sizes, devices, profile, out, html, format = "table";
+    std::string scenarios, sizes, devices, profile, out, html, format = "table", metrics = "compact";
     std::vector<std::string> axes;
-    bool quiet = false, require_gpu = false, no_numa_bind = false, no_topology = false, progress = false;
+    bool quiet = false, require_gpu = false, no_numa_bind = false, no_topology = false, progress = false, wide = false;
     bool anonymize = false;
     std::vector<std::string> exports;       ///< --export FORMAT=PATH (CI formats)
     std::string export_metrics = "primary"; ///< --export-metrics
@@ -181,19 +181,27 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
         if (topology.is_object()) annotate_results(topology, results);
         builtin_families().annotate(results);
     };
-    // A live line on a terminal; with --progress one plain line per configuration (logs).
+    // Before: how much there is to do and how long it may take at most.
+    const int rounds = rec.plan.settings.rounds;
+    if (!quiet && !configs.empty())
+        fmt::print(stderr, "measuring {} configuration{}{}: sampling takes at most {} (time limit {:g} s per configuration)\n",
+                   configs.size(), configs.size() == 1 ? "" : "s",
+                   rounds > 1 ? fmt::format(" in {} rounds, each a new process", rounds) : std::string{},
+                   format_duration(rec.plan.settings.max_time_s * static_cast<double>(configs.size())),
+                   rec.plan.settings.max_time_s);
+    // During: a live line on a terminal; with --progress one plain line per configuration
+    // (logs). Later rounds run in other processes and report back here.
     const bool live = !quiet && !o.progress && progress_allowed();
-    if (live)
-        hooks.progress = [](std::size_t i, std::size_t n, const Config& c) {
-            fmt::print(stderr, "\r\033[K[{}/{}] {}", i + 1, n, c.key());
+    ProgressLine line(live);
+    if (live || (o.progress && root))
+        hooks.progress = [&line](int round, int rounds_, std::size_t i, std::size_t n, const Config& c) {
+            line.show(round, rounds_, i, n, short_label(c.scenario->info().id, c.params));
         };
-    else if (o.progress && root)
-        hooks.progress = [](std::size_t i, std::size_t n, const Config& c) {
-            fmt::print(stderr, "[{}/{}] {}\n", i + 1, n, c.key());
-            std::fflush(stderr);
-        };
-    hooks.run_round = [&o](const std::vector<Config>& cs, const RunSettings& s, int round) {
-        return run_round_process(cs, s, round, o.devices, o.progress);
+    hooks.run_round = [&](const std::vector<Config>& cs, const RunSettings& s, int round) {
+        std::function<void(std::size_t, std::size_t)> report;
+        if (hooks.progress)
+            report = [&, round](std::size_t i, std::size_t n) { hooks.progress(round, rounds, i, n, cs[i]); };
+        return run_round_process(cs, s, round, o.devices, report);
     };
     if (!o.quiet)
         hooks.confirming = [](std::size_t flagged, int rounds) {
@@ -201,14 +209,19 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
         };
 
     const SessionResult run = run_session(configs, std::move(rec), machine, options, hooks);
-    if (live) fmt::print(stderr, "\r\033[K");
+    line.clear();
     if (!run.root) return run.record.status == "complete" ? 0 : 1;
 
     for (const auto& w : run.checkpoint_warnings) fmt::print(stderr, "warning: {}\n", display_text(w));
     if (!o.quiet) {
         if (format == OutputFormat::json) fmt::print("{}\n", run.report.dump(2));
-        else fmt::print("{}", render_results(run.record.results, format));
+        else {
+            const TableStyle style = table_style(o.wide, o.metrics);
+            fmt::print("{}", render_summary(run.record.results, format, style.width));
+            fmt::print("{}", render_results(run.record.results, format, style));
+        }
     }
+    if (!o.quiet) fmt::print(stderr, "took {}\n", format_duration(line.elapsed()));
     const std::string& status = run.record.status;
     if (!o.quiet)
         fmt::print(stderr, "{} ok, {} skipped, {} failed{}{}\n", run.ok, run.skipped, run.failed,
@@ -255,6 +268,7 @@ void add_run(CLI::App& app, Outcome& out) {
     cmd->add_option("-o,--out", o->out, "write the JSON report to FILE (atomically)");
     cmd->add_option("--html", o->html, "also write the report as one self-contained HTML page with charts to FILE (atomically)");
     cmd->add_option("-f,--format", o->format, "stdout format: table, json, csv, markdown");
+    add_table_options(cmd, o->wide, o->metrics);
     cmd->add_option("--export", o->exports,
                     "also write the results in a CI format to a file (atomically, after the report), FORMAT=PATH with "
                     "FORMAT " + ci_format_names() + "; repeatable")

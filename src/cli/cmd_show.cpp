@@ -26,7 +26,7 @@ void add_show(CLI::App& app, Outcome& out) {
     struct Options {
         std::string file, format = "table";
         std::string metrics = "primary"; // CI formats: which metrics of each result
-        bool anonymize = false;
+        bool anonymize = false, wide = false;
     };
     auto o = std::make_shared<Options>();
     auto* cmd = app.add_subcommand("show", "render a saved JSON report as tables");
@@ -34,7 +34,10 @@ void add_show(CLI::App& app, Outcome& out) {
     cmd->add_option("-f,--format", o->format,
                     "table, json, csv, markdown, html (one self-contained page on stdout), or for CI systems " +
                         ci_format_names());
-    cmd->add_option("--metrics", o->metrics, "CI formats: primary (each result's primary metric, the default) or all");
+    cmd->add_option("--metrics", o->metrics,
+                    "primary (the default: tables show the metrics that fit, CI formats each result's primary metric) "
+                    "or all");
+    cmd->add_flag("--wide", o->wide, "tables as wide as their content (default: the terminal's width, 100 when not a terminal)");
     cmd->add_flag("--anonymize", o->anonymize, "leave out host name, UUIDs, serial numbers and home directories");
     cmd->callback([o, &out] {
         // ---- formats CI systems read (see ci_formats.hpp)
@@ -85,7 +88,9 @@ void add_show(CLI::App& app, Outcome& out) {
             for (const auto& w : doc.value("warnings", nlohmann::json::array()))
                 if (w.is_string()) line("warning: " + w.get<std::string>());
         }
-        fmt::print("{}", render_results(results, format));
+        const TableStyle style = table_style(o->wide, o->metrics);
+        fmt::print("{}", render_summary(results, format, style.width));
+        fmt::print("{}", render_results(results, format, style));
         out.code = 0;
     });
 }

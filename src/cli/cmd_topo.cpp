@@ -23,7 +23,7 @@ void add_topo(CLI::App& app, Outcome& out) {
     CLI::App* cmd = app.add_subcommand(
         "topo", "GPU topology: path class of every GPU pair (nvidia-smi topo -m legend), CPU and NUMA "
                 "affinity, theoretical bandwidth of each path");
-    cmd->add_option("--format", opts->format, "table|json|markdown")->capture_default_str();
+    cmd->add_option("-f,--format", opts->format, "table|json|markdown")->capture_default_str();
     cmd->add_option("--from", opts->from,
                     "analyse a recorded hwloc XML topology instead of this machine (from `lstopo --of xml` or "
                     "--export-xml); FILE.nvlink.json beside it is read when present")

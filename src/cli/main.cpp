@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <sstream>
 #include <string_view>
 #include <system_error>
 
@@ -22,6 +23,7 @@
 #include "cli/cli.hpp"
 #include "families/plugin/warden.hpp"
 #include "interopbench/output.hpp"
+#include "interopbench/params.hpp"
 #include "interopbench/report.hpp"
 
 namespace {
@@ -102,30 +104,195 @@ const CLI::Option* find_option(const CLI::App& app, const std::string& name) {
     return nullptr;
 }
 
-// CLI11's conversion message ("Could not convert: --min-samples = abc") in our words.
-void print_parse_error(const CLI::App& app, const CLI::ParseError& e) {
-    const std::string hint = "run 'interopbench --help' or 'interopbench <command> --help'";
-    const std::string what = e.what();
-    constexpr std::string_view k_convert = "Could not convert: ";
-    const auto eq = what.find(" = ");
-    if (what.rfind(k_convert, 0) == 0 && eq != std::string::npos) {
-        const std::string name = what.substr(k_convert.size(), eq - k_convert.size());
-        const std::string value = what.substr(eq + 3);
-        if (value.empty()) {
-            print_error(fmt::format("option '{}' has an empty value", name), "give a value, or leave the option out");
-            return;
+// ---- CLI11's parse errors in our words: each names the problem (and a near name when the
+// user mistyped one) and the --help that shows the right form; CLI11's own wording, which
+// lists extras backwards and speaks of "TEXT" and "required", never reaches the user.
+
+// The subcommand CLI11 was reading when it stopped (the last one named), or the top level.
+const CLI::App* current_command(const CLI::App& app) {
+    const auto subs = app.get_subcommands();
+    return subs.empty() ? &app : subs.back();
+}
+
+std::string help_hint(const CLI::App& app, const CLI::App* cmd) {
+    return cmd == &app ? std::string("see 'interopbench --help'")
+                       : fmt::format("see 'interopbench {} --help'", cmd->get_name());
+}
+
+std::string command_name(const CLI::App& app, const CLI::App* cmd) {
+    return cmd == &app ? std::string("interopbench") : "interopbench " + cmd->get_name();
+}
+
+// "; did you mean 'X'?" when `given` is a near miss of one of `names`, else "".
+std::string did_you_mean(std::string_view given, const std::vector<std::string>& names) {
+    const auto close = closest_match(given, names);
+    return close ? fmt::format("; did you mean '{}'?", *close) : std::string{};
+}
+
+// An argument no command or option took: the first of them, which is where the user went
+// wrong (an option's stray value comes after it).
+std::pair<std::string, std::string> describe_extra(const CLI::App& app) {
+    const CLI::App* cmd = &app;
+    std::vector<std::string> extras = app.remaining(false);
+    for (const CLI::App* sub : app.get_subcommands())
+        if (extras.empty()) {
+            extras = sub->remaining(false);
+            cmd = sub;
         }
-        const CLI::Option* opt = find_option(app, name);
-        const std::string type = opt ? opt->get_type_name() : std::string{};
-        const char* kind = type == "UINT"                      ? "a whole number of 0 or more"
-                           : type == "INT"                     ? "a whole number"
-                           : type == "FLOAT"                   ? "a number"
-                                                               : "a valid value";
-        print_error(fmt::format("option '{}': '{}' is not {}", name, value, kind),
-                    fmt::format("give {}, e.g. {} {}", kind, name, type == "FLOAT" ? "0.5" : "10"));
-        return;
+    if (extras.empty()) return {"unexpected arguments", help_hint(app, current_command(app))};
+    const std::string& arg = extras.front();
+    if (arg.size() > 1 && arg[0] == '-') {
+        const std::string name = arg.substr(0, arg.find('=')); // --ouput=x.json names --ouput
+        // Compared without dashes, so that "-x" is no near miss of "-h"; long names only.
+        std::vector<std::string> known;
+        for (const CLI::Option* opt : cmd->get_options())
+            for (const std::string& l : opt->get_lnames()) known.push_back(l);
+        const auto close = closest_match(std::string_view(name).substr(std::min(name.find_first_not_of('-'), name.size())), known);
+        return {fmt::format("unknown option '{}'{}{}", name, cmd == &app ? "" : " for '" + cmd->get_name() + "'",
+                            close ? fmt::format("; did you mean '--{}'?", *close) : ""),
+                help_hint(app, cmd)};
     }
-    print_error(what, hint);
+    if (cmd == &app) {
+        std::vector<std::string> commands;
+        for (const CLI::App* sub : app.get_subcommands({}))
+            if (!sub->get_name().empty() && sub->get_name()[0] != '_') commands.push_back(sub->get_name()); // _round is internal
+        return {fmt::format("unknown command '{}'{}", arg, did_you_mean(arg, commands)),
+                "see 'interopbench --help' for the commands"};
+    }
+    const bool takes_arguments = !cmd->get_options([](const CLI::Option* o) { return o->get_positional(); }).empty();
+    return {fmt::format("unexpected argument '{}': {}", arg,
+                        takes_arguments ? fmt::format("more than '{}' takes", command_name(app, cmd))
+                                        : fmt::format("'{}' takes options only", command_name(app, cmd))),
+            help_hint(app, cmd)};
+}
+
+// "NAME: rest" as CLI11 words most errors; NAME is an option ("--out") or a positional ("file").
+std::pair<std::string, std::string> split_name(const std::string& what) {
+    const auto colon = what.find(": ");
+    if (colon == std::string::npos) return {};
+    return {what.substr(0, colon), what.substr(colon + 2)};
+}
+
+std::string display_name(const std::string& name) {
+    return !name.empty() && name[0] == '-' ? fmt::format("option '{}'", name) : fmt::format("argument '{}'", name);
+}
+
+std::pair<std::string, std::string> describe_parse_error(const CLI::App& app, const CLI::ParseError& e) {
+    const CLI::App* cmd = current_command(app);
+    const std::string hint = help_hint(app, cmd);
+    const std::string what = e.what();
+    if (dynamic_cast<const CLI::ExtrasError*>(&e)) return describe_extra(app);
+
+    if (dynamic_cast<const CLI::ConversionError*>(&e)) {
+        // "Could not convert: --min-samples = abc"
+        constexpr std::string_view k_convert = "Could not convert: ";
+        const auto eq = what.find(" = ");
+        if (what.rfind(k_convert, 0) == 0 && eq != std::string::npos) {
+            const std::string name = what.substr(k_convert.size(), eq - k_convert.size());
+            const std::string value = what.substr(eq + 3);
+            if (value.empty()) return {fmt::format("option '{}' has an empty value", name), "give a value, or leave the option out"};
+            const CLI::Option* opt = find_option(app, name);
+            const std::string type = opt ? opt->get_type_name() : std::string{};
+            const char* kind = type == "UINT" ? "a whole number of 0 or more"
+                               : type == "INT" ? "a whole number"
+                               : type == "FLOAT" ? "a number"
+                                                 : "a valid value";
+            return {fmt::format("option '{}': '{}' is not {}", name, value, kind),
+                    fmt::format("give {}, e.g. {} {}", kind, name, type == "FLOAT" ? "0.5" : "10")};
+        }
+        // "--quiet: too many inputs for a flag", "--quiet: Should be true/false or a number"
+        if (const auto [name, rest] = split_name(what); !name.empty())
+            return {fmt::format("option '{}' is a flag and takes no value", name),
+                    fmt::format("write {} alone; {}", name, hint)};
+        return {"a value could not be read", hint};
+    }
+
+    if (dynamic_cast<const CLI::ArgumentMismatch*>(&e)) {
+        const auto [name, rest] = split_name(what);
+        const bool positional = !name.empty() && name[0] != '-';
+        std::size_t n = 0, got = 0;
+        // "--out: 1 required TEXT missing": the value never came.
+        if (rest.find(" missing") != std::string::npos)
+            return {positional ? fmt::format("'{}' is missing its {} argument", command_name(app, cmd), name)
+                               : fmt::format("option '{}' needs a value", name),
+                    positional ? hint : fmt::format("write {} VALUE; {}", name, hint)};
+        // "reports: At least 2 required but received 1"
+        if (std::sscanf(rest.c_str(), "At least %zu required but received %zu", &n, &got) == 2)
+            return {fmt::format("{} needs at least {} {}, got {}", positional ? "'" + command_name(app, cmd) + "'" : display_name(name),
+                                n, positional ? name : std::string(n == 1 ? "value" : "values"), got),
+                    hint};
+        // "--format: At Most 1 required but received 2": an option given twice
+        if (std::sscanf(rest.c_str(), "At Most %zu required but received %zu", &n, &got) == 2)
+            return {n == 1 && !positional ? fmt::format("option '{}' is given {} times; it takes one value", name, got)
+                                          : fmt::format("{} takes at most {} value(s), got {}", display_name(name), n, got),
+                    hint};
+        return {name.empty() ? std::string("wrong number of values") : fmt::format("wrong number of values for {}", display_name(name)),
+                hint};
+    }
+
+    if (dynamic_cast<const CLI::RequiredError*>(&e)) {
+        // "file is required", "--plan is required"
+        constexpr std::string_view k_required = " is required";
+        if (what.size() > k_required.size() && what.compare(what.size() - k_required.size(), k_required.size(), k_required) == 0) {
+            const std::string name = what.substr(0, what.size() - k_required.size());
+            return {name[0] == '-' ? fmt::format("option '{}' is required", name)
+                                   : fmt::format("'{}' is missing its {} argument", command_name(app, cmd), name),
+                    hint};
+        }
+        return {fmt::format("'{}' is missing a required argument", command_name(app, cmd)), hint};
+    }
+
+    if (const auto [name, rest] = split_name(what); !name.empty() && name.find(' ') == std::string::npos)
+        return {fmt::format("{} is not valid here", display_name(name)), hint};
+    return {fmt::format("the arguments of '{}' could not be read", command_name(app, cmd)), hint};
+}
+
+// Help that fits the terminal: descriptions wrapped at word boundaries beside a fixed name
+// column (CLI11 indents each new line of a description), defaults shown.
+class WrappingFormatter : public CLI::Formatter {
+public:
+    WrappingFormatter() { column_width(34); }
+    std::string make_option_desc(const CLI::Option* opt) const override { return wrapped(CLI::Formatter::make_option_desc(opt)); }
+    std::string make_subcommand(const CLI::App* sub) const override {
+        std::stringstream out;
+        CLI::detail::format_help(out, sub->get_display_name(), wrapped(sub->get_description()), column_width_);
+        return out.str();
+    }
+
+private:
+    std::string wrapped(const std::string& text) const {
+        const std::size_t room = std::max<std::size_t>(30, terminal_width() - column_width_ - 1);
+        std::string out, line;
+        std::istringstream words(text);
+        for (std::string w; words >> w;) {
+            if (!line.empty() && line.size() + 1 + w.size() > room) {
+                out += line + "\n";
+                line.clear();
+            }
+            line += (line.empty() ? "" : " ") + w;
+        }
+        return out + line;
+    }
+};
+
+// Examples under each subcommand's --help.
+void add_examples(CLI::App& app) {
+    const std::pair<const char*, const char*> k_examples[] = {
+        {"run", "examples:\n  interopbench run                         the default job (about 30 s)\n"
+                "  interopbench run -p quick --out r.json   a broader look, report saved\n"
+                "  interopbench run -s h2d_copy --size 64M -a host_mem=pageable,pinned\n"
+                "  interopbench run -p ci --baseline base.json --confirm 3   a CI gate"},
+        {"show", "examples:\n  interopbench show r.json\n  interopbench show r.json --wide --metrics all\n"
+                 "  interopbench show r.json -f html > r.html"},
+        {"compare", "examples:\n  interopbench compare base.json new.json\n"
+                    "  interopbench compare base.json new.json --threshold 5% --fail-on-inconclusive -f junit"},
+        {"list", "examples:\n  interopbench list\n  interopbench list -s 'storage*'\n  interopbench list --profiles"},
+        {"topo", "examples:\n  interopbench topo\n  interopbench topo -f json"},
+        {"doctor", "examples:\n  interopbench doctor\n  interopbench doctor --require-gpu   (on a machine that must have one)"},
+    };
+    for (const auto& [name, text] : k_examples)
+        for (CLI::App* sub : app.get_subcommands({}))
+            if (sub->get_name() == name) sub->footer(sub->get_footer().empty() ? text : sub->get_footer() + "\n\n" + text);
 }
 
 int run(int argc, char** argv) {
@@ -136,6 +303,8 @@ int run(int argc, char** argv) {
         CLI::App app{"interopbench: measure and explain data movement on and between GPUs", "interopbench"};
         app.set_version_flag("--version", fmt::format("interopbench {} ({})", tool_version(), tool_git_sha()));
         app.require_subcommand(0, 1);
+        app.formatter(std::make_shared<WrappingFormatter>()); // before the subcommands, which copy it
+        app.option_defaults()->always_capture_default();
         cli::Outcome out;
         cli::add_run(app, out);
         cli::add_list(app, out);
@@ -147,6 +316,7 @@ int run(int argc, char** argv) {
         app.add_subcommand("version", "print the version and git revision")->callback([] {
             fmt::print("interopbench {} ({})\n", tool_version(), tool_git_sha());
         });
+        add_examples(app);
         // After every option is read and before any subcommand runs: one check for all.
         app.parse_complete_callback([&app] { refuse_empty_values(app); });
         try {
@@ -158,7 +328,8 @@ int run(int argc, char** argv) {
         } catch (const CLI::CallForVersion& e) {
             return app.exit(e);
         } catch (const CLI::ParseError& e) {
-            print_parse_error(app, e);
+            const auto [what, hint] = describe_parse_error(app, e);
+            print_error(what, hint);
             return static_cast<int>(ExitCode::usage);
         }
         if (app.get_subcommands().empty()) {

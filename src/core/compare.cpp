@@ -158,11 +158,8 @@ RatioEstimate bootstrap_median_ratio(std::vector<double> base, std::vector<doubl
     if (base_median == 0) return est;
     est.ratio = bounded_ratio(median_inplace(fresh), base_median);
     SplitMix64 rng{seed};
-    // Bounded work: at most about 4e6 drawn samples per metric, whatever the sample counts (a
-    // report of 100,000 samples per result must not take minutes); never below 100 resamples.
-    const std::size_t per = base.size() + fresh.size();
-    resamples = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(std::max(resamples, 0)),
-                                                       std::max<std::size_t>(100, 4000000 / std::max<std::size_t>(1, per))));
+    // Bounded work, whatever the sample counts (stats.hpp).
+    resamples = static_cast<int>(bootstrap_resamples(resamples, base.size(), fresh.size()));
     std::vector<double> ratios, b(base.size()), f(fresh.size());
     ratios.reserve(static_cast<std::size_t>(std::max(resamples, 1)));
     for (int i = 0; i < resamples; ++i) {
@@ -673,6 +670,14 @@ CompareOutcome compare_reports(const nlohmann::json& base, const nlohmann::json&
     }
     for (const auto& r : new_results)
         if (!base_keys.count(r.key)) out.results.push_back({r.key, r.scenario, r.family, Verdict::added, "only in new"});
+    // Two reports with nothing in common compared nothing: a gate that passes on that is
+    // broken. (A new report that lost every result is a failure: `missing`, exit 1.)
+    if (!new_results.empty() &&
+        std::none_of(out.results.begin(), out.results.end(),
+                     [](const ResultComparison& r) { return r.verdict != Verdict::missing && r.verdict != Verdict::added; }))
+        throw UsageError(fmt::format("the reports have no result in common ({} has {} result(s), {} has {}): nothing was compared",
+                                     opt.base_label, base_results.size(), opt.new_label, new_results.size()),
+                         "compare reports of the same scenarios and axes (the same profile), e.g. a baseline of this job");
     summarise(out);
     return out;
 }
@@ -804,11 +809,42 @@ std::vector<std::string> result_row(const ResultComparison& r) {
             r.reason};
 }
 
+} // namespace
+
+int listing_rank(Verdict v) {
+    switch (v) {
+    case Verdict::regression: return 0;
+    case Verdict::missing: return 1;
+    case Verdict::inconclusive: return 2;
+    case Verdict::improvement: return 3;
+    case Verdict::added: return 4;
+    case Verdict::unchanged: return 5;
+    }
+    return 6;
+}
+
+std::string verdict_line(const CompareOutcome& o) {
+    const bool fail = o.count(Verdict::regression) > 0 || o.count(Verdict::missing) > 0;
+    std::vector<std::string> parts;
+    for (const Verdict v : {Verdict::regression, Verdict::missing, Verdict::inconclusive, Verdict::improvement,
+                            Verdict::added, Verdict::unchanged})
+        if (const std::size_t n = o.count(v)) {
+            std::string word = to_string(v);
+            if (n > 1 && (v == Verdict::regression || v == Verdict::improvement)) word += "s";
+            parts.push_back(fmt::format("{} {}", n, word));
+        }
+    return fmt::format("{}: {} of {} result{}", fail ? "FAIL" : "PASS", fmt::join(parts, ", "), o.results.size(),
+                       o.results.size() == 1 ? "" : "s");
+}
+
+namespace {
+
 std::string render_text(const CompareOutcome& o, bool md) {
     std::string out;
     auto heading = [&](const std::string& title) { out += md ? "\n### " + title + "\n\n" : "\n" + title + "\n"; };
-    out += md ? fmt::format("## interopbench compare: {} vs {}\n", display_text(o.base_label), display_text(o.new_label))
-              : fmt::format("interopbench compare: {} (base) vs {} (new)\n", display_text(o.base_label),
+    out += md ? fmt::format("## interopbench compare: {} vs {}\n\n**{}**\n", display_text(o.base_label),
+                            display_text(o.new_label), verdict_line(o))
+              : fmt::format("{}\ninteropbench compare: {} (base) vs {} (new)\n", verdict_line(o), display_text(o.base_label),
                             display_text(o.new_label));
     if (!o.fingerprint.empty()) {
         heading(o.cross_machine ? "Machine differences (compared across machines)" : "Machine differences");
@@ -837,7 +873,12 @@ std::string render_text(const CompareOutcome& o, bool md) {
     }
     const std::vector<std::string> header{"verdict", "result", "metric", "base", "new", "change", "95% interval", "why"};
     std::vector<std::vector<std::string>> changed{header}, same{header};
-    for (const auto& r : o.results) (r.verdict == Verdict::unchanged ? same : changed).push_back(result_row(r));
+    std::vector<const ResultComparison*> listed;
+    for (const auto& r : o.results) listed.push_back(&r);
+    std::stable_sort(listed.begin(), listed.end(), [](const ResultComparison* a, const ResultComparison* b) {
+        return listing_rank(a->verdict) < listing_rank(b->verdict);
+    });
+    for (const auto* r : listed) (r->verdict == Verdict::unchanged ? same : changed).push_back(result_row(*r));
     if (changed.size() > 1) {
         heading("Changed, uncertain, missing and new results");
         out += render_table(changed, md);

@@ -1047,6 +1047,7 @@ svg.sw{vertical-align:middle;margin-right:5px}.eff{color:#555}
 .heatmaps{display:flex;flex-wrap:wrap;gap:16px}figure.heat{margin:0}
 .facets{display:flex;flex-wrap:wrap;gap:10px 22px}.facets figure{max-width:620px;margin:4px 0}.facet{font-weight:bold;font-size:13px}
 .verdict-regression{color:#B33C00;font-weight:bold}.verdict-improvement{color:#007A5A;font-weight:bold}
+.verdict{font-size:17px;padding:6px 10px;border-left:6px solid #999}.verdict.fail{border-color:#D55E00;background:#fbeee6}.verdict.pass{border-color:#009E73;background:#e8f6f1}
 .bad{color:#B33C00}
 @media print{h2{break-after:avoid}figure{break-inside:avoid}}
 </style>
@@ -1172,12 +1173,26 @@ std::string render_report_page(const nlohmann::json& report) {
     const json& host = report.is_object() && report.contains("host") ? report["host"] : empty;
     std::string out = page_open("interopbench report " + str_of(host, "hostname", ""));
     out += header_html(report);
-    std::size_t n_ok = 0, n_skip = 0, n_fail = 0;
-    for (const auto& r : rows) (r.status == "ok" ? n_ok : r.status == "skipped" ? n_skip : n_fail)++;
-    out += fmt::format("<p>{} result(s): {} ok, {} skipped, {} failed or other. Families:", rows.size(), n_ok, n_skip, n_fail);
-    for (const auto& f : families) out += fmt::format(" <a href=\"#{}\">{}</a>", escape(anchor(f)), escape(f));
-    out += "</p>\n";
-    for (const auto& fam : families) {
+    // The verdict first: the same lines as the terminal's summary.
+    std::vector<std::string> summary;
+    try {
+        summary = summary_lines(report_results(report));
+    } catch (const std::exception& e) {
+        summary = {std::string("! the results could not be summarised: ") + e.what()};
+    }
+    out += "<section class=\"summary\"><h2 id=\"summary\">Summary</h2>\n<ul class=\"summary\">";
+    for (const auto& l : summary)
+        out += l.rfind("! ", 0) == 0 ? "<li class=\"bad\">" + escape(l.substr(2)) + "</li>" : "<li>" + escape(l) + "</li>";
+    out += "</ul>\n";
+    // Families of which nothing was measured get no section: the summary and the list at the
+    // end say why.
+    std::vector<std::string> measured;
+    for (const auto& f : families)
+        if (std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return r.family == f && r.ok(); })) measured.push_back(f);
+    out += "<p>Contents:";
+    for (const auto& f : measured) out += fmt::format(" <a href=\"#{}\">{}</a>", escape(anchor(f)), escape(f));
+    out += " <a href=\"#not-measured\">not measured</a></p></section>\n";
+    for (const auto& fam : measured) {
         out += fmt::format("<section class=\"family\"><h2 id=\"{}\">{}</h2>\n", escape(anchor(fam)), escape(fam));
         std::string charts;
         // Collectives and the like: several scenarios over one size axis, one bandwidth metric.
@@ -1224,6 +1239,13 @@ std::string render_report_page(const nlohmann::json& report) {
                                   rs.size(), counting.empty() ? "" : "; bytes: ", escape(counting));
             if (c.empty()) charts += "<p class=\"note\">nothing to plot: no configuration of this scenario was measured</p>\n";
             charts += c;
+            // The scenario's own explanations (details.diagnosis), one per configuration.
+            std::string said;
+            for (const auto* r : rs)
+                if (r->details && r->details->contains("diagnosis") && (*r->details)["diagnosis"].is_string())
+                    said += "<li><b>" + escape(r->key.substr(r->key.find('/') + 1)) + "</b>: " +
+                            escape((*r->details)["diagnosis"].get<std::string>()) + "</li>";
+            if (!said.empty()) charts += "<ul class=\"diagnosis\">" + said + "</ul>\n";
             // Matrices the results carry (details.matrix), as tables.
             std::vector<const json*> details;
             for (const auto* r : rs) details.push_back(r->details);
@@ -1240,7 +1262,9 @@ std::string render_report_page(const nlohmann::json& report) {
                                 "the primary metric has no finite median (NaN or left out): not plotted"});
     }
     out += "<section><h2 id=\"not-measured\">Skipped, failed and without figures</h2>\n";
-    out += problems.size() > 1 ? table_html(problems) : "<p>every configuration was measured</p>\n";
+    out += problems.size() > 1 ? fmt::format("<details><summary>{} configuration(s)</summary>\n{}</details>\n",
+                                             problems.size() - 1, table_html(problems))
+                               : "<p>every configuration was measured</p>\n";
     out += "</section>\n";
     out += fmt::format("<script type=\"application/json\" id=\"{}\">{}</script>\n</body>\n</html>\n", k_report_block_id,
                        embed_json(report));
@@ -1263,9 +1287,11 @@ const char* verdict_colour(Verdict v) {
 
 std::string render_comparison_page(const CompareOutcome& o) {
     std::string out = page_open("interopbench comparison " + o.base_label + " vs " + o.new_label);
-    out += fmt::format("<h1>interopbench comparison</h1>\n<p>base <b>{}</b>, new <b>{}</b>; threshold {:.1f}%{}</p>\n",
-                       escape(o.base_label), escape(o.new_label), o.threshold * 100,
-                       o.cross_machine ? "; across machines" : "");
+    const bool fail = o.count(Verdict::regression) > 0 || o.count(Verdict::missing) > 0;
+    out += fmt::format("<h1>interopbench comparison</h1>\n<p class=\"verdict {}\"><b>{}</b></p>\n"
+                       "<p>base <b>{}</b>, new <b>{}</b>; threshold {:.1f}%{}</p>\n",
+                       fail ? "fail" : "pass", escape(verdict_line(o)), escape(o.base_label), escape(o.new_label),
+                       o.threshold * 100, o.cross_machine ? "; across machines" : "");
     out += "<h2>Machine differences</h2>\n";
     if (o.fingerprint.empty()) out += "<p>none: the same hardware and software</p>\n";
     else {
@@ -1306,9 +1332,17 @@ std::string render_comparison_page(const CompareOutcome& o) {
                              f1(y + 11), escape(shorten(fs.family, 20)), fs.compared);
             if (!(fs.geomean > 0) || !std::isfinite(fs.geomean)) continue;
             const double x = sx(fs.geomean);
+            // Coloured by the family's verdicts, not by the side of 1 its mean falls on: a
+            // family whose results are all unchanged is grey, however its mean leans.
+            bool regressed = false, improved = false;
+            for (const auto& r : o.results)
+                if ((r.family.empty() ? r.scenario : r.family) == fs.family) {
+                    regressed = regressed || r.verdict == Verdict::regression;
+                    improved = improved || r.verdict == Verdict::improvement;
+                }
             s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"14\" fill=\"{}\"><title>{:.4f}</title></rect>",
                              f1(std::min(x, x1)), f1(y), f1(std::max(1.0, std::fabs(x - x1))),
-                             fs.geomean >= 1 ? "#009E73" : "#D55E00", fs.geomean);
+                             regressed ? "#D55E00" : improved ? "#009E73" : "#999999", fs.geomean);
             s += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\">{:.3f}</text>", f1(std::max(x, x1) + 4), f1(y + 11), fs.geomean);
         }
         s += fmt::format("<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", f1(x1), f1(f.y1()), f1(x1), f1(f.y0()));
@@ -1328,6 +1362,8 @@ std::string render_comparison_page(const CompareOutcome& o) {
         if (!m && !r.metrics.empty() && r.metrics[0].has_ratio) m = &r.metrics[0];
         items.push_back({&r, m && m->has_ratio ? m : nullptr});
     }
+    std::stable_sort(items.begin(), items.end(),
+                     [](const Item& a, const Item& b) { return listing_rank(a.r->verdict) < listing_rank(b.r->verdict); });
     out += "<h2>Results</h2>\n";
     if (!items.empty()) {
         double lo = 1 / 1.3, hi = 1.3;

@@ -1,6 +1,8 @@
 #include "interopbench/output.hpp"
 
 #include <langinfo.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <locale.h>
 
 #include <algorithm>
@@ -120,16 +122,19 @@ std::string format_value(double v, const std::string& unit) {
     // Beyond any real figure (a damaged or crafted report): exponent notation, never hundreds
     // of digits.
     if (a >= 1e18) return fmt::format("{:.3g} {}", v, unit);
+    // Three significant digits: more than the measurement can tell is noise on the screen.
+    auto sig3 = [](double x) { return fmt::format("{:.{}f}", x, std::fabs(x) >= 99.95 ? 0 : std::fabs(x) >= 9.995 ? 1 : 2); };
     if (unit == "B/s") {
-        if (a >= 1e9) return fmt::format("{:.2f} GB/s", v / 1e9);
-        if (a >= 1e6) return fmt::format("{:.2f} MB/s", v / 1e6);
-        return fmt::format("{:.2f} kB/s", v / 1e3);
+        if (a >= 0.9995e12) return sig3(v / 1e12) + " TB/s";
+        if (a >= 0.9995e9) return sig3(v / 1e9) + " GB/s";
+        if (a >= 0.9995e6) return sig3(v / 1e6) + " MB/s";
+        return sig3(v / 1e3) + " kB/s";
     }
     if (unit == "s") {
-        if (a >= 1) return fmt::format("{:.3f} s", v);
-        if (a >= 1e-3) return fmt::format("{:.3f} ms", v * 1e3);
-        if (a >= 1e-6) return fmt::format("{:.2f} us", v * 1e6);
-        return fmt::format("{:.1f} ns", v * 1e9);
+        if (a >= 0.9995) return sig3(v) + " s";
+        if (a >= 0.9995e-3) return sig3(v * 1e3) + " ms";
+        if (a >= 0.9995e-6) return sig3(v * 1e6) + " us";
+        return sig3(v * 1e9) + " ns";
     }
     if (unit == "B") {
         // Whole units stay exact ("64MiB"); anything else reads in the largest unit that
@@ -145,8 +150,8 @@ std::string format_value(double v, const std::string& unit) {
             return format_size(static_cast<std::uint64_t>(a));
         return fmt::format("{}{:.{}f}{}", v < 0 ? "-" : "", x, x < 10 ? 2 : x < 100 ? 1 : 0, k_units[k]);
     }
-    if (unit == "ratio") return fmt::format("{:.1f}%", v * 100);
-    return fmt::format("{:.4g}", v);
+    if (unit == "ratio") return fmt::format("{:.3g}%", v * 100);
+    return fmt::format("{:.3g}", v);
 }
 
 namespace {
@@ -224,21 +229,254 @@ std::string render_safe_table(const std::vector<std::vector<std::string>>& rows,
 }
 
 std::string param_cell(const std::string& name, const std::string& value) {
-    if (name == "size" || name == "footprint" || name == "chunk" || name.find("bytes") != std::string::npos ||
-        name.ends_with("_size")) {
+    // The size axes of the built-in families (a report keeps values as text, not kinds).
+    if (name == "size" || name == "footprint" || name == "chunk" || name == "batch" || name == "dataset" ||
+        name.find("bytes") != std::string::npos || name.ends_with("_size")) {
         try {
-            return format_size(std::stoull(value));
+            return format_value(static_cast<double>(std::stoull(value)), "B");
         } catch (const std::exception&) {
         }
     }
     return value;
 }
 
-std::string metric_cell(const MetricResult& m) {
-    if (m.stats.n == 0) return "-";
-    std::string s = format_value(m.stats.median, m.info.unit);
-    if (m.stats.n > 1) s += fmt::format(" {}{:.1f}%", glyph(Glyph::plus_minus), m.stats.rel_ci_halfwidth() * 100);
-    return s;
+} // namespace
+
+std::string short_label(const std::string& scenario, const Params& params) {
+    std::string out = scenario;
+    for (const auto& [k, v] : params.items()) {
+        const std::string cell = param_cell(k, v);
+        const bool word = !v.empty() && !std::isdigit(static_cast<unsigned char>(v[0]));
+        out += " " + (word || cell != v ? cell : k + "=" + v);
+    }
+    return out;
+}
+
+namespace {
+
+std::string short_label(const Result& r) { return interopbench::short_label(r.scenario, r.params); }
+
+// Text cut to `width` columns with "..." (a UTF-8 character is never cut in two).
+std::string shorten_to(const std::string& s, std::size_t width) {
+    if (width == 0 || columns(s) <= width) return s;
+    std::string out;
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if ((c & 0xc0) != 0x80 && ++n > (width > 3 ? width - 3 : 0)) break;
+        out += s[i];
+    }
+    return out + "...";
+}
+
+// Words wrapped to `width` columns (0: one line), each line indented by `indent`.
+std::string wrap(const std::string& text, std::size_t width, const std::string& indent) {
+    if (width == 0 || columns(indent + text) <= width) return indent + text + "\n";
+    std::string out, line;
+    std::size_t at = 0;
+    while (at < text.size()) {
+        std::size_t sp = text.find(' ', at);
+        if (sp == std::string::npos) sp = text.size();
+        const std::string word = text.substr(at, sp - at);
+        if (!line.empty() && columns(indent + line + " " + word) > width) {
+            out += indent + line + "\n";
+            line.clear();
+        }
+        line += (line.empty() ? "" : " ") + word;
+        at = sp + 1;
+    }
+    if (!line.empty()) out += indent + line + "\n";
+    return out;
+}
+
+// Why sampling stopped, in words a person reads; nothing when it converged.
+std::string stop_words(const std::string& why) {
+    if (why == "converged" || why.empty()) return "";
+    if (why == "time_budget") return "not converged: time limit";
+    if (why == "max_samples") return "not converged: sample limit";
+    if (why == "no_primary_metric") return "no primary metric";
+    return why;
+}
+
+std::string note_of(const Result& r) {
+    if (r.status != Status::ok) return r.reason;
+    std::string note = stop_words(r.stop_reason);
+    if (!r.metrics.empty() && r.metrics[0].round_medians.size() > 1) {
+        const double spread = relative_range(r.metrics[0].round_medians);
+        if (spread >= k_noisy_range)
+            note += fmt::format("{}varies {:.3g}% between runs", note.empty() ? "" : "; ", spread * 100);
+    }
+    return note;
+}
+
+std::string uncertainty_cell(const MetricResult& m) {
+    if (m.stats.n < 2) return "-";
+    const Uncertainty u = uncertainty(m);
+    return fmt::format("{:.2g}% {}", u.relative * 100, u.source);
+}
+
+const nlohmann::json* efficiency_of(const Result& r) {
+    const auto it = r.details.find("efficiency");
+    return it != r.details.end() && it->is_number() && std::isfinite(it->get<double>()) ? &*it : nullptr;
+}
+
+// One scenario's table: varying axes, status (when not all ok), the primary metric and its
+// uncertainty, the share of the limit, the other metrics, n and the note; fitted to `width`.
+std::string render_section(const std::vector<const Result*>& rs, bool md, std::size_t width, bool all_metrics) {
+    std::string out;
+    const auto& first = *rs[0];
+    // Axes with one value in the whole section are said once, above the table.
+    std::vector<std::string> varying, constant;
+    for (const auto& [k, v] : first.params.items()) {
+        bool same = true;
+        for (const auto* r : rs) same = same && r->params.find(k) == v;
+        (same && rs.size() > 1 ? constant : varying).push_back(k);
+        if (same && rs.size() > 1) constant.back() = k + " " + param_cell(k, v);
+    }
+    if (rs.size() == 1) { // one configuration: every axis is constant
+        constant.clear();
+        for (const auto& [k, v] : first.params.items()) constant.push_back(k + " " + param_cell(k, v));
+        varying.clear();
+    }
+    if (!constant.empty()) out += wrap(display_text(fmt::format("{}", fmt::join(constant, ", "))), width, md ? "" : "  ");
+    if (md && !constant.empty()) out += "\n";
+    const bool all_ok = std::all_of(rs.begin(), rs.end(), [](const Result* r) { return r->status == Status::ok; });
+    const bool any_eff = std::any_of(rs.begin(), rs.end(), [](const Result* r) { return efficiency_of(*r) != nullptr; });
+    const std::size_t n_metrics = first.metrics.size();
+
+    struct Column {
+        std::string header;
+        std::vector<std::string> cells;
+        bool droppable = false;
+    };
+    std::vector<Column> cols;
+    for (const auto& k : varying) {
+        Column c{k, {}};
+        for (const auto* r : rs) c.cells.push_back(param_cell(k, r->params.find(k).value_or("")));
+        cols.push_back(std::move(c));
+    }
+    if (!all_ok) {
+        Column c{"status", {}};
+        for (const auto* r : rs) c.cells.push_back(to_string(r->status));
+        cols.push_back(std::move(c));
+    }
+    for (std::size_t mi = 0; mi < n_metrics; ++mi) {
+        Column c{first.metrics[mi].info.name, {}, mi > 0};
+        for (const auto* r : rs)
+            c.cells.push_back(mi < r->metrics.size() && r->metrics[mi].stats.n ? format_value(r->metrics[mi].stats.median,
+                                                                                              r->metrics[mi].info.unit)
+                                                                               : "-");
+        cols.push_back(std::move(c));
+        if (mi == 0) {
+            Column u{"\u00b1 (ci|rounds)", {}};
+            for (const auto* r : rs) u.cells.push_back(r->metrics.empty() ? "-" : uncertainty_cell(r->metrics[0]));
+            cols.push_back(std::move(u));
+            if (any_eff) {
+                Column e{"of limit", {}};
+                for (const auto* r : rs) {
+                    const auto* eff = efficiency_of(*r);
+                    e.cells.push_back(eff ? fmt::format("{:.0f}%", eff->get<double>() * 100) : "-");
+                }
+                cols.push_back(std::move(e));
+            }
+        }
+    }
+    Column n{"n", {}}, note{"note", {}};
+    for (const auto* r : rs) {
+        n.cells.push_back(r->metrics.empty() ? "0" : std::to_string(r->metrics[0].stats.n));
+        note.cells.push_back(note_of(*r));
+    }
+    cols.push_back(std::move(n));
+    // A note every row shares is said once, under the table.
+    std::string shared_note;
+    if (rs.size() > 1 && std::all_of(note.cells.begin(), note.cells.end(), [&](const std::string& t) { return t == note.cells[0]; }))
+        shared_note = note.cells[0];
+    else if (std::any_of(note.cells.begin(), note.cells.end(), [](const std::string& t) { return !t.empty(); }))
+        cols.push_back(std::move(note));
+
+    auto col_width = [](const Column& c) {
+        std::size_t w = columns(display_text(c.header));
+        for (const auto& t : c.cells) w = std::max(w, columns(display_text(t)));
+        return w;
+    };
+    auto total = [&] {
+        std::size_t w = 0;
+        for (const auto& c : cols) w += col_width(c) + 2;
+        return w > 2 ? w - 2 : w;
+    };
+    std::vector<std::string> left_out;
+    if (width > 0) {
+        // Secondary metrics go first, from the right; then the note is shortened.
+        for (std::size_t i = cols.size(); !all_metrics && total() > width && i-- > 0;)
+            if (cols[i].droppable) {
+                left_out.push_back(cols[i].header);
+                cols.erase(cols.begin() + static_cast<std::ptrdiff_t>(i));
+            }
+        if (total() > width && !cols.empty() && cols.back().header == "note") {
+            const std::size_t others = total() - col_width(cols.back());
+            const std::size_t room = width > others + 12 ? width - others : 10;
+            for (auto& t : cols.back().cells) t = shorten_to(display_text(t), room);
+        }
+    }
+    std::vector<std::vector<std::string>> rows(rs.size() + 1);
+    for (const auto& c : cols) {
+        rows[0].push_back(c.header);
+        for (std::size_t i = 0; i < c.cells.size(); ++i) rows[i + 1].push_back(c.cells[i]);
+    }
+    out += render_table(rows, md);
+    if (!shared_note.empty()) out += wrap("all: " + display_text(shared_note), width, md ? "\n" : "  ");
+    if (!left_out.empty()) {
+        std::reverse(left_out.begin(), left_out.end());
+        out += wrap(display_text(fmt::format("not shown to fit {} columns: {} (--metrics all, or --wide)", width,
+                                             fmt::join(left_out, ", "))),
+                    width, "  ");
+    }
+    // A scenario may explain a result in one sentence (details "diagnosis"): under the table,
+    // each named by the values of its varying axes.
+    bool explained = false;
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+        const auto it = rs[i]->details.find("diagnosis");
+        if (it == rs[i]->details.end() || !it->is_string()) continue;
+        std::vector<std::string> label;
+        for (std::size_t c = 0; c < varying.size(); ++c) label.push_back(cols[c].cells[i]);
+        const std::string name = label.empty() ? std::string("this configuration") : fmt::format("{}", fmt::join(label, " "));
+        const std::string text = display_text(it->get<std::string>());
+        if (md) out += fmt::format("{}- `{}`: {}\n", explained ? "" : "\n", display_text(name), text);
+        else out += wrap(fmt::format("{}: {}", display_text(name), text), width, "  ");
+        explained = true;
+    }
+    return out;
+}
+
+// Scenarios whose every configuration was skipped: one line per reason.
+std::string skipped_lines(const std::vector<Result>& results, bool md, std::size_t width) {
+    std::map<std::string, std::vector<const Result*>> by;
+    for (const auto& r : results) by[r.scenario].push_back(&r);
+    std::vector<std::string> reasons;
+    std::map<std::string, std::pair<std::size_t, std::vector<std::string>>> per_reason;
+    std::vector<std::string> seen;
+    for (const auto& r : results) {
+        if (std::find(seen.begin(), seen.end(), r.scenario) != seen.end()) continue;
+        seen.push_back(r.scenario);
+        const auto& rs = by[r.scenario];
+        if (!std::all_of(rs.begin(), rs.end(), [](const Result* x) { return x->status == Status::skipped; })) continue;
+        for (const auto* x : rs) {
+            auto& entry = per_reason[x->reason];
+            if (entry.first == 0 && entry.second.empty()) reasons.push_back(x->reason);
+            ++entry.first;
+            if (std::find(entry.second.begin(), entry.second.end(), x->scenario) == entry.second.end())
+                entry.second.push_back(x->scenario);
+        }
+    }
+    std::string out;
+    for (const auto& reason : reasons) {
+        const auto& [count, scenarios] = per_reason[reason];
+        const std::string line = fmt::format("{} configuration{} of {} scenario{} skipped: {} ({})", count,
+                                             count == 1 ? "" : "s", scenarios.size(), scenarios.size() == 1 ? "" : "s",
+                                             display_text(reason), display_text(fmt::format("{}", fmt::join(scenarios, ", "))));
+        out += md ? "- " + line + "\n" : wrap(line, width, "  ");
+    }
+    return out;
 }
 
 } // namespace
@@ -285,7 +523,38 @@ std::vector<std::vector<std::vector<std::string>>> matrix_tables(const std::vect
     return tables;
 }
 
-std::string render_results(const std::vector<Result>& results, OutputFormat format) {
+std::string format_duration(double seconds) {
+    if (!std::isfinite(seconds) || seconds < 0) return "-";
+    if (seconds < 1) return fmt::format("{:.0f} ms", seconds * 1e3);
+    if (seconds < 60) return fmt::format("{:.0f} s", seconds);
+    const auto total = static_cast<long long>(std::llround(seconds));
+    if (total < 3600) return fmt::format("{} min {:02} s", total / 60, total % 60);
+    return fmt::format("{} h {:02} min", total / 3600, (total % 3600) / 60);
+}
+
+Uncertainty uncertainty(const MetricResult& m) {
+    Uncertainty u;
+    u.relative = m.stats.n > 1 ? m.stats.rel_ci_halfwidth() : 0;
+    if (m.round_medians.size() > 1) {
+        const double half_spread = relative_range(m.round_medians) / 2;
+        if (half_spread > u.relative) u = {half_spread, "rounds"};
+    }
+    if (!std::isfinite(u.relative)) u.relative = 0;
+    return u;
+}
+
+std::size_t terminal_width() {
+    if (const char* c = std::getenv("COLUMNS"); c && *c) {
+        char* end = nullptr;
+        const long v = std::strtol(c, &end, 10);
+        if (end && !*end && v >= 40 && v <= 10000) return static_cast<std::size_t>(v);
+    }
+    winsize ws{};
+    if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
+    return 100;
+}
+
+std::string render_results(const std::vector<Result>& results, OutputFormat format, const TableStyle& style) {
     if (format == OutputFormat::json) return nlohmann::json(results).dump(2) + "\n";
     if (format == OutputFormat::csv) {
         std::string out = "scenario,params,status,metric,unit,median,ci_lo,ci_hi,mean,stddev,min,max,n,stop_reason,reason\n";
@@ -311,6 +580,7 @@ std::string render_results(const std::vector<Result>& results, OutputFormat form
         return out;
     }
     const bool md = format == OutputFormat::markdown;
+    const std::size_t width = md ? 0 : style.width;
     std::string out;
     // Sections per scenario, in order of first appearance.
     std::vector<std::string> order;
@@ -321,57 +591,142 @@ std::string render_results(const std::vector<Result>& results, OutputFormat form
     }
     for (const auto& id : order) {
         const auto& rs = by[id];
+        // Scenarios whose every configuration was skipped are said together at the end.
+        if (std::all_of(rs.begin(), rs.end(), [](const Result* r) { return r->status == Status::skipped; })) continue;
         out += md ? fmt::format("\n### {}\n\n", display_text(id)) : fmt::format("\n== {} ==\n", display_text(id));
-        // All skipped for one reason: one line, not a table of identical rows.
-        bool same_skip = true;
-        for (const auto* r : rs) same_skip = same_skip && r->status == Status::skipped && r->reason == rs[0]->reason;
-        if (same_skip) {
-            out += fmt::format("{} configuration(s) skipped: {}\n", rs.size(), display_text(rs[0]->reason));
-            continue;
-        }
-        std::vector<std::vector<std::string>> rows;
-        std::vector<std::string> header;
-        for (const auto& [k, v] : rs[0]->params.items()) header.push_back(k);
-        header.push_back("status");
-        for (const auto& m : rs[0]->metrics) header.push_back(m.info.name);
-        header.push_back("n");
-        header.push_back("note");
-        rows.push_back(header);
-        for (const auto* r : rs) {
-            std::vector<std::string> row;
-            for (const auto& [k, v] : r->params.items()) row.push_back(param_cell(k, v));
-            row.push_back(to_string(r->status));
-            for (const auto& m : r->metrics) row.push_back(r->status == Status::ok || m.stats.n ? metric_cell(m) : "-");
-            row.push_back(r->metrics.empty() ? "0" : std::to_string(r->metrics[0].stats.n));
-            std::string note = r->status == Status::ok ? r->stop_reason : r->reason;
-            if (r->status == Status::ok && !r->metrics.empty() && r->metrics[0].round_medians.size() > 1) {
-                const double spread = relative_range(r->metrics[0].round_medians);
-                note += fmt::format("; {}{} rounds {} {:.1f}%", spread >= k_noisy_range ? "noisy: " : "",
-                                    r->metrics[0].round_medians.size(), spread >= k_noisy_range ? "spread" : "within",
-                                    spread * 100);
-            }
-            row.push_back(note);
-            rows.push_back(std::move(row));
-        }
-        out += render_table(rows, md);
-        // A scenario may explain a result in one sentence (details "diagnosis"): printed under
-        // the table, one line per configuration.
-        for (const auto* r : rs) {
-            const auto it = r->details.find("diagnosis");
-            if (it == r->details.end() || !it->is_string()) continue;
-            out += md ? fmt::format("\n- `{}`: {}", display_text(r->params.canonical()), display_text(it->get<std::string>()))
-                      : fmt::format("  {}: {}\n", display_text(r->params.canonical()), display_text(it->get<std::string>()));
-        }
-        if (md && std::any_of(rs.begin(), rs.end(), [](const Result* r) { return r->details.contains("diagnosis"); }))
-            out += "\n";
+        out += render_section(rs, md, width, style.all_metrics);
         std::vector<const nlohmann::json*> details;
         for (const auto* r : rs) details.push_back(&r->details);
-        for (const auto& t : matrix_tables(details)) out += "\n" + render_table(t, md);
+        for (const auto& t : matrix_tables(details)) {
+            out += '\n';
+            out += render_table(t, md);
+        }
+    }
+    const std::string skipped = skipped_lines(results, md, width);
+    if (!skipped.empty()) {
+        out += md ? "\n### skipped\n\n" : "\n== skipped ==\n";
+        out += skipped;
     }
     return out;
 }
 
-std::string render_scenarios(const std::vector<const ScenarioInfo*>& scenarios, OutputFormat format) {
+std::vector<std::string> summary_lines(const std::vector<Result>& results) {
+    std::size_t ok = 0, failed = 0, skipped = 0, other = 0, noisy = 0;
+    for (const auto& r : results) {
+        ok += r.status == Status::ok;
+        failed += r.status == Status::failed;
+        skipped += r.status == Status::skipped;
+        other += r.status == Status::interrupted;
+        noisy += r.status == Status::ok && !r.metrics.empty() && r.metrics[0].round_medians.size() > 1 &&
+                 relative_range(r.metrics[0].round_medians) >= k_noisy_range;
+    }
+    std::vector<std::string> lines;
+    std::string head = fmt::format("{} result{}: {} ok", results.size(), results.size() == 1 ? "" : "s", ok);
+    if (failed) head += fmt::format(", {} failed", failed);
+    if (skipped) head += fmt::format(", {} skipped", skipped);
+    if (other) head += fmt::format(", {} interrupted", other);
+    if (noisy) head += fmt::format("; {} vary more than {:.0f}% between runs", noisy, k_noisy_range * 100);
+    lines.push_back(head);
+    // Per family, its best primary figure (by the metric's own direction) and its share of
+    // the limit where the result knows it.
+    std::vector<std::string> families;
+    std::map<std::string, const Result*> best;
+    for (const auto& r : results) {
+        if (r.status != Status::ok || r.metrics.empty() || r.metrics[0].stats.n == 0) continue;
+        const std::string fam = r.family.empty() ? r.scenario : r.family;
+        auto& b = best[fam];
+        if (!b) {
+            families.push_back(fam);
+            b = &r;
+            continue;
+        }
+        if (b->metrics[0].info.unit != r.metrics[0].info.unit) continue;
+        const bool higher = r.metrics[0].info.better == Better::higher;
+        const double x = r.metrics[0].stats.median, y = b->metrics[0].stats.median;
+        if (higher ? x > y : x < y) b = &r;
+    }
+    for (const auto& fam : families) {
+        const Result& r = *best[fam];
+        const auto* eff = efficiency_of(r);
+        lines.push_back(fmt::format("{:<9} best {} {}{} ({})", fam, r.metrics[0].info.name,
+                                    format_value(r.metrics[0].stats.median, r.metrics[0].info.unit),
+                                    eff ? fmt::format(", {:.0f}% of its limit", eff->get<double>() * 100) : "",
+                                    short_label(r)));
+    }
+    // What stands out: pageable against pinned host memory of the same configuration.
+    double worst_ratio = 0;
+    const Result* worst = nullptr;
+    for (const auto& r : results) {
+        if (r.status != Status::ok || r.metrics.empty() || r.metrics[0].info.better != Better::higher) continue;
+        for (const auto& [axis, value] : r.params.items()) {
+            if (value != "pageable") continue;
+            for (const auto& q : results) {
+                if (q.scenario != r.scenario || q.status != Status::ok || q.metrics.empty() || q.params.find(axis) != "pinned")
+                    continue;
+                bool same = true;
+                for (const auto& [k, v] : r.params.items()) same = same && (k == axis || q.params.find(k) == v);
+                const double ratio = q.metrics[0].stats.median / r.metrics[0].stats.median;
+                if (same && std::isfinite(ratio) && ratio > worst_ratio) worst_ratio = ratio, worst = &r;
+            }
+        }
+    }
+    if (worst && worst_ratio >= 1.5)
+        lines.push_back(fmt::format("! pageable host memory is {:.1f}x slower than pinned ({}): pin it", worst_ratio,
+                                    short_label(*worst)));
+    std::size_t low = 0;
+    const Result* lowest = nullptr;
+    for (const auto& r : results) {
+        const auto* eff = efficiency_of(r);
+        if (r.status != Status::ok || !eff || eff->get<double>() >= 0.8) continue;
+        ++low;
+        if (!lowest || eff->get<double>() < efficiency_of(*lowest)->get<double>()) lowest = &r;
+    }
+    if (lowest)
+        lines.push_back(fmt::format("! {} result{} below 80% of the path's limit; lowest {:.0f}%: {}", low,
+                                    low == 1 ? "" : "s", efficiency_of(*lowest)->get<double>() * 100, short_label(*lowest)));
+    for (const auto& r : results)
+        if (r.status == Status::failed) {
+            lines.push_back(fmt::format("! failed: {}: {}", short_label(r), shorten_to(r.reason, 100)));
+            if (failed > 1) {
+                lines.back() += fmt::format(" (and {} more)", failed - 1);
+                break;
+            }
+        }
+    // Skipped, one line per reason (the same lines end the tables).
+    std::map<std::string, std::pair<std::size_t, std::vector<std::string>>> per_reason;
+    std::vector<std::string> reasons;
+    for (const auto& r : results) {
+        if (r.status != Status::skipped) continue;
+        auto& e = per_reason[r.reason];
+        if (e.first++ == 0) reasons.push_back(r.reason);
+        if (std::find(e.second.begin(), e.second.end(), r.scenario) == e.second.end()) e.second.push_back(r.scenario);
+    }
+    // The most frequent reasons first, three at most: the full list ends the tables.
+    std::stable_sort(reasons.begin(), reasons.end(),
+                     [&](const std::string& a, const std::string& b) { return per_reason[a].first > per_reason[b].first; });
+    for (std::size_t i = 0; i < reasons.size() && i < 3; ++i) {
+        const auto& [count, scenarios] = per_reason[reasons[i]];
+        lines.push_back(fmt::format("skipped: {} configuration{} of {} scenario{}: {}", count, count == 1 ? "" : "s",
+                                    scenarios.size(), scenarios.size() == 1 ? "" : "s", shorten_to(reasons[i], 90)));
+    }
+    if (reasons.size() > 3) {
+        std::size_t rest = 0;
+        for (std::size_t i = 3; i < reasons.size(); ++i) rest += per_reason[reasons[i]].first;
+        lines.push_back(fmt::format("skipped: {} more configuration{} for {} other reasons (listed at the end)", rest,
+                                    rest == 1 ? "" : "s", reasons.size() - 3));
+    }
+    return lines;
+}
+
+std::string render_summary(const std::vector<Result>& results, OutputFormat format, std::size_t width) {
+    if (format != OutputFormat::table && format != OutputFormat::markdown) return {};
+    const bool md = format == OutputFormat::markdown;
+    std::string out = md ? "### Summary\n\n" : "== summary ==\n";
+    for (const auto& l : summary_lines(results)) out += md ? "- " + display_text(l) + "\n" : wrap(display_text(l), width, "  ");
+    return out;
+}
+
+std::string render_scenarios(const std::vector<const ScenarioInfo*>& scenarios, OutputFormat format, bool details) {
     auto axis_kind = [](AxisKind k) {
         switch (k) {
         case AxisKind::size: return "size";
@@ -408,6 +763,11 @@ std::string render_scenarios(const std::vector<const ScenarioInfo*>& scenarios, 
     std::vector<std::vector<std::string>> rows{{"scenario", "family", "gpu", "summary"}};
     for (const auto* s : scenarios) rows.push_back({s->id, s->family, s->needs_gpu ? "yes" : "no", s->summary});
     out += render_table(rows, md);
+    if (!details) {
+        out += md ? "\nAxes, defaults and metrics of a scenario: `interopbench list -s NAME`.\n"
+                  : "\naxes, defaults and metrics of a scenario: interopbench list -s NAME (globs work: -s 'h2d*')\n";
+        return out;
+    }
     for (const auto* s : scenarios) {
         out += md ? fmt::format("\n### {}\n\n{}\n\n", display_text(s->id), display_text(s->summary))
                 : fmt::format("\n{} {} {}\n", display_text(s->id), glyph(Glyph::dash), display_text(s->summary));

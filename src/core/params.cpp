@@ -290,15 +290,35 @@ bool glob_match(std::string_view p, std::string_view t) {
 }
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+    // Three rows: the swap of two neighbours looks two rows back.
+    std::vector<std::size_t> before(b.size() + 1), prev(b.size() + 1), cur(b.size() + 1);
     for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
     for (std::size_t i = 1; i <= a.size(); ++i) {
         cur[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j)
+        for (std::size_t j = 1; j <= b.size(); ++j) {
             cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                cur[j] = std::min(cur[j], before[j - 2] + 1);
+        }
+        std::swap(before, prev);
         std::swap(prev, cur);
     }
     return prev[b.size()];
+}
+
+std::optional<std::string> closest_match(std::string_view name, const std::vector<std::string>& candidates) {
+    const std::size_t limit = std::max<std::size_t>(2, name.size() / 3);
+    std::optional<std::string> best;
+    std::size_t best_d = limit + 1;
+    for (const std::string& c : candidates) {
+        const std::size_t d = edit_distance(name, c);
+        // Fewer edits than letters: "x" is no typo of "ls".
+        if (d < best_d && d < name.size() && d < c.size()) {
+            best_d = d;
+            best = c;
+        }
+    }
+    return best;
 }
 
 } // namespace interopbench

@@ -48,12 +48,10 @@ const std::string_view* find_builtin(std::string_view name) {
 }
 
 std::string known_profiles_hint(std::string_view name) {
-    std::string close;
-    for (const auto& n : builtin_profile_names())
-        if (edit_distance(name, n) <= 2) close = n;
+    const auto names = builtin_profile_names();
+    const auto close = closest_match(name, names);
     return fmt::format("{}built-in profiles: {}; or give the path of a profile file",
-                       close.empty() ? "" : fmt::format("did you mean {}? ", close),
-                       fmt::join(builtin_profile_names(), ", "));
+                       close ? fmt::format("did you mean {}? ", *close) : "", fmt::join(names, ", "));
 }
 
 nlohmann::json parse_text(const std::string& text, const std::string& origin) {
@@ -105,16 +103,10 @@ void check_keys(const nlohmann::json& obj, std::initializer_list<const char*> kn
     for (const auto& item : obj.items()) {
         const std::string& key = item.key(); // named, not bound: clang before 16 cannot capture bindings
         if (std::any_of(known.begin(), known.end(), [&](const char* k) { return key == k; })) continue;
-        std::string best;
-        std::size_t best_d = 3;
-        for (const char* k : known)
-            if (const auto d = edit_distance(key, k); d < best_d) {
-                best_d = d;
-                best = k;
-            }
+        const auto best = closest_match(key, std::vector<std::string>(known.begin(), known.end()));
         throw UsageError(fmt::format("{}: unknown key '{}'", where, key),
-                         best.empty() ? fmt::format("known keys: {}", fmt::join(known, ", "))
-                                      : fmt::format("did you mean '{}'? known keys: {}", best, fmt::join(known, ", ")));
+                         best ? fmt::format("did you mean '{}'? known keys: {}", *best, fmt::join(known, ", "))
+                              : fmt::format("known keys: {}", fmt::join(known, ", ")));
     }
 }
 
@@ -260,19 +252,25 @@ RunPlan load_profile(const std::string& name_or_path, const Registry& registry) 
 void override_axis(RunPlan& plan, const Registry& registry, const std::string& axis,
                    const std::vector<std::string>& values) {
     bool applied = false;
+    std::vector<std::string> names; // every axis of the plan, for "did you mean"
     for (auto& entry : plan.entries) {
         const auto selected = registry.select(entry.pattern);
-        const bool has = std::any_of(selected.begin(), selected.end(), [&](const Scenario* s) {
-            const auto& axes = s->info().axes;
-            return std::any_of(axes.begin(), axes.end(), [&](const Axis& a) { return a.name == axis; });
-        });
+        bool has = false;
+        for (const Scenario* s : selected)
+            for (const Axis& a : s->info().axes) {
+                has = has || a.name == axis;
+                if (std::find(names.begin(), names.end(), a.name) == names.end()) names.push_back(a.name);
+            }
         if (!has) continue;
         entry.axes[axis] = values;
         applied = true;
     }
-    if (!applied)
-        throw UsageError(fmt::format("no scenario of the plan has an axis named '{}'", axis),
+    if (!applied) {
+        const auto close = closest_match(axis, names);
+        throw UsageError(fmt::format("no scenario of the plan has an axis named '{}'{}", axis,
+                                     close ? fmt::format("; did you mean '{}'?", *close) : ""),
                          "run 'interopbench list' to see each scenario's axes");
+    }
 }
 
 void record_profile(RunPlan& plan) {

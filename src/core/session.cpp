@@ -112,7 +112,7 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
     Runner runner(machine, round_settings);
     auto last_checkpoint = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < configs.size() && !g_interrupted; ++i) {
-        if (hooks.progress) hooks.progress(i, configs.size(), configs[i]);
+        if (hooks.progress) hooks.progress(1, rec.plan.settings.rounds, i, configs.size(), configs[i]);
         rec.results.push_back(runner.run_one(configs[i]));
         if (!runner.fatal().empty() || rec.results.back().status == Status::interrupted) break;
         // Checkpoint: a long run killed half-way still leaves its finished results. A failed
@@ -153,7 +153,7 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
             }
             if (!measured)
                 for (std::size_t i = 0; i < again.size() && !g_interrupted; ++i) {
-                    if (hooks.progress) hooks.progress(i, again.size(), again[i]);
+                    if (hooks.progress) hooks.progress(round, rounds, i, again.size(), again[i]);
                     got.push_back(runner.run_one(again[i]));
                     if (!runner.fatal().empty()) break;
                 }

@@ -25,11 +25,19 @@ CheckResult result(std::string id, std::string subject, CheckStatus status, std:
     return {std::move(id), std::move(subject), status, std::move(evidence), std::move(fix)};
 }
 
-// Per-GPU checks say once that there is nothing to check.
+// Why there is no GPU, in a few words: CUDA's note up to its details ("no GPU: no NVIDIA driver").
+std::string no_gpu_text(const DoctorFacts& f) {
+    const std::string note = f.cuda_note.substr(0, f.cuda_note.find(':'));
+    if (note.empty())
+        return "no GPU";
+    return note.find("GPU") != std::string::npos ? note : "no GPU: " + note;
+}
+
+// Per-GPU checks say once that there is nothing to check, and why.
 bool no_gpu(const DoctorFacts& f, const char* id, std::vector<CheckResult>& out) {
     if (!f.gpus.empty())
         return false;
-    out.push_back(result(id, "", CheckStatus::skip, "no GPU"));
+    out.push_back(result(id, "", CheckStatus::skip, no_gpu_text(f)));
     return true;
 }
 
@@ -138,6 +146,7 @@ const char* to_string(CheckStatus s) {
     case CheckStatus::warn: return "WARN";
     case CheckStatus::fail: return "FAIL";
     case CheckStatus::skip: return "SKIP";
+    case CheckStatus::info: return "INFO";
     }
     return "?";
 }
@@ -241,6 +250,11 @@ std::vector<CheckResult> check_gpu_present(const DoctorFacts& f) {
                                        f.nvidia_pci_gpus),
                            "check the driver: `nvidia-smi` must list the GPUs (kernel module loaded, "
                            "driver and library versions matching, device nodes present)")};
+        // Nothing on the bus either: a machine without a GPU (a build or CI machine), where the
+        // host checks still mean something and the command must not fail for it.
+        if (!f.require_gpu)
+            return {result(id, "", CheckStatus::skip, fmt::format("no GPU: {}", why),
+                           "where a GPU is expected, give --require-gpu to make this a FAIL")};
         return {result(id, "", CheckStatus::fail, fmt::format("no GPU: {}", why),
                        "run on a machine with an NVIDIA GPU and driver (containers: --gpus all)")};
     }
@@ -323,7 +337,7 @@ std::vector<CheckResult> check_pcie_link(const DoctorFacts& f) {
 std::vector<CheckResult> check_peer_access(const DoctorFacts& f) {
     const char* id = "peer_access";
     if (f.gpus.size() < 2)
-        return {result(id, "", CheckStatus::skip, "fewer than two GPUs")};
+        return {result(id, "", CheckStatus::skip, f.gpus.empty() ? no_gpu_text(f) : "fewer than two GPUs")};
     std::vector<CheckResult> out;
     for (const DoctorPair& p : f.pairs) {
         const std::string subject = p.from + ">" + p.to;
@@ -445,7 +459,8 @@ std::vector<CheckResult> check_mempool(const DoctorFacts& f) {
         if (!g.mempool_release_threshold)
             out.push_back(result(id, g.label, CheckStatus::skip, "default memory pool not read (unsupported or no CUDA)"));
         else if (*g.mempool_release_threshold == 0)
-            out.push_back(result(id, g.label, CheckStatus::warn,
+            // CUDA's default on every machine: advice for applications, not a fault of this one.
+            out.push_back(result(id, g.label, CheckStatus::info,
                                  "default pool release threshold 0 B (CUDA's default): freed pool memory goes "
                                  "back to the driver at every synchronization, so cudaMallocAsync then costs "
                                  "like cudaMalloc",
@@ -707,7 +722,10 @@ std::vector<CheckResult> check_storage(const DoctorFacts& f) {
     std::vector<CheckResult> out;
     if (f.cufile) {
         const CufileHostFacts& c = *f.cufile;
-        if (c.nvidia_fs)
+        if (f.gpus.empty() && !c.nvidia_fs) // GPUDirect Storage needs a GPU: nothing to miss here
+            out.push_back(result("cufile", "nvidia-fs", CheckStatus::skip,
+                                 "GPUDirect Storage not checked (" + no_gpu_text(f) + ")", ""));
+        else if (c.nvidia_fs)
             out.push_back(result("cufile", "nvidia-fs", CheckStatus::pass,
                                  fmt::format("nvidia-fs {} loaded: cuFile can move data directly (GDS)", c.nvidia_fs_version), ""));
         else
@@ -792,7 +810,8 @@ bool any_failed(const std::vector<CheckResult>& results) {
 
 namespace {
 std::map<CheckStatus, int> counts(const std::vector<CheckResult>& results) {
-    std::map<CheckStatus, int> n{{CheckStatus::pass, 0}, {CheckStatus::warn, 0}, {CheckStatus::fail, 0}, {CheckStatus::skip, 0}};
+    std::map<CheckStatus, int> n{{CheckStatus::pass, 0}, {CheckStatus::warn, 0}, {CheckStatus::fail, 0},
+                                 {CheckStatus::skip, 0}, {CheckStatus::info, 0}};
     for (const CheckResult& r : results)
         ++n[r.status];
     return n;
@@ -807,7 +826,7 @@ nlohmann::json checks_json(const std::vector<CheckResult>& results) {
     auto n = counts(results);
     return {{"checks", checks},
             {"summary", {{"pass", n[CheckStatus::pass]}, {"warn", n[CheckStatus::warn]},
-                         {"fail", n[CheckStatus::fail]}, {"skip", n[CheckStatus::skip]}}},
+                         {"fail", n[CheckStatus::fail]}, {"skip", n[CheckStatus::skip]}, {"info", n[CheckStatus::info]}}},
             {"failed", any_failed(results)}};
 }
 
@@ -829,12 +848,14 @@ std::string render_checks(const std::vector<CheckResult>& results, bool markdown
             out += fmt::format("{}  {:<{}}  {:<{}}  {}\n", to_string(r.status), t(r.id), id_w, t(r.subject), subject_w,
                                t(r.evidence));
             if (!r.fix.empty() && r.status != CheckStatus::pass)
-                out += fmt::format("{:<{}}fix: {}\n", "", id_w + subject_w + 10, t(r.fix));
+                out += fmt::format("{:<{}}{}: {}\n", "", id_w + subject_w + 10,
+                                   r.status == CheckStatus::info ? "advice" : "fix", t(r.fix));
         }
     }
     auto n = counts(results);
-    out += fmt::format("\n{} FAIL, {} WARN, {} PASS, {} SKIP\n", n[CheckStatus::fail], n[CheckStatus::warn],
-                       n[CheckStatus::pass], n[CheckStatus::skip]);
+    out += fmt::format("\n{} FAIL, {} WARN, {} PASS, {} SKIP{}\n", n[CheckStatus::fail], n[CheckStatus::warn],
+                       n[CheckStatus::pass], n[CheckStatus::skip],
+                       n[CheckStatus::info] ? fmt::format(", {} INFO", n[CheckStatus::info]) : "");
     return out;
 }
 

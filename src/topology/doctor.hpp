@@ -4,7 +4,9 @@
 /// Facts are gathered once into a plain DoctorFacts (testable: tests build fake ones); each
 /// check is a pure function of the facts returning one result per subject (the machine, a
 /// GPU, a GPU pair, a variable), each PASS, WARN, FAIL or SKIP (cannot be evaluated here) with
-/// one line of evidence and one line of fix.
+/// one line of evidence and one line of fix. Only a FAIL fails the command: a machine without
+/// a GPU (a build machine) skips the GPU checks, and advice that is no fault of the machine
+/// is INFO.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -19,8 +21,8 @@
 
 namespace interopbench {
 
-enum class CheckStatus { pass, warn, fail, skip };
-/// "PASS", "WARN", "FAIL", "SKIP".
+enum class CheckStatus { pass, warn, fail, skip, info };
+/// "PASS", "WARN", "FAIL", "SKIP", "INFO".
 const char* to_string(CheckStatus s);
 
 struct CheckResult {
@@ -28,7 +30,7 @@ struct CheckResult {
     std::string subject;  ///< "GPU0", "GPU0>GPU1", "NCCL_P2P_DISABLE", or "" for the machine
     CheckStatus status = CheckStatus::pass;
     std::string evidence; ///< one line: what was seen
-    std::string fix;      ///< one line: what to do (empty when nothing)
+    std::string fix;      ///< one line: what to do (empty when nothing); advice for INFO
 };
 
 /// Clock event reason bits (NVML's nvmlClocksEventReason* values).
@@ -95,6 +97,7 @@ struct DoctorFacts {
     int runtime_version = 0; ///< CUDA runtime this tool carries
     std::string driver_release;
     int nvidia_pci_gpus = 0; ///< NVIDIA GPUs on the PCI bus (hwloc), visible to CUDA or not
+    bool require_gpu = false; ///< `doctor --require-gpu`: no usable GPU is a FAIL even where none is seen
 
     bool nvml_available = false;
     int nvml_init_error = -1; ///< NVML's nvmlInit_v2 code; -1 when the library is missing
@@ -121,8 +124,9 @@ struct DoctorFacts {
 /// pairs from `topology`, NVML health, process affinity, memlock limit, environment, IOMMU.
 DoctorFacts host_doctor_facts(const Machine& machine, const Topology& topology);
 
-/// No CUDA device: FAIL with CUDA's reason; WARN when the PCI bus has more NVIDIA GPUs than
-/// CUDA sees and CUDA_VISIBLE_DEVICES does not explain it.
+/// No CUDA device: FAIL with CUDA's reason where NVIDIA GPUs sit on the PCI bus or
+/// require_gpu is set, else SKIP (a machine without a GPU, e.g. a build machine); WARN when
+/// the PCI bus has more NVIDIA GPUs than CUDA sees and CUDA_VISIBLE_DEVICES does not explain it.
 std::vector<CheckResult> check_gpu_present(const DoctorFacts& f);
 /// Driver older than the runtime needs: FAIL for an older major version, WARN for a minor.
 std::vector<CheckResult> check_driver(const DoctorFacts& f);
@@ -139,7 +143,8 @@ std::vector<CheckResult> check_nvlink(const DoctorFacts& f);
 std::vector<CheckResult> check_cpu_affinity(const DoctorFacts& f);
 /// memlock limit below k_memlock_min: WARN.
 std::vector<CheckResult> check_memlock(const DoctorFacts& f);
-/// Per GPU: the default pool's release threshold is 0 (memory returned at every sync): WARN.
+/// Per GPU: the default pool's release threshold is 0 (CUDA's default, memory returned at
+/// every sync): INFO, advice for applications rather than a fault of the machine.
 std::vector<CheckResult> check_mempool(const DoctorFacts& f);
 /// Per GPU: persistence mode off: WARN.
 std::vector<CheckResult> check_persistence(const DoctorFacts& f);
@@ -161,17 +166,17 @@ std::vector<CheckResult> check_cuda_env(const DoctorFacts& f);
 /// Per GPU: IOMMU translating DMA (not passthrough): WARN.
 std::vector<CheckResult> check_iommu(const DoctorFacts& f);
 
-/// cuFile: nvidia-fs missing (WARN: compatibility mode only), force_compat_mode set (WARN),
+/// cuFile: nvidia-fs missing (WARN: compatibility mode only; SKIP without a GPU), force_compat_mode set (WARN),
 /// cufile.json unreadable (WARN); the storage directory: no O_DIRECT or memory-backed (WARN),
 /// read-ahead under 128 KiB (WARN); per block device and GPU: a SYS path (WARN, with the fix).
 std::vector<CheckResult> check_storage(const DoctorFacts& f);
 
 /// Every check above, in that order.
 std::vector<CheckResult> run_checks(const DoctorFacts& f);
-/// True when a result is FAIL (the doctor then exits 1).
+/// True when a result is FAIL (the doctor then exits 1; WARN, SKIP and INFO exit 0).
 bool any_failed(const std::vector<CheckResult>& results);
 
-/// {"checks": [{id, subject, status, evidence, fix}...], "summary": {pass, warn, fail, skip}}.
+/// {"checks": [{id, subject, status, evidence, fix}...], "summary": {pass, warn, fail, skip, info}}.
 nlohmann::json checks_json(const std::vector<CheckResult>& results);
 /// A table (status, check, subject, evidence) with each fix on the line below, then counts.
 std::string render_checks(const std::vector<CheckResult>& results, bool markdown = false);

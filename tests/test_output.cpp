@@ -1,0 +1,180 @@
+// Output a person reads: tables that fit, constant axes said once, one uncertainty column,
+// notes in words, the summary first, skipped scenarios in one line per reason, and the
+// comparison's one-line verdict with regressions listed first.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "interopbench/compare.hpp"
+#include "interopbench/output.hpp"
+#include "interopbench/report.hpp"
+
+using namespace interopbench;
+
+namespace {
+
+MetricResult metric(const std::string& name, const std::string& unit, Better better, std::vector<double> samples,
+                    std::vector<double> rounds = {}) {
+    MetricResult m;
+    m.info = {name, unit, better, ""};
+    m.samples = samples;
+    m.stats = compute_stats(samples);
+    m.round_medians = std::move(rounds);
+    return m;
+}
+
+Result result(const std::string& scenario, std::vector<std::pair<std::string, std::string>> params, double value,
+              Status status = Status::ok, const std::string& reason = "") {
+    Result r;
+    r.scenario = scenario;
+    r.family = "copy";
+    r.params = Params(params);
+    r.key = scenario + "/" + r.params.canonical();
+    r.status = status;
+    r.reason = reason;
+    r.stop_reason = status == Status::ok ? "converged" : "";
+    if (status == Status::ok) {
+        r.metrics.push_back(metric("bandwidth", "B/s", Better::higher, {value, value * 1.01, value * 0.99, value}));
+        r.metrics.push_back(metric("time", "s", Better::lower, {1e-3, 1e-3, 1e-3, 1e-3}));
+        r.metrics.push_back(metric("some_long_secondary_metric_name", "B", Better::lower, {1, 1, 1, 1}));
+        r.metrics.push_back(metric("another_long_secondary_metric_name", "B", Better::lower, {1, 1, 1, 1}));
+    }
+    return r;
+}
+
+std::size_t widest_line(const std::string& text) {
+    std::istringstream in(text);
+    std::size_t w = 0;
+    for (std::string line; std::getline(in, line);) w = std::max(w, line.size());
+    return w;
+}
+
+} // namespace
+
+TEST_CASE("values have three significant digits") {
+    CHECK(format_value(55.41e9, "B/s") == "55.4 GB/s");
+    CHECK(format_value(5.416e9, "B/s") == "5.42 GB/s");
+    CHECK(format_value(478.116e9, "B/s") == "478 GB/s");
+    CHECK(format_value(1.31e12, "B/s") == "1.31 TB/s");
+    CHECK(format_value(0.281013, "s") == "281 ms");
+    CHECK(format_value(23.2e-6, "s") == "23.2 us");
+    CHECK(format_value(0.9999e9, "B/s") == "1.00 GB/s"); // never "1000 MB/s"
+}
+
+TEST_CASE("a table fits its width: constant axes above it, secondary metrics left out and named") {
+    std::vector<Result> rs;
+    for (const char* mem : {"pageable", "pinned"})
+        for (const char* size : {"1048576", "67108864"})
+            rs.push_back(result("h2d_copy", {{"size", size}, {"host_mem", mem}, {"engine", "ce"}, {"device", "0"}},
+                                std::string(mem) == "pinned" ? 50e9 : 7e9));
+    TableStyle narrow;
+    narrow.width = 80;
+    const std::string t = render_results(rs, OutputFormat::table, narrow);
+    CAPTURE(t);
+    CHECK(widest_line(t) <= 80);
+    CHECK(t.find("engine ce, device 0") != std::string::npos); // said once
+    CHECK(t.find("64MiB") != std::string::npos);               // sizes for people
+    CHECK(t.find("67108864") == std::string::npos);
+    CHECK(t.find("not shown to fit 80 columns") != std::string::npos);
+    CHECK(t.find("another_long_secondary_metric_name") != std::string::npos); // named below the table
+    TableStyle all = narrow;
+    all.all_metrics = true;
+    const std::string wide = render_results(rs, OutputFormat::table, all);
+    CHECK(wide.find("not shown") == std::string::npos);
+    TableStyle unlimited;
+    unlimited.width = 0;
+    CHECK(render_results(rs, OutputFormat::table, unlimited).find("not shown") == std::string::npos);
+}
+
+TEST_CASE("the uncertainty is the larger of the interval and the spread between rounds, and says which") {
+    MetricResult steady = metric("bandwidth", "B/s", Better::higher, {10, 10.1, 9.9, 10, 10}, {10, 10.02, 9.98});
+    CHECK(std::string(uncertainty(steady).source) == "ci");
+    MetricResult between = metric("bandwidth", "B/s", Better::higher, {10, 10.1, 9.9, 10, 10}, {10, 13, 9});
+    const Uncertainty u = uncertainty(between);
+    CHECK(std::string(u.source) == "rounds");
+    CHECK(u.relative == doctest::Approx(relative_range({10, 13, 9}) / 2));
+}
+
+TEST_CASE("notes are plain words, and a note every row shares is said once") {
+    std::vector<Result> rs{result("h2d_copy", {{"size", "1048576"}}, 1e9), result("h2d_copy", {{"size", "2097152"}}, 2e9)};
+    for (auto& r : rs) r.stop_reason = "time_budget";
+    const std::string t = render_results(rs, OutputFormat::table);
+    CHECK(t.find("time_budget") == std::string::npos);
+    CHECK(t.find("all: not converged: time limit") != std::string::npos);
+    rs[0].metrics[0].round_medians = {1e9, 1.5e9, 1e9};
+    const std::string noisy = render_results(rs, OutputFormat::table);
+    CHECK(noisy.find("varies 50% between runs") != std::string::npos);
+}
+
+TEST_CASE("scenarios skipped for one reason are one line, not a section each, and the summary says so") {
+    std::vector<Result> rs;
+    for (const char* s : {"h2d_copy", "d2h_copy", "peer_copy"})
+        for (const char* size : {"1024", "2048"})
+            rs.push_back(result(s, {{"size", size}}, 0, Status::skipped, "no NVIDIA driver"));
+    rs.push_back(result("host_memcpy", {{"size", "1024"}}, 3e9));
+    const std::string t = render_results(rs, OutputFormat::table);
+    CAPTURE(t);
+    CHECK(t.find("== h2d_copy ==") == std::string::npos);
+    CHECK(t.find("6 configurations of 3 scenarios skipped: no NVIDIA driver") != std::string::npos);
+    const auto lines = summary_lines(rs);
+    REQUIRE(!lines.empty());
+    CHECK(lines[0] == "7 results: 1 ok, 6 skipped");
+    CHECK(std::any_of(lines.begin(), lines.end(),
+                      [](const std::string& l) { return l == "skipped: 6 configurations of 3 scenarios: no NVIDIA driver"; }));
+}
+
+TEST_CASE("the summary names what stands out: pageable far slower than pinned, results below their limit") {
+    std::vector<Result> rs{result("h2d_copy", {{"size", "1048576"}, {"host_mem", "pageable"}}, 7e9),
+                           result("h2d_copy", {{"size", "1048576"}, {"host_mem", "pinned"}}, 49e9)};
+    rs[0].details["efficiency"] = 0.11;
+    rs[1].details["efficiency"] = 0.78;
+    const auto lines = summary_lines(rs);
+    auto has = [&](const std::string& words) {
+        return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(words) != std::string::npos; });
+    };
+    CHECK(has("copy      best bandwidth 49.0 GB/s, 78% of its limit"));
+    CHECK(has("! pageable host memory is 7.0x slower than pinned"));
+    CHECK(has("! 2 results below 80% of the path's limit; lowest 11%"));
+    const std::string t = render_results(rs, OutputFormat::table);
+    CHECK(t.find("of limit") != std::string::npos);
+    CHECK(t.find("78%") != std::string::npos);
+}
+
+TEST_CASE("a comparison opens with its verdict in one line, regressions listed first") {
+    const std::string dir = INTEROPBENCH_SOURCE_DIR "/tests/data/reports/";
+    CompareOptions opt;
+    opt.base_label = "base.json";
+    opt.new_label = "regression.json";
+    const auto o = compare_reports(load_report(dir + "base.json"), load_report(dir + "regression.json"), opt);
+    const std::string line = verdict_line(o);
+    CAPTURE(line);
+    CHECK(line.rfind("FAIL: ", 0) == 0);
+    CHECK(line.find(fmt::format("of {} results", o.results.size())) != std::string::npos);
+    const std::string text = render_comparison(o, CompareFormat::table);
+    CHECK(text.rfind(line + "\n", 0) == 0);
+    const auto changed = text.find("Changed, uncertain");
+    REQUIRE(changed != std::string::npos);
+    const auto first_row = text.find('\n', text.find("---", changed)) + 1;
+    CHECK(text.compare(first_row, 10, "regression") == 0);
+    const auto self = compare_reports(load_report(dir + "base.json"), load_report(dir + "base.json"), opt);
+    CHECK(verdict_line(self).rfind("PASS: ", 0) == 0);
+}
+
+TEST_CASE("reports with no result in common are a usage error, not a pass") {
+    const std::string dir = INTEROPBENCH_SOURCE_DIR "/tests/data/reports/";
+    auto other = load_report(dir + "base.json");
+    for (auto& r : other["results"]) {
+        r["scenario"] = "host_memcpy_renamed";
+        r["key"] = "host_memcpy_renamed/" + r["key"].get<std::string>().substr(r["key"].get<std::string>().find('/') + 1);
+    }
+    CompareOptions opt;
+    CHECK_THROWS_AS(compare_reports(load_report(dir + "base.json"), other, opt), UsageError);
+    // A new report that lost every result is a failing gate (missing), not a usage error.
+    auto empty = load_report(dir + "base.json");
+    empty["results"] = nlohmann::json::array();
+    const auto lost = compare_reports(load_report(dir + "base.json"), empty, opt);
+    CHECK(compare_exit_code(lost, false) == ExitCode::failed);
+}
