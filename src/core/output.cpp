@@ -640,6 +640,13 @@ std::vector<std::string> summary_lines(const std::vector<Result>& results) {
             b = &r;
             continue;
         }
+        // A result that knows its limit (a path to the GPU, a pipeline against its bound)
+        // heads its family before one that does not (a standalone stage, a host copy).
+        const bool knows = efficiency_of(r) != nullptr, best_knows = efficiency_of(*b) != nullptr;
+        if (knows != best_knows) {
+            if (knows) b = &r;
+            continue;
+        }
         if (b->metrics[0].info.unit != r.metrics[0].info.unit) continue;
         const bool higher = r.metrics[0].info.better == Better::higher;
         const double x = r.metrics[0].stats.median, y = b->metrics[0].stats.median;
