@@ -26,9 +26,9 @@ void add_compare(CLI::App& app, Outcome& out) {
     auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand("compare", "compare a new report with one or more baselines and gate on regressions");
     cmd->footer(
-        "A result regresses when the whole 95% bootstrap interval of the ratio of medians (new/base) lies beyond\n"
+        "A result regresses when the whole 95% bootstrap interval of the ratio of medians (new/base) lies beyond "
         "the threshold in the metric's bad direction; an interval straddling the threshold is inconclusive.\n"
-        "Several baselines (reports of one build, each run in its own process) are pooled: what moves between them is\n"
+        "Several baselines (reports of one build, each run in its own process) are pooled: what moves between them is "
         "noise, and results are gated only beyond it, as for the rounds of 'run --rounds'.\n"
         "Exit codes: 0 no regression, 1 regression, 2 usage or input error, 3 inconclusive (with --fail-on-inconclusive).");
     cmd->add_option("reports", args->reports,

@@ -74,9 +74,9 @@ void add_show(CLI::App& app, Outcome& out) {
             const auto host = doc.value("host", nlohmann::json::object());
             // Report text reaches the terminal through display_text only (one line each).
             const auto line = [](const std::string& text) { fmt::print("{}\n", display_text(text)); };
-            line(fmt::format("interopbench {} report, {} to {} ({}), profile {}", text_of(doc["schema"], "version", "?"),
-                             text_of(inv, "started", "?"), text_of(inv, "finished", "?"), text_of(inv, "status", "?"),
-                             text_of(inv, "profile", "-").empty() ? "-" : text_of(inv, "profile", "-")));
+            line(fmt::format("interopbench {} report, profile {}, {} ({})", text_of(doc["schema"], "version", "?"),
+                             text_of(inv, "profile", "-").empty() ? "-" : text_of(inv, "profile", "-"),
+                             text_of(inv, "started", "?"), text_of(inv, "status", "?")));
             line(fmt::format("host {} ({}, {} CPUs)", text_of(host, "hostname", "?"), text_of(host, "cpu", "?"),
                              text_of(host, "logical_cpus", "0")));
             for (const auto& d : doc.value("devices", nlohmann::json::array()))

@@ -253,6 +253,8 @@ class WrappingFormatter : public CLI::Formatter {
 public:
     WrappingFormatter() { column_width(34); }
     std::string make_option_desc(const CLI::Option* opt) const override { return wrapped(CLI::Formatter::make_option_desc(opt)); }
+    std::string make_description(const CLI::App* app) const override { return wrapped_lines(CLI::Formatter::make_description(app)); }
+    std::string make_footer(const CLI::App* app) const override { return wrapped_lines(CLI::Formatter::make_footer(app)); }
     std::string make_subcommand(const CLI::App* sub) const override {
         std::stringstream out;
         CLI::detail::format_help(out, sub->get_display_name(), wrapped(sub->get_description()), column_width_);
@@ -260,6 +262,31 @@ public:
     }
 
 private:
+    // Each line of a block (a description, a footer) wrapped to the terminal on its own, its
+    // indentation kept, so that example lists stay lists.
+    static std::string wrapped_lines(const std::string& text) {
+        const std::size_t width = terminal_width();
+        std::string out;
+        std::istringstream in(text);
+        for (std::string line; std::getline(in, line);) {
+            const std::size_t indent = std::min(line.find_first_not_of(' '), line.size());
+            std::string current = line.substr(0, indent);
+            std::istringstream words(line.substr(indent));
+            bool first = true;
+            for (std::string w; words >> w; first = false) {
+                if (!first && current.size() + 1 + w.size() > width) {
+                    out += current + "\n";
+                    current = std::string(indent + 2, ' ');
+                    first = true;
+                }
+                current += (first ? "" : " ") + w;
+            }
+            out += current + "\n";
+        }
+        if (!text.empty() && text.back() != '\n' && !out.empty()) out.pop_back();
+        return out;
+    }
+
     std::string wrapped(const std::string& text) const {
         const std::size_t room = std::max<std::size_t>(30, terminal_width() - column_width_ - 1);
         std::string out, line;
