@@ -437,7 +437,7 @@ const std::vector<std::string> k_copy_run{"run", "-s", "h2d_copy", "--size", "64
 
 TEST_CASE("an injected allocation, copy or launch failure fails one configuration, the run goes on") {
     if (!gpu_present()) {
-        MESSAGE("skipped: no usable GPU here (fault injection needs CUDA)");
+        testing::skip("no usable GPU here (fault injection needs CUDA)");
         return;
     }
     expect_one_failed(run_with_fault("alloc:1", k_copy_run, "alloc"), "cudaErrorMemoryAllocation");
@@ -447,13 +447,13 @@ TEST_CASE("an injected allocation, copy or launch failure fails one configuratio
 
 TEST_CASE("an injected NCCL failure fails one collective configuration, the run goes on") {
     if (!gpu_present()) {
-        MESSAGE("skipped: no usable GPU here (fault injection needs CUDA)");
+        testing::skip("no usable GPU here (fault injection needs CUDA)");
         return;
     }
     const auto r = run_with_fault("nccl:1", {"run", "-s", "nccl_all_reduce", "--size", "1M,4M,16M"}, "nccl");
     const auto& results = r.doc["results"];
     if (!results.empty() && results[0]["status"] == "skipped") {
-        MESSAGE("skipped: " << results[0]["reason"].get<std::string>());
+        testing::skip(results[0]["reason"].get<std::string>());
         return;
     }
     expect_one_failed(r, "communicator aborted");
@@ -461,7 +461,7 @@ TEST_CASE("an injected NCCL failure fails one collective configuration, the run 
 
 TEST_CASE("an injected sticky error ends the run cleanly: report written, status aborted") {
     if (!gpu_present()) {
-        MESSAGE("skipped: no usable GPU here (fault injection needs CUDA)");
+        testing::skip("no usable GPU here (fault injection needs CUDA)");
         return;
     }
     const auto r = run_with_fault("sticky:1", k_copy_run, "sticky");

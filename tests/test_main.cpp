@@ -13,19 +13,26 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "families/plugin/warden.hpp"
+#include "test_support.hpp"
 
 namespace {
 
 int g_started = 0;
+std::string g_current;                 // the running test case
+std::vector<std::string> g_skipped;    // "case: reason" of each case that skipped itself
 
 struct CountCases : doctest::IReporter {
     explicit CountCases(const doctest::ContextOptions&) {}
     void report_query(const doctest::QueryData&) override {}
     void test_run_start() override {}
     void test_run_end(const doctest::TestRunStats&) override {}
-    void test_case_start(const doctest::TestCaseData&) override { ++g_started; }
+    void test_case_start(const doctest::TestCaseData& d) override {
+        ++g_started;
+        g_current = d.m_name;
+    }
     void test_case_reenter(const doctest::TestCaseData&) override {}
     void test_case_end(const doctest::CurrentTestCaseStats&) override {}
     void test_case_exception(const doctest::TestCaseException&) override {}
@@ -38,6 +45,11 @@ struct CountCases : doctest::IReporter {
 REGISTER_LISTENER("count_cases", 1, CountCases);
 
 } // namespace
+
+void interopbench::testing::skip(const std::string& reason) {
+    g_skipped.push_back(g_current + ": " + reason);
+    std::fprintf(stderr, "skipped: %s\n", reason.c_str());
+}
 
 int main(int argc, char** argv) {
     // Plugins started by tests in this process have their warden in this binary too.
@@ -59,6 +71,12 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "no test case matches the names given: a name with ';' is cut short by CTest\n");
         code = code ? code : 1;
     }
+    if (!g_skipped.empty()) {
+        std::fprintf(stderr, "[interopbench] %zu test case(s) skipped themselves (nothing checked):\n", g_skipped.size());
+        for (const auto& s : g_skipped) std::fprintf(stderr, "  %s\n", s.c_str());
+    }
+    // Every case that ran skipped itself: CTest's skip code, not a pass.
+    if (code == 0 && g_started > 0 && g_skipped.size() == static_cast<std::size_t>(g_started)) code = 77;
     if (!ec) fs::remove_all(root, ec);
     return code;
 }

@@ -16,6 +16,12 @@ inline std::filesystem::path scratch(const std::string& name) {
     return d;
 }
 
+/// Says that the running test case cannot run here (no GPU, a recorded fixture absent) and
+/// why; the caller returns at once. A test process whose every case skipped itself exits 77,
+/// which CTest reports as skipped (SKIP_RETURN_CODE), never as passed; a run of many cases
+/// lists the skipped ones at the end. Defined in test_main.cpp.
+void skip(const std::string& reason);
+
 /// The whole file at `p` (empty when it cannot be read).
 inline std::string slurp(const std::filesystem::path& p) {
     std::ifstream in(p, std::ios::binary);

@@ -18,6 +18,8 @@
 
 #include <doctest/doctest.h>
 
+#include "test_support.hpp"
+
 #include "gpu/gpu_facts.hpp"
 #include "interopbench/errors.hpp"
 #include "topology/topology.hpp"
@@ -126,7 +128,7 @@ TEST_CASE("CPU lists") {
 TEST_CASE("recorded POWER8 with NVLink: classes, NUMA, NV# from the distance matrix") {
     const std::string path = k_shared + "power8-4gpu-nvlink.xml";
     if (!have(path)) {
-        MESSAGE("skipped: " << path << " absent");
+        testing::skip(path + " absent");
         return;
     }
     const Topology t = load_topology_xml(path);
@@ -168,7 +170,7 @@ TEST_CASE("recorded POWER8 with NVLink: classes, NUMA, NV# from the distance mat
 TEST_CASE("recorded 2-socket machine: PHB and SYS, NUMA affinity, GPUs picked by class and vendor") {
     const std::string path = k_shared + "2socket-pci-wholeio.xml";
     if (!have(path)) {
-        MESSAGE("skipped: " << path << " absent");
+        testing::skip(path + " absent");
         return;
     }
     const Topology t = load_topology_xml(path);

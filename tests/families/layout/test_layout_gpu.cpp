@@ -4,6 +4,8 @@
 // fails. Every test skips without a usable GPU.
 #include <doctest/doctest.h>
 
+#include "../../test_support.hpp"
+
 #include <cstring>
 #include <vector>
 
@@ -97,7 +99,7 @@ BinaryColumn check_dense_to_binary(const std::vector<std::uint8_t>& dense, std::
 } // namespace
 
 TEST_CASE("gpu: transpose at every edge shape matches the reference") {
-    if (!have_gpu()) return; // skipped: no GPU
+    if (!have_gpu()) return testing::skip("no usable GPU here");
     const std::uint64_t rows_set[] = {1, 2, 3, 7, 15, 16, 17, 31, 32, 33, 35, 48, 63, 64, 65, 67, 96, 127, 128, 129,
                                       131, 159, 160, 161, 163, 192, 200, 240, 255, 256, 257, 300, 1000, 1031};
     const std::uint64_t cols_set[] = {1, 2, 3, 17, 33, 255, 256, 257, 263, 1031};
@@ -145,7 +147,7 @@ TEST_CASE("gpu: transpose at every edge shape matches the reference") {
 }
 
 TEST_CASE("gpu: array of structs <-> struct of arrays at edge counts matches the references") {
-    if (!have_gpu()) return;
+    if (!have_gpu()) return testing::skip("no usable GPU here");
     const RecordLayout recs[] = {RecordLayout::natural({4, 4, 4}), RecordLayout::natural({8, 4, 2, 1}),
                                  RecordLayout::natural({8, 8, 4, 4, 2, 2, 1, 1}), RecordLayout::packed({8, 1, 4, 2}),
                                  RecordLayout::packed({1}), RecordLayout::packed({2, 1}), RecordLayout::packed({8, 8, 1}),
@@ -183,7 +185,7 @@ TEST_CASE("gpu: array of structs <-> struct of arrays at edge counts matches the
 }
 
 TEST_CASE("gpu: Arrow fixed-width and binary columns <-> dense at edge counts match the references") {
-    if (!have_gpu()) return;
+    if (!have_gpu()) return testing::skip("no usable GPU here");
     const std::uint64_t null_bits = ~0ull;
     for (std::size_t w : {1, 2, 4, 8})
         for (std::uint64_t n : {1ull, 2ull, 7ull, 8ull, 9ull, 15ull, 16ull, 17ull, 127ull, 1025ull, 100003ull}) {
@@ -240,7 +242,7 @@ TEST_CASE("gpu: Arrow fixed-width and binary columns <-> dense at edge counts ma
 }
 
 TEST_CASE("gpu: dense -> Arrow binary clears its scratch when the epoch wraps") {
-    if (!have_gpu()) return;
+    if (!have_gpu()) return testing::skip("no usable GPU here");
     // The scratch layout of convert_kernels.hpp: the epoch about to wrap, and status words
     // of epoch 0 that no launch wrote, which the launch after the wrap must not believe.
     const std::uint64_t width = 32, big = 300007, small = 5000;
@@ -260,7 +262,7 @@ TEST_CASE("gpu: dense -> Arrow binary clears its scratch when the epoch wraps") 
 }
 
 TEST_CASE("gpu: strided views at edge shapes match the reference") {
-    if (!have_gpu()) return;
+    if (!have_gpu()) return testing::skip("no usable GPU here");
     for (std::size_t e : {1, 2, 4, 8})
         for (Dims2 d : {Dims2{1, 1}, Dims2{1, 17}, Dims2{17, 1}, Dims2{3, 5}, Dims2{131, 67}, Dims2{7, 1031}, Dims2{1031, 7}})
             for (std::uint64_t cs : {1ull, 2ull}) {

@@ -376,9 +376,12 @@ TEST_CASE("pipeline: after the run, speedup over naive, efficiency against the s
     CHECK(fix.find("pipeline_read with 8 thread(s) reaches 10.00 GB/s, this pass read at 2.00 GB/s (the fix: +parallel_read)") !=
           std::string::npos);
 
-    // The table prints each configuration's diagnosis under it.
+    // The table prints each configuration's diagnosis under it (wrapped to the width; whole
+    // with no width limit).
     for (auto& r : results) r.status = Status::ok;
-    const std::string table = render_results(results, OutputFormat::table);
+    TableStyle unlimited;
+    unlimited.width = 0;
+    const std::string table = render_results(results, OutputFormat::table, unlimited);
     CAPTURE(table);
     CHECK(table.find(t) != std::string::npos);
     CHECK(render_results(results, OutputFormat::markdown).find(t) != std::string::npos);
