@@ -178,3 +178,28 @@ TEST_CASE("reports with no result in common are a usage error, not a pass") {
     const auto lost = compare_reports(load_report(dir + "base.json"), empty, opt);
     CHECK(compare_exit_code(lost, false) == ExitCode::failed);
 }
+
+TEST_CASE("a comparison states its power: how many results can see a 10% change") {
+    const std::string dir = INTEROPBENCH_SOURCE_DIR "/tests/data/reports/";
+    CompareOptions opt;
+    const auto base = load_report(dir + "base.json");
+    const auto self = compare_reports(base, base, opt);
+    CHECK(self.in_both == self.results.size());
+    CHECK(self.sensitive <= self.in_both);
+    const std::string line = power_line(self);
+    CHECK(line == fmt::format("power: {} of {} results found in both reports can see a 10% change", self.sensitive,
+                              self.in_both));
+    CHECK(render_comparison(self, CompareFormat::table).find(line) != std::string::npos);
+    // A result of too few samples sees nothing: one fewer can see the change.
+    auto thin = base;
+    auto& samples = thin["results"][0]["metrics"][0]["samples"];
+    REQUIRE(samples.is_array());
+    REQUIRE(samples.size() > 2);
+    samples = nlohmann::json::array({samples[0], samples[1]});
+    const auto fewer = compare_reports(base, thin, opt);
+    CHECK(fewer.in_both == self.in_both);
+    if (self.sensitive > 0) CHECK(fewer.sensitive <= self.sensitive);
+    std::size_t family_sum = 0;
+    for (const auto& f : fewer.families) family_sum += f.sensitive;
+    CHECK(family_sum == fewer.sensitive);
+}

@@ -155,7 +155,14 @@ struct FamilySummary {
     std::string family;
     std::size_t compared = 0;
     double geomean = 1;
+    std::size_t results = 0;   ///< results of the family found in both reports
+    std::size_t sensitive = 0; ///< of those, how many can see a k_power_change (see CompareOutcome)
 };
+
+/// The change a comparison's power is stated against: a result "can see" it when its deciding
+/// (or first gated) metric would call a change of this size in the bad direction a
+/// regression (MetricComparison::detectable at most this).
+inline constexpr double k_power_change = 0.10;
 
 /// Everything a comparison found, ready to render.
 struct CompareOutcome {
@@ -167,6 +174,9 @@ struct CompareOutcome {
     std::vector<ResultComparison> results; ///< base order, then results only in new
     std::array<std::size_t, k_verdict_count> counts{}; ///< indexed by Verdict
     std::vector<FamilySummary> families;   ///< in order of first appearance
+    /// The comparison's power: of the results found in both reports, how many can see a
+    /// k_power_change (a result of too few samples, or without a ratio, sees nothing).
+    std::size_t in_both = 0, sensitive = 0;
 
     std::size_t count(Verdict v) const { return counts[static_cast<std::size_t>(v)]; }
 };
@@ -220,6 +230,9 @@ std::string render_comparison(const CompareOutcome& outcome, CompareFormat forma
 /// Where a verdict is listed: what fails the gate first (regression, missing), then
 /// inconclusive, improvement, new, and unchanged last.
 int listing_rank(Verdict v);
+
+/// The comparison's power in one line: "power: 45 of 57 results can see a 10% change".
+std::string power_line(const CompareOutcome& outcome);
 
 /// The comparison in one line, as it opens every rendering: "FAIL: 1 regression, 2
 /// inconclusive, 54 unchanged of 57 results" (FAIL when a result regressed or went missing).

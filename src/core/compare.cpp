@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <tuple>
 #include <limits>
 #include <optional>
 #include <set>
@@ -506,9 +507,29 @@ std::vector<Result> unique_results(const nlohmann::json& report, const std::stri
     return report_results(report);
 }
 
+// Whether a result would see a k_power_change: its deciding (else first gated) metric has a
+// ratio and would call that change in the bad direction a regression.
+bool can_see_power_change(const ResultComparison& r) {
+    const MetricComparison* m = r.deciding();
+    for (const auto& g : r.metrics)
+        if (!m && g.gated) m = &g;
+    return m && m->has_ratio && m->detectable > 0 && m->detectable <= k_power_change + 1e-12;
+}
+
 void summarise(CompareOutcome& out) {
     out.counts.fill(0);
     out.families.clear();
+    out.in_both = out.sensitive = 0;
+    std::map<std::string, std::pair<std::size_t, std::size_t>> power; // family: results, sensitive
+    for (const auto& r : out.results) {
+        if (r.verdict == Verdict::missing || r.verdict == Verdict::added) continue;
+        const bool sees = can_see_power_change(r);
+        ++out.in_both;
+        out.sensitive += sees;
+        auto& [n, k] = power[r.family.empty() ? r.scenario : r.family];
+        ++n;
+        k += sees;
+    }
     std::map<std::string, std::pair<double, std::size_t>> logs;
     for (const auto& r : out.results) {
         ++out.counts[static_cast<std::size_t>(r.verdict)];
@@ -525,6 +546,7 @@ void summarise(CompareOutcome& out) {
         f.compared = n;
         f.geomean = std::exp(sum / static_cast<double>(n));
     }
+    for (auto& f : out.families) std::tie(f.results, f.sensitive) = power[f.family];
 }
 
 std::string profile_label(const nlohmann::json& report) {
@@ -823,6 +845,11 @@ int listing_rank(Verdict v) {
     return 6;
 }
 
+std::string power_line(const CompareOutcome& o) {
+    return fmt::format("power: {} of {} result{} found in both reports can see a {:.0f}% change", o.sensitive, o.in_both,
+                       o.in_both == 1 ? "" : "s", k_power_change * 100);
+}
+
 std::string verdict_line(const CompareOutcome& o) {
     const bool fail = o.count(Verdict::regression) > 0 || o.count(Verdict::missing) > 0;
     std::vector<std::string> parts;
@@ -844,8 +871,9 @@ std::string render_text(const CompareOutcome& o, bool md) {
     auto heading = [&](const std::string& title) { out += md ? "\n### " + title + "\n\n" : "\n" + title + "\n"; };
     out += md ? fmt::format("## interopbench compare: {} vs {}\n\n**{}**\n", display_text(o.base_label),
                             display_text(o.new_label), verdict_line(o))
-              : fmt::format("{}\ninteropbench compare: {} (base) vs {} (new)\n", verdict_line(o), display_text(o.base_label),
-                            display_text(o.new_label));
+              : fmt::format("{}\n{}\ninteropbench compare: {} (base) vs {} (new)\n", verdict_line(o), power_line(o),
+                            display_text(o.base_label), display_text(o.new_label));
+    if (md) out += power_line(o) + "\n";
     if (!o.fingerprint.empty()) {
         heading(o.cross_machine ? "Machine differences (compared across machines)" : "Machine differences");
         std::vector<std::vector<std::string>> rows{{"fact", "kind", "base", "new"}};
@@ -865,10 +893,12 @@ std::string render_text(const CompareOutcome& o, bool md) {
     out += render_table(counts, md);
     if (!o.families.empty()) {
         out += "\n";
-        std::vector<std::vector<std::string>> fam{{"family", "compared", "geomean new/base (>1 better)"}};
+        std::vector<std::vector<std::string>> fam{
+            {"family", "compared", "geomean new/base (>1 better)", fmt::format("can see {:.0f}%", k_power_change * 100)}};
         for (const auto& f : o.families)
             fam.push_back({f.family, std::to_string(f.compared),
-                           f.geomean < 1e6 ? fmt::format("{:.3f}", f.geomean) : fmt::format("{:.3g}", f.geomean)});
+                           f.geomean < 1e6 ? fmt::format("{:.3f}", f.geomean) : fmt::format("{:.3g}", f.geomean),
+                           fmt::format("{} of {}", f.sensitive, f.results)});
         out += render_table(fam, md);
     }
     const std::vector<std::string> header{"verdict", "result", "metric", "base", "new", "change", "95% interval", "why"};
@@ -951,7 +981,9 @@ nlohmann::json comparison_json(const CompareOutcome& o) {
     nlohmann::json counts = nlohmann::json::object();
     for (std::size_t v = 0; v < k_verdict_count; ++v) counts[to_string(static_cast<Verdict>(v))] = o.counts[v];
     nlohmann::json families = nlohmann::json::array();
-    for (const auto& f : o.families) families.push_back({{"family", f.family}, {"compared", f.compared}, {"geomean", f.geomean}});
+    for (const auto& f : o.families)
+        families.push_back({{"family", f.family}, {"compared", f.compared}, {"geomean", f.geomean}, {"results", f.results},
+                            {"sensitive", f.sensitive}});
     nlohmann::json results = nlohmann::json::array();
     for (const auto& r : o.results) {
         nlohmann::json metrics = nlohmann::json::array();
@@ -965,7 +997,11 @@ nlohmann::json comparison_json(const CompareOutcome& o) {
     }
     return {{"base", o.base_label},  {"new", o.new_label},          {"cross_machine", o.cross_machine},
             {"threshold", o.threshold}, {"fingerprint_differences", fp}, {"warnings", o.warnings},
-            {"summary", {{"counts", counts}, {"families", families}}}, {"results", results}};
+            {"summary",
+             {{"counts", counts},
+              {"families", families},
+              {"power", {{"change", k_power_change}, {"in_both", o.in_both}, {"sensitive", o.sensitive}}}}},
+            {"results", results}};
 }
 
 std::string render_comparison(const CompareOutcome& outcome, CompareFormat format) {

@@ -1289,8 +1289,9 @@ std::string render_comparison_page(const CompareOutcome& o) {
     std::string out = page_open("interopbench comparison " + o.base_label + " vs " + o.new_label);
     const bool fail = o.count(Verdict::regression) > 0 || o.count(Verdict::missing) > 0;
     out += fmt::format("<h1>interopbench comparison</h1>\n<p class=\"verdict {}\"><b>{}</b></p>\n"
-                       "<p>base <b>{}</b>, new <b>{}</b>; threshold {:.1f}%{}</p>\n",
-                       fail ? "fail" : "pass", escape(verdict_line(o)), escape(o.base_label), escape(o.new_label),
+                       "<p>{}</p>\n<p>base <b>{}</b>, new <b>{}</b>; threshold {:.1f}%{}</p>\n",
+                       fail ? "fail" : "pass", escape(verdict_line(o)), escape(power_line(o)), escape(o.base_label),
+                       escape(o.new_label),
                        o.threshold * 100, o.cross_machine ? "; across machines" : "");
     out += "<h2>Machine differences</h2>\n";
     if (o.fingerprint.empty()) out += "<p>none: the same hardware and software</p>\n";
