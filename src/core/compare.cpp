@@ -507,13 +507,20 @@ std::vector<Result> unique_results(const nlohmann::json& report, const std::stri
     return report_results(report);
 }
 
-// Whether a result would see a k_power_change: its deciding (else first gated) metric has a
-// ratio and would call that change in the bad direction a regression.
-bool can_see_power_change(const ResultComparison& r) {
-    const MetricComparison* m = r.deciding();
+// The metric shown for a result: the deciding one, else (a verdict set by re-measurements)
+// the first gated one; nullptr without a ratio.
+const MetricComparison* shown_metric(const ResultComparison& r) {
+    const auto* m = r.deciding();
     for (const auto& g : r.metrics)
         if (!m && g.gated) m = &g;
-    return m && m->has_ratio && m->detectable > 0 && m->detectable <= k_power_change + 1e-12;
+    return m && m->has_ratio ? m : nullptr;
+}
+
+// Whether a result would see a k_power_change: its shown metric would call that change in
+// the bad direction a regression.
+bool can_see_power_change(const ResultComparison& r) {
+    const MetricComparison* m = shown_metric(r);
+    return m && m->detectable > 0 && m->detectable <= k_power_change + 1e-12;
 }
 
 void summarise(CompareOutcome& out) {
@@ -809,14 +816,6 @@ std::string xml_escape(std::string_view s) {
 
 std::string value_cell(double v, const std::string& unit) { return v > 0 || v < 0 ? format_value(v, unit) : "-"; }
 
-// The metric shown for a result: the deciding one, else (a verdict set by re-measurements)
-// the first gated one.
-const MetricComparison* shown_metric(const ResultComparison& r) {
-    const auto* m = r.deciding();
-    for (const auto& g : r.metrics)
-        if (!m && g.gated) m = &g;
-    return m && m->has_ratio ? m : nullptr;
-}
 
 std::vector<std::string> result_row(const ResultComparison& r) {
     const auto* m = shown_metric(r);

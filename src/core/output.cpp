@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -448,32 +449,38 @@ std::string render_section(const std::vector<const Result*>& rs, bool md, std::s
     return out;
 }
 
+// Skipped results grouped by reason, in order of first appearance, each with its count and
+// its scenarios; with `whole_only`, only scenarios whose every configuration was skipped.
+struct SkipGroup {
+    std::string reason;
+    std::size_t count = 0;
+    std::vector<std::string> scenarios;
+};
+
+std::vector<SkipGroup> skip_groups(const std::vector<Result>& results, bool whole_only) {
+    std::set<std::string> measured; // scenarios with a configuration that was not skipped
+    for (const auto& r : results)
+        if (r.status != Status::skipped) measured.insert(r.scenario);
+    std::vector<SkipGroup> groups;
+    std::map<std::string, std::size_t> at;
+    for (const auto& r : results) {
+        if (r.status != Status::skipped || (whole_only && measured.count(r.scenario))) continue;
+        const auto [it, fresh] = at.emplace(r.reason, groups.size());
+        if (fresh) groups.push_back({r.reason, 0, {}});
+        auto& g = groups[it->second];
+        ++g.count;
+        if (std::find(g.scenarios.begin(), g.scenarios.end(), r.scenario) == g.scenarios.end()) g.scenarios.push_back(r.scenario);
+    }
+    return groups;
+}
+
 // Scenarios whose every configuration was skipped: one line per reason.
 std::string skipped_lines(const std::vector<Result>& results, bool md, std::size_t width) {
-    std::map<std::string, std::vector<const Result*>> by;
-    for (const auto& r : results) by[r.scenario].push_back(&r);
-    std::vector<std::string> reasons;
-    std::map<std::string, std::pair<std::size_t, std::vector<std::string>>> per_reason;
-    std::vector<std::string> seen;
-    for (const auto& r : results) {
-        if (std::find(seen.begin(), seen.end(), r.scenario) != seen.end()) continue;
-        seen.push_back(r.scenario);
-        const auto& rs = by[r.scenario];
-        if (!std::all_of(rs.begin(), rs.end(), [](const Result* x) { return x->status == Status::skipped; })) continue;
-        for (const auto* x : rs) {
-            auto& entry = per_reason[x->reason];
-            if (entry.first == 0 && entry.second.empty()) reasons.push_back(x->reason);
-            ++entry.first;
-            if (std::find(entry.second.begin(), entry.second.end(), x->scenario) == entry.second.end())
-                entry.second.push_back(x->scenario);
-        }
-    }
     std::string out;
-    for (const auto& reason : reasons) {
-        const auto& [count, scenarios] = per_reason[reason];
-        const std::string line = fmt::format("{} configuration{} of {} scenario{} skipped: {} ({})", count,
-                                             count == 1 ? "" : "s", scenarios.size(), scenarios.size() == 1 ? "" : "s",
-                                             display_text(reason), display_text(fmt::format("{}", fmt::join(scenarios, ", "))));
+    for (const auto& g : skip_groups(results, true)) {
+        const std::string line = fmt::format("{} configuration{} of {} scenario{} skipped: {} ({})", g.count,
+                                             g.count == 1 ? "" : "s", g.scenarios.size(), g.scenarios.size() == 1 ? "" : "s",
+                                             display_text(g.reason), display_text(fmt::format("{}", fmt::join(g.scenarios, ", "))));
         out += md ? "- " + line + "\n" : wrap(line, width, "  ");
     }
     return out;
@@ -660,21 +667,32 @@ std::vector<std::string> summary_lines(const std::vector<Result>& results) {
                                     eff ? fmt::format(", {:.0f}% of its limit", eff->get<double>() * 100) : "",
                                     short_label(r)));
     }
-    // What stands out: pageable against pinned host memory of the same configuration.
+    // What stands out: pageable against pinned host memory of the same configuration, found
+    // through an index of the pinned results by their other axes (linear in the results).
+    auto twin_key = [](const Result& r, const std::string& axis) {
+        std::string key = r.scenario + '\n' + axis;
+        for (const auto& [k, v] : r.params.items())
+            if (k != axis) key += '\n' + k + '=' + v;
+        return key;
+    };
+    auto usable = [](const Result& r) {
+        return r.status == Status::ok && !r.metrics.empty() && r.metrics[0].info.better == Better::higher;
+    };
+    std::map<std::string, const Result*> pinned;
+    for (const auto& r : results)
+        if (usable(r))
+            for (const auto& [axis, value] : r.params.items())
+                if (value == "pinned") pinned.emplace(twin_key(r, axis), &r);
     double worst_ratio = 0;
     const Result* worst = nullptr;
     for (const auto& r : results) {
-        if (r.status != Status::ok || r.metrics.empty() || r.metrics[0].info.better != Better::higher) continue;
+        if (!usable(r)) continue;
         for (const auto& [axis, value] : r.params.items()) {
             if (value != "pageable") continue;
-            for (const auto& q : results) {
-                if (q.scenario != r.scenario || q.status != Status::ok || q.metrics.empty() || q.params.find(axis) != "pinned")
-                    continue;
-                bool same = true;
-                for (const auto& [k, v] : r.params.items()) same = same && (k == axis || q.params.find(k) == v);
-                const double ratio = q.metrics[0].stats.median / r.metrics[0].stats.median;
-                if (same && std::isfinite(ratio) && ratio > worst_ratio) worst_ratio = ratio, worst = &r;
-            }
+            const auto it = pinned.find(twin_key(r, axis));
+            if (it == pinned.end()) continue;
+            const double ratio = it->second->metrics[0].stats.median / r.metrics[0].stats.median;
+            if (std::isfinite(ratio) && ratio > worst_ratio) worst_ratio = ratio, worst = &r;
         }
     }
     if (worst && worst_ratio >= 1.5)
@@ -699,28 +717,18 @@ std::vector<std::string> summary_lines(const std::vector<Result>& results) {
                 break;
             }
         }
-    // Skipped, one line per reason (the same lines end the tables).
-    std::map<std::string, std::pair<std::size_t, std::vector<std::string>>> per_reason;
-    std::vector<std::string> reasons;
-    for (const auto& r : results) {
-        if (r.status != Status::skipped) continue;
-        auto& e = per_reason[r.reason];
-        if (e.first++ == 0) reasons.push_back(r.reason);
-        if (std::find(e.second.begin(), e.second.end(), r.scenario) == e.second.end()) e.second.push_back(r.scenario);
-    }
-    // The most frequent reasons first, three at most: the full list ends the tables.
-    std::stable_sort(reasons.begin(), reasons.end(),
-                     [&](const std::string& a, const std::string& b) { return per_reason[a].first > per_reason[b].first; });
-    for (std::size_t i = 0; i < reasons.size() && i < 3; ++i) {
-        const auto& [count, scenarios] = per_reason[reasons[i]];
-        lines.push_back(fmt::format("skipped: {} configuration{} of {} scenario{}: {}", count, count == 1 ? "" : "s",
-                                    scenarios.size(), scenarios.size() == 1 ? "" : "s", shorten_to(reasons[i], 90)));
-    }
-    if (reasons.size() > 3) {
+    // Skipped, the most frequent reasons first, three at most: the full list ends the tables.
+    auto groups = skip_groups(results, false);
+    std::stable_sort(groups.begin(), groups.end(), [](const SkipGroup& a, const SkipGroup& b) { return a.count > b.count; });
+    for (std::size_t i = 0; i < groups.size() && i < 3; ++i)
+        lines.push_back(fmt::format("skipped: {} configuration{} of {} scenario{}: {}", groups[i].count,
+                                    groups[i].count == 1 ? "" : "s", groups[i].scenarios.size(),
+                                    groups[i].scenarios.size() == 1 ? "" : "s", shorten_to(groups[i].reason, 90)));
+    if (groups.size() > 3) {
         std::size_t rest = 0;
-        for (std::size_t i = 3; i < reasons.size(); ++i) rest += per_reason[reasons[i]].first;
+        for (std::size_t i = 3; i < groups.size(); ++i) rest += groups[i].count;
         lines.push_back(fmt::format("skipped: {} more configuration{} for {} other reasons (listed at the end)", rest,
-                                    rest == 1 ? "" : "s", reasons.size() - 3));
+                                    rest == 1 ? "" : "s", groups.size() - 3));
     }
     return lines;
 }

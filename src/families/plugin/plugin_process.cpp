@@ -347,21 +347,19 @@ nlohmann::json Process::request(const nlohmann::json& message, double timeout_s)
     }
 }
 
-std::vector<long> Process::descendant_pids() const {
+std::vector<ProcEntry> Process::live_descendants() const {
     // Everything the plugin started is below its warden (orphans come back to the warden, a
     // subreaper), whatever session or group it moved to.
-    std::vector<long> found;
+    std::vector<ProcEntry> found;
     if (m_warden <= 0) return found;
-    for (const auto& p : descendants_of(m_warden))
-        if (p.pid != m_pid && !p.ended()) found.push_back(p.pid);
+    for (auto& p : descendants_of(m_warden))
+        if (p.pid != m_pid && !p.ended()) found.push_back(std::move(p));
     return found;
 }
 
 std::vector<std::string> Process::strays() const {
     std::vector<std::string> found;
-    if (m_warden <= 0) return found;
-    for (const auto& p : descendants_of(m_warden))
-        if (p.pid != m_pid && !p.ended()) found.push_back(fmt::format("{} ({})", p.pid, p.name));
+    for (const auto& p : live_descendants()) found.push_back(fmt::format("{} ({})", p.pid, p.name));
     return found;
 }
 

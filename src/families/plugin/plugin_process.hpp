@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "families/plugin/warden.hpp"
 #include "interopbench/errors.hpp"
 
 namespace interopbench::plugin {
@@ -41,11 +42,9 @@ public:
     /// exit, a write error or a reply that is not a JSON object; Interrupted on a stop signal.
     nlohmann::json request(const nlohmann::json& message, double timeout_s);
 
-    /// The live descendants other than the plugin itself (descendant_pids), as "PID (NAME)".
+    /// The live processes the plugin started (anything below its warden but the plugin, in
+    /// whatever group or session), as "PID (NAME)".
     std::vector<std::string> strays() const;
-    /// The plugin's live descendants, whatever group or session they moved to: everything
-    /// below its warden, which is their subreaper.
-    std::vector<long> descendant_pids() const;
 
     /// Closes the plugin's stdin (its cue to exit), waits up to `grace_s` for it to exit,
     /// then kills whatever is left of the group and reaps the leader. Returns what had to be
@@ -56,6 +55,7 @@ public:
     void kill() noexcept;
 
 private:
+    std::vector<ProcEntry> live_descendants() const; ///< below the warden, the plugin and zombies left out
     void close_fds() noexcept;
     void forward_stderr(bool everything) noexcept;
     bool read_stderr() noexcept;
