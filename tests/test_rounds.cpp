@@ -11,13 +11,16 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "interopbench/compare.hpp"
+#include "interopbench/output.hpp"
 #include "interopbench/report.hpp"
 #include "interopbench/runner.hpp"
 #include "interopbench/stats.hpp"
+#include "fake_scenario.hpp"
 #include "test_support.hpp"
 
 using namespace interopbench;
@@ -292,7 +295,7 @@ TEST_CASE("run --rounds measures in new processes and records the round medians"
     const std::string cmd = fmt::format("'{}' run --scenario host_memcpy --size 64K --axis threads=single --max-time 0.3 "
                                         "--min-samples 6 --rounds 2 -q --out '{}' > '{}' 2>&1",
                                         INTEROPBENCH_BINARY, out, (dir / "log").string());
-    const int rc = std::system(cmd.c_str());
+    const int rc = interopbench::testing::run_shell(cmd);
     INFO(testing::slurp(dir / "log"));
     REQUIRE(WIFEXITED(rc));
     CHECK(WEXITSTATUS(rc) == 0);
@@ -308,12 +311,12 @@ TEST_CASE("run --rounds measures in new processes and records the round medians"
         CHECK(e.path().filename().string().rfind("interopbench-round-", 0) != 0);
     }
     for (const char* bad : {"--rounds 0", "--rounds 101", "--rounds x"}) {
-        const int code = std::system(fmt::format("'{}' run --scenario host_memcpy --size 4K {} > /dev/null 2>&1",
-                                                 INTEROPBENCH_BINARY, bad).c_str());
+        const int code = interopbench::testing::run_shell(fmt::format("'{}' run --scenario host_memcpy --size 4K {} > /dev/null 2>&1",
+                                                 INTEROPBENCH_BINARY, bad));
         CHECK(WEXITSTATUS(code) == 2);
     }
     // compare takes several baselines; the last report is the new one.
-    const int three = std::system(fmt::format("'{0}' compare '{1}' '{1}' '{1}' > /dev/null 2>&1", INTEROPBENCH_BINARY, out).c_str());
+    const int three = interopbench::testing::run_shell(fmt::format("'{0}' compare '{1}' '{1}' '{1}' > /dev/null 2>&1", INTEROPBENCH_BINARY, out));
     CHECK(WEXITSTATUS(three) == 0);
 }
 
@@ -333,4 +336,162 @@ TEST_CASE("a really slower path stays a regression: collectives with NCCL_P2P_DI
     }
     CHECK(collectives >= 4);
     CHECK(regressions == collectives);
+}
+
+TEST_CASE("the range of more rounds is rescaled to three before it sets the noise allowance") {
+    CHECK(spread_as_three_rounds({100, 110, 105}) == doctest::Approx(relative_range({100, 110, 105})));
+    CHECK(spread_as_three_rounds({100}) == 0);
+    // Ten rounds of the same spread show a wider range; rescaled, it is about what three show.
+    const std::vector<double> ten{100, 110, 105, 102, 108, 101, 109, 104, 106, 103};
+    CHECK(spread_as_three_rounds(ten) < relative_range(ten) * 0.6);
+    CHECK(spread_as_three_rounds(ten) == doctest::Approx(relative_range(ten) * 1.693 / 3.078));
+}
+
+TEST_CASE("a result of few samples is decided on its round medians when both sides have three") {
+    // One long sample per round: too few samples for an interval within a round, but three
+    // processes on each side that agree within 0.4%.
+    const json base = load_report(k_reports + "base.json");
+    auto one_per_round = [&](const std::vector<double>& medians) {
+        json r = base;
+        for (auto& x : r["results"]) {
+            if (x["key"] != k_key) continue;
+            auto& m = x["metrics"][0];
+            m["samples"] = medians;
+            m["round_medians"] = medians;
+            m["stats"] = compute_stats(medians);
+            x["rounds"] = static_cast<int>(medians.size());
+        }
+        return r;
+    };
+    const auto b = one_per_round({100e9, 100.3e9, 99.9e9});
+    SUBCASE("the same figures: unchanged, with the reason") {
+        const auto o = compare_reports(b, one_per_round({100.1e9, 99.8e9, 100.2e9}), {});
+        const auto& r = result(o, k_key);
+        CHECK(r.verdict == Verdict::unchanged);
+        CHECK(r.metrics[0].note.find("decided on round medians (3 and 3 rounds)") != std::string::npos);
+        CHECK(r.metrics[0].detectable < 0.10);
+    }
+    SUBCASE("10% slower in every round: a regression") {
+        const auto o = compare_reports(b, one_per_round({90e9, 90.2e9, 89.9e9}), {});
+        CHECK(result(o, k_key).verdict == Verdict::regression);
+    }
+    SUBCASE("two rounds are not enough: inconclusive, saying what would be") {
+        const auto o = compare_reports(b, one_per_round({90e9, 90.2e9}), {});
+        const auto& r = result(o, k_key);
+        CHECK(r.verdict == Verdict::inconclusive);
+        CHECK(r.reason.find("too few samples") != std::string::npos);
+        CHECK(r.reason.find("3 rounds on each side") != std::string::npos);
+    }
+}
+
+TEST_CASE("noisy results get extra rounds up to max_rounds, steady ones keep the planned rounds") {
+    // Each prepare() is a new round here (no round processes in this test): the noisy
+    // scenario alternates between 100 and 110 from round to round, the steady one does not.
+    int prepared = 0;
+    testing::FakeBehaviour noisy;
+    noisy.prepare = [&](const Params&) { ++prepared; };
+    noisy.sample = [&](int) { return Sample{prepared % 2 ? 100.0 : 110.0, 0.01}; };
+    Registry reg;
+    reg.add(std::make_unique<testing::FakeScenario>("fake_noisy", noisy));
+    reg.add(std::make_unique<testing::FakeScenario>("fake_steady", testing::FakeBehaviour{}));
+    RunPlan plan;
+    plan.entries = {{"fake_*", {{"size", {"1K"}}}}};
+    plan.settings.warmup = 0;
+    plan.settings.min_samples = plan.settings.max_samples = 3;
+    plan.settings.max_time_s = 1;
+    plan.settings.sample_time_s = 0.001;
+    plan.settings.rounds = 3;
+    auto rounds_of = [](const std::vector<Result>& results, const std::string& scenario) {
+        for (const auto& r : results)
+            if (r.scenario == scenario) return r.rounds;
+        return -1;
+    };
+    SUBCASE("max_rounds 6") {
+        plan.settings.max_rounds = 6;
+        const auto results = testing::run_plan(reg, plan, Machine{});
+        CHECK(rounds_of(results, "fake_noisy") == 6);
+        CHECK(rounds_of(results, "fake_steady") == 3);
+        CHECK(plan.settings.to_json()["max_rounds"] == 6);
+    }
+    SUBCASE("no extra rounds by default") {
+        const auto results = testing::run_plan(reg, plan, Machine{});
+        CHECK(rounds_of(results, "fake_noisy") == 3);
+        CHECK(plan.settings.to_json()["max_rounds"] == 3);
+    }
+    SUBCASE("out of range: a usage error") {
+        plan.settings.max_rounds = 101;
+        CHECK_THROWS_AS(plan.settings.validate(), UsageError);
+    }
+}
+
+TEST_CASE("a configuration far over its time budget says where the time went") {
+    // Setting up cannot be cut short: 1.5 s of it against a 0.1 s budget.
+    testing::FakeBehaviour slow_setup;
+    slow_setup.prepare = [](const Params&) { std::this_thread::sleep_for(std::chrono::milliseconds(1500)); };
+    Registry reg;
+    reg.add(std::make_unique<testing::FakeScenario>("fake_slow", slow_setup));
+    reg.add(std::make_unique<testing::FakeScenario>("fake_quick", testing::FakeBehaviour{}));
+    RunPlan plan;
+    plan.entries = {{"fake_*", {{"size", {"1K"}}}}};
+    plan.settings.warmup = 0;
+    plan.settings.min_samples = plan.settings.max_samples = 3;
+    plan.settings.max_time_s = 0.1;
+    plan.settings.sample_time_s = 0.001;
+    plan.settings.rounds = 1;
+    const auto results = testing::run_plan(reg, plan, Machine{});
+    REQUIRE(results.size() == 2);
+    for (const auto& r : results) {
+        CAPTURE(r.key);
+        CAPTURE(r.details.dump());
+        if (r.scenario == "fake_quick") {
+            CHECK_FALSE(r.details.contains("overrun"));
+            continue;
+        }
+        REQUIRE(r.details.contains("overrun"));
+        const auto& o = r.details["overrun"];
+        CHECK(o["budget_s"] == doctest::Approx(0.1));
+        CHECK(o["setup_s"].get<double>() >= 1.5);
+        CHECK(o["took_s"].get<double>() >= o["setup_s"].get<double>());
+        CHECK(o["setup_s"].get<double>() + o["warmup_s"].get<double>() + o["sampling_s"].get<double>() +
+                  o["finish_s"].get<double>() ==
+              doctest::Approx(o["took_s"].get<double>()));
+    }
+    TableStyle style;
+    style.width = 0;
+    const std::string table = render_results(results, OutputFormat::table, style);
+    CAPTURE(table);
+    CHECK(table.find("of a 100 ms budget (setup ") != std::string::npos);
+}
+
+TEST_CASE("a checkpoint follows every round, with the rounds measured so far") {
+    const auto dir = testing::scratch("round-checkpoints");
+    const std::string out = (dir / "r.json").string();
+    int prepared = 0;
+    std::vector<std::pair<std::string, int>> seen; // status and rounds of the checkpoint found at each round's start
+    testing::FakeBehaviour b;
+    b.prepare = [&](const Params&) {
+        ++prepared;
+        if (prepared == 1 || !std::filesystem::exists(out)) return seen.emplace_back("none", 0), void();
+        const json doc = load_report(out);
+        seen.emplace_back(doc["invocation"]["status"].get<std::string>(), doc["results"][0].value("rounds", 1));
+    };
+    Registry reg;
+    reg.add(std::make_unique<testing::FakeScenario>("fake_one", b));
+    RunRecord rec;
+    rec.plan.entries = {{"fake_one", {{"size", {"1K"}}}}};
+    rec.plan.settings.warmup = 0;
+    rec.plan.settings.min_samples = rec.plan.settings.max_samples = 3;
+    rec.plan.settings.max_time_s = 1;
+    rec.plan.settings.sample_time_s = 0.001;
+    rec.plan.settings.rounds = 3;
+    SessionOptions options;
+    options.handle_signals = false;
+    options.out = out;
+    options.checkpoint_interval_s = 1e9; // only the per-round checkpoints
+    const auto run = run_session(expand_plan(reg, rec.plan, Machine{}), rec, Machine{}, options);
+    REQUIRE(seen.size() == 3);
+    CHECK(seen[1] == std::pair<std::string, int>{"none", 0}); // nothing is written during round 1 here
+    CHECK(seen[2] == std::pair<std::string, int>{"running", 2});
+    CHECK(load_report(out)["invocation"]["status"] == "complete");
+    CHECK(load_report(out)["results"][0]["rounds"] == 3);
 }

@@ -55,7 +55,7 @@ struct CompareOptions {
     std::uint64_t seed = 0x1b5eedULL;   ///< bootstrap seed; fixed so verdicts are repeatable
     double confidence = 0.95;           ///< confidence level of the ratio's interval
     /// The noise allowance: a result is gated only beyond this many times the range of its
-    /// round medians (the noisier side). Three rounds see less than two runs move: in
+    /// round medians (the noisier side, rescaled to three rounds: spread_as_three_rounds). Three rounds see less than two runs move: in
     /// recorded back-to-back pairs (tests/data/reports/rounds, an H200 and a loaded 2-core
     /// host) one change in ten between runs exceeded the range of its rounds, one in fifty
     /// twice it, and the comparison's own interval comes on top.
@@ -124,8 +124,11 @@ struct MetricComparison {
     double threshold = 0;                   ///< effective relative threshold
     /// Between rounds (see RunSettings::rounds, and several baseline reports): the relative
     /// range of the round medians, (max - min) / median, of the noisier side; 0 when neither
-    /// side has two rounds. The threshold is at least CompareOptions::noise_factor times it.
+    /// side has two rounds.
     double noise = 0;
+    /// The noise the threshold is set from: each side's range rescaled to three rounds
+    /// (spread_as_three_rounds), the larger; more rounds narrow it instead of widening it.
+    double noise_scaled = 0;
     std::size_t base_rounds = 0, new_rounds = 0; ///< round medians on each side (0: one round)
     bool noisy = false; ///< the noise allowance exceeds the configured threshold: gated beyond it
     /// The smallest relative change in the bad direction that this comparison would call a

@@ -28,6 +28,11 @@ struct RunSettings {
     /// is shared between them (per_round); the spread of the round medians is the noise
     /// between setups that compare gates beyond.
     int rounds = 3;
+    /// Extra rounds for noisy results: after the planned rounds, a configuration whose round
+    /// medians spread more than k_adaptive_spread (rescaled to three rounds) is measured in
+    /// further rounds, each a new process with the per-round budget, until its spread is
+    /// below that or it has this many rounds. At most `rounds` (the default 0): none.
+    int max_rounds = 0;
     bool bind_numa = true;
     /// Options the families declare (family.hpp), from the command line; not part of
     /// to_json (the report's settings and the profile hash).
@@ -44,6 +49,11 @@ struct RunSettings {
     /// least 3 samples each), warm-up and sample time unchanged, rounds = 1.
     RunSettings per_round() const;
 };
+
+/// The spread of round medians (spread_as_three_rounds of the primary metric) above which
+/// a configuration gets extra rounds (RunSettings::max_rounds): at 3% the gate's noise
+/// allowance (twice the spread) and its interval leave a 10% change visible.
+inline constexpr double k_adaptive_spread = 0.03;
 
 /// One selection in a plan: scenarios matching `pattern`, with axis values overridden.
 struct PlanEntry {

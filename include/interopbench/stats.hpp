@@ -32,6 +32,12 @@ double quantile_sorted(const std::vector<double>& sorted, double q);
 /// fewer than two values or a median that is not positive.
 double relative_range(std::vector<double> values);
 
+/// relative_range rescaled to what three rounds of the same noise would show: the range of n
+/// values grows with n (about 1.13, 1.69, 2.33, 3.08 standard deviations for 2, 3, 5, 10), so
+/// a result measured in more rounds is not judged noisier for it. Equal to relative_range
+/// for three values; 0 below two.
+double spread_as_three_rounds(const std::vector<double>& values);
+
 /// A round spread at or above this is called noisy in the outputs of `run` and `show`
 /// (compare's own mark is relative to its threshold).
 inline constexpr double k_noisy_range = 0.05;

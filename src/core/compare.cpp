@@ -142,6 +142,13 @@ double bounded_ratio(double a, double b) {
     return std::isinf(r) ? std::copysign(std::numeric_limits<double>::max(), r) : r;
 }
 
+/// Rounds on each side from which a result with too few samples is still decided.
+constexpr std::size_t k_min_decisive_rounds = 3;
+
+std::size_t count_positive(const std::vector<double>& v) {
+    return static_cast<std::size_t>(std::count_if(v.begin(), v.end(), [](double x) { return std::isfinite(x) && x > 0; }));
+}
+
 std::vector<double> finite(std::vector<double> v) {
     v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
     return v;
@@ -293,6 +300,7 @@ void add_round_spread(MetricComparison& m, const std::vector<double>& base_round
     m.base_rounds = b.size();
     m.new_rounds = f.size();
     m.noise = std::max(relative_range(b), relative_range(f));
+    m.noise_scaled = std::max(spread_as_three_rounds(b), spread_as_three_rounds(f));
     if (b.empty() && f.empty()) return;
     if (!m.has_ratio || !(m.base_median > 0) || !(m.new_median > 0)) return;
     double se2 = 0, df = 0;
@@ -330,12 +338,26 @@ MetricComparison compare_metric(const MetricResult& base, const MetricResult& fr
     m.new_n = have_samples ? f.size() : fresh.stats.n;
     m.base_median = base.stats.median;
     m.new_median = fresh.stats.median;
-    if (m.base_n < opt.min_samples || m.new_n < opt.min_samples) {
+    // Few samples but rounds on both sides (a long sample that fills a round's time budget):
+    // the round medians are the observations, each from its own process, and the interval is
+    // Welch's over them alone (add_round_spread below).
+    const bool by_rounds = (m.base_n < opt.min_samples || m.new_n < opt.min_samples) &&
+                           count_positive(base.round_medians) >= k_min_decisive_rounds &&
+                           count_positive(fresh.round_medians) >= k_min_decisive_rounds;
+    if ((m.base_n < opt.min_samples || m.new_n < opt.min_samples) && !by_rounds) {
         m.verdict = Verdict::inconclusive;
-        m.note = fmt::format("too few samples (base {}, new {}; need {})", m.base_n, m.new_n, opt.min_samples);
+        m.note = fmt::format("too few samples (base {}, new {}; need {}, or {} rounds on each side)", m.base_n, m.new_n,
+                             opt.min_samples, k_min_decisive_rounds);
         return m;
     }
-    if (have_samples) {
+    if (by_rounds) {
+        if (m.base_median > 0 && m.new_median >= 0) {
+            m.ratio = m.ci_lo = m.ci_hi = bounded_ratio(m.new_median, m.base_median);
+            m.has_ratio = true;
+        }
+        m.note = fmt::format("decided on round medians ({} and {} rounds): too few samples within a round",
+                             count_positive(base.round_medians), count_positive(fresh.round_medians));
+    } else if (have_samples) {
         const auto est = bootstrap_median_ratio(b, f, opt.resamples, fnv1a(m.name, fnv1a(key)) ^ opt.seed, opt.confidence);
         auto bs = b, fs = f;
         m.base_median = median_inplace(bs);
@@ -372,8 +394,8 @@ MetricComparison compare_metric(const MetricResult& base, const MetricResult& fr
         m.threshold = std::max(m.threshold, fl->second / m.base_median);
     const double configured = m.threshold;
     add_round_spread(m, base.round_medians, fresh.round_medians, opt.confidence);
-    m.threshold = std::max(m.threshold, opt.noise_factor * m.noise);
-    m.noisy = opt.noise_factor * m.noise > configured;
+    m.threshold = std::max(m.threshold, opt.noise_factor * m.noise_scaled);
+    m.noisy = opt.noise_factor * m.noise_scaled > configured;
     m.verdict = decide(m.better, m.ci_lo, m.ci_hi, m.threshold);
     if (m.ratio > 0 && m.ci_lo > 0 && m.ci_hi > 0)
         m.detectable = m.better == Better::higher ? 1 - (1 - m.threshold) * m.ratio / m.ci_hi

@@ -307,6 +307,19 @@ std::string note_of(const Result& r) {
         if (spread >= k_noisy_range)
             note += fmt::format("{}varies {:.3g}% between runs", note.empty() ? "" : "; ", spread * 100);
     }
+    if (const auto o = r.details.find("overrun"); o != r.details.end() && o->is_object()) {
+        // Where the time beyond the budget went: the longest phase.
+        std::string longest;
+        double most = -1;
+        for (const char* phase : {"setup_s", "warmup_s", "sampling_s", "finish_s"})
+            if (const auto p = o->find(phase); p != o->end() && p->is_number() && p->get<double>() > most) {
+                most = p->get<double>();
+                longest = std::string(phase).substr(0, std::string(phase).size() - 2);
+            }
+        note += fmt::format("{}took {} of a {} budget ({} {})", note.empty() ? "" : "; ",
+                            format_duration(o->value("took_s", 0.0)), format_duration(o->value("budget_s", 0.0)),
+                            longest, format_duration(most));
+    }
     return note;
 }
 

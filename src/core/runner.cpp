@@ -20,7 +20,7 @@ std::atomic<bool> g_interrupted{false};
 nlohmann::json RunSettings::to_json() const {
     return {{"warmup", warmup},           {"min_samples", min_samples}, {"max_samples", max_samples},
             {"noise", noise},             {"max_time_s", max_time_s},   {"sample_time_s", sample_time_s},
-            {"bind_numa", bind_numa},     {"rounds", rounds}};
+            {"bind_numa", bind_numa},     {"rounds", rounds},           {"max_rounds", std::max(rounds, max_rounds)}};
 }
 
 void RunSettings::apply_json(const nlohmann::json& j, const std::string& origin) {
@@ -48,12 +48,13 @@ void RunSettings::apply_json(const nlohmann::json& j, const std::string& origin)
         else if (k == "max_time_s") { want_number(false); max_time_s = v.get<double>(); }
         else if (k == "sample_time_s") { want_number(false); sample_time_s = v.get<double>(); }
         else if (k == "rounds") { want_number(true); rounds = v.get<int>(); }
+        else if (k == "max_rounds") { want_number(true); max_rounds = v.get<int>(); }
         else if (k == "bind_numa") {
             if (!v.is_boolean()) throw UsageError(fmt::format("{}: setting 'bind_numa' must be true or false", origin));
             bind_numa = v.get<bool>();
         } else {
             throw UsageError(fmt::format("{}: unknown setting '{}'", origin, k),
-                             "known settings: warmup, min_samples, max_samples, noise, max_time_s, sample_time_s, rounds, bind_numa");
+                             "known settings: warmup, min_samples, max_samples, noise, max_time_s, sample_time_s, rounds, max_rounds, bind_numa");
         }
     }
 }
@@ -76,6 +77,9 @@ void RunSettings::validate() const {
         throw UsageError(fmt::format("sample time {} s must be positive and within the time budget", sample_time_s));
     if (rounds < 1 || rounds > 100)
         throw UsageError(fmt::format("rounds {} is out of range", rounds), "give 1 to 100 rounds (--rounds); 3 is typical");
+    if (max_rounds < 0 || max_rounds > 100)
+        throw UsageError(fmt::format("maximum rounds {} is out of range", max_rounds),
+                         "give 0 (no extra rounds) to 100 (--max-rounds); twice --rounds is typical");
 }
 
 RunSettings RunSettings::per_round() const {
@@ -458,7 +462,27 @@ namespace {
 /// The fewest samples whose order statistics give a 95% interval of the median narrower
 /// than [min, max].
 constexpr std::size_t k_min_ci_samples = 6;
+/// A configuration that took more than this many times its budget, plus the slack, records
+/// where the time went (details.overrun).
+constexpr double k_overrun_factor = 1.5, k_overrun_slack_s = 1.0;
 } // namespace
+
+static void record_overrun(Result& r, double budget_s, const double (&phase_end)[3]) {
+    // Sampling stops at the budget, but setting up, one long sample and finishing (checking
+    // the data, freeing) cannot be cut short: a configuration well over its budget says where
+    // its time went instead of passing unnoticed.
+    if (!(r.wall_time_s > budget_s * k_overrun_factor + k_overrun_slack_s)) return;
+    nlohmann::json o = {{"budget_s", budget_s}, {"took_s", r.wall_time_s}};
+    const char* names[] = {"setup_s", "warmup_s", "sampling_s"};
+    double before = 0;
+    for (int i = 0; i < 3 && phase_end[i] >= 0; ++i) {
+        o[names[i]] = phase_end[i] - before;
+        before = phase_end[i];
+    }
+    o["finish_s"] = r.wall_time_s - before;
+    if (!r.details.is_object()) r.details = nlohmann::json::object();
+    r.details["overrun"] = std::move(o);
+}
 
 std::string stop_reason(const RunSettings& s, const std::vector<double>& primary, double elapsed_s) {
     const auto n = static_cast<int>(primary.size());
@@ -486,6 +510,7 @@ Result Runner::run_one(const Config& config) {
     for (const auto& m : info.metrics) r.metrics.push_back(MetricResult{m, {}, {}});
     const auto t0 = clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
+    double phase_end[3] = {-1, -1, -1}; // set up, warmed up, sampled (seconds since t0)
     World* world = m_machine.world;
 
     // Any exception costs this configuration only, also one from the support check (an
@@ -529,12 +554,14 @@ Result Runner::run_one(const Config& config) {
     try {
         CaseContext ctx{&m_machine, m_settings.sample_time_s, m_settings.bind_numa, m_settings.options};
         auto c = config.scenario->prepare(ctx, config.params);
+        phase_end[0] = elapsed();
         // Warm-up: in a multi-process run every rank takes the same count (collectives).
         for (int i = 0; i < m_settings.warmup && !g_interrupted; ++i) {
             if (!world && i > 0 && elapsed() > m_settings.max_time_s / 3) break;
             c->measure();
             ++r.warmup_samples;
         }
+        phase_end[1] = elapsed();
         std::vector<double> primary;
         while (true) {
             if (g_interrupted) {
@@ -560,6 +587,7 @@ Result Runner::run_one(const Config& config) {
                 break;
             }
         }
+        phase_end[2] = elapsed();
         if (r.stop_reason == "interrupted") {
             r.status = Status::interrupted;
             r.reason = "interrupted before sampling finished";
@@ -604,6 +632,7 @@ Result Runner::run_one(const Config& config) {
     }
     for (auto& m : r.metrics) m.stats = compute_stats(m.samples);
     r.wall_time_s = elapsed();
+    record_overrun(r, m_settings.max_time_s, phase_end);
     return r;
 }
 

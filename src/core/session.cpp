@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -110,36 +111,52 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
     rec.started = now_iso8601();
     const RunSettings round_settings = rec.plan.settings.per_round();
     Runner runner(machine, round_settings);
+    // Checkpoint: a long run killed half-way still leaves its finished results, of every
+    // round so far. A failed checkpoint is a warning; the run goes on and tries again.
     auto last_checkpoint = std::chrono::steady_clock::now();
+    auto checkpoint = [&](std::vector<Result> results, bool due) {
+        const auto now = std::chrono::steady_clock::now();
+        if (options.out.empty() || !out.root ||
+            (!due && std::chrono::duration<double>(now - last_checkpoint).count() <= options.checkpoint_interval_s))
+            return;
+        RunRecord partial = rec;
+        partial.results = std::move(results);
+        partial.status = "running";
+        partial.finished = now_iso8601();
+        try {
+            write_file_atomic(options.out, report_of(partial).dump(1) + "\n");
+        } catch (const std::exception& e) {
+            out.checkpoint_warnings.push_back(fmt::format("checkpoint not written: {}", e.what()));
+        }
+        last_checkpoint = std::chrono::steady_clock::now();
+    };
+    const int rounds = rec.plan.settings.rounds;
+    const int max_rounds = std::max(rounds, rec.plan.settings.max_rounds);
     for (std::size_t i = 0; i < configs.size() && !g_interrupted; ++i) {
-        if (hooks.progress) hooks.progress(1, rec.plan.settings.rounds, i, configs.size(), configs[i]);
+        if (hooks.progress) hooks.progress(1, rounds, i, configs.size(), configs[i]);
         rec.results.push_back(runner.run_one(configs[i]));
         if (!runner.fatal().empty() || rec.results.back().status == Status::interrupted) break;
-        // Checkpoint: a long run killed half-way still leaves its finished results. A failed
-        // checkpoint is a warning; the run goes on and tries again at the end.
-        const auto now = std::chrono::steady_clock::now();
-        if (!options.out.empty() && out.root &&
-            std::chrono::duration<double>(now - last_checkpoint).count() > options.checkpoint_interval_s) {
-            RunRecord partial = rec;
-            partial.status = "running";
-            partial.finished = now_iso8601();
-            try {
-                write_file_atomic(options.out, report_of(partial).dump(1) + "\n");
-            } catch (const std::exception& e) {
-                out.checkpoint_warnings.push_back(fmt::format("checkpoint not written: {}", e.what()));
-            }
-            last_checkpoint = std::chrono::steady_clock::now();
-        }
+        checkpoint(rec.results, false);
     }
     // Later rounds: a fresh setup each (a new process where the caller starts one), so that
     // the spread of the round medians shows what moves between processes, not only within one.
-    const int rounds = rec.plan.settings.rounds;
+    // Past the planned rounds, only the configurations whose rounds still spread widely.
     if (rounds > 1 && runner.fatal().empty() && !g_interrupted) {
         std::vector<Config> again;
         for (std::size_t i = 0; i < rec.results.size(); ++i)
             if (rec.results[i].status == Status::ok) again.push_back(configs[i]);
         std::vector<std::vector<Result>> all{std::move(rec.results)};
-        for (int round = 2; round <= rounds && !again.empty() && runner.fatal().empty() && !g_interrupted; ++round) {
+        for (int round = 2; round <= max_rounds && !again.empty() && runner.fatal().empty() && !g_interrupted; ++round) {
+            if (round > rounds) {
+                std::set<std::string> noisy;
+                for (const auto& r : merge_rounds(all))
+                    if (r.status == Status::ok && !r.metrics.empty() &&
+                        spread_as_three_rounds(r.metrics.front().round_medians) > k_adaptive_spread)
+                        noisy.insert(r.key);
+                std::erase_if(again, [&](const Config& c) { return !noisy.count(c.key()); });
+                if (again.empty()) break;
+            }
+            const int of = round > rounds ? max_rounds : rounds;
             std::vector<Result> got;
             bool measured = false;
             if (hooks.run_round && !machine.world) {
@@ -153,11 +170,12 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
             }
             if (!measured)
                 for (std::size_t i = 0; i < again.size() && !g_interrupted; ++i) {
-                    if (hooks.progress) hooks.progress(round, rounds, i, again.size(), again[i]);
+                    if (hooks.progress) hooks.progress(round, of, i, again.size(), again[i]);
                     got.push_back(runner.run_one(again[i]));
                     if (!runner.fatal().empty()) break;
                 }
             all.push_back(std::move(got));
+            checkpoint(merge_rounds(all), true);
         }
         rec.results = merge_rounds(std::move(all));
     }

@@ -56,6 +56,17 @@ double relative_range(std::vector<double> v) {
     return mid > 0 ? (v.back() - v.front()) / mid : 0;
 }
 
+double spread_as_three_rounds(const std::vector<double>& values) {
+    // d2(n): the expected range of n standard normal values (n = 2..20).
+    static constexpr double k_d2[] = {0,     0,     1.128, 1.693, 2.059, 2.326, 2.534, 2.704, 2.847, 2.970, 3.078,
+                                      3.173, 3.258, 3.336, 3.407, 3.472, 3.532, 3.588, 3.640, 3.689, 3.735};
+    const auto n = static_cast<std::size_t>(
+        std::count_if(values.begin(), values.end(), [](double x) { return std::isfinite(x); }));
+    if (n < 2) return 0;
+    const double d2 = k_d2[std::min<std::size_t>(n, std::size(k_d2) - 1)];
+    return relative_range(values) * k_d2[3] / d2;
+}
+
 std::size_t bootstrap_resamples(int requested, std::size_t base_n, std::size_t fresh_n) {
     const std::size_t per = std::max<std::size_t>(1, base_n + fresh_n);
     return std::min<std::size_t>(static_cast<std::size_t>(std::max(requested, 0)),
