@@ -247,10 +247,10 @@ TEST_CASE("anonymize_report drops host names, UUIDs, serials and home directorie
     if (old_home) ::setenv("HOME", saved.c_str(), 1);
     else ::unsetenv("HOME");
     const auto& argv = doc["invocation"]["argv"];
-    CHECK(argv[0] == "~/bin/interopbench");
+    CHECK(argv[0] == "interopbench"); // the program by its name
     CHECK(argv[2] == "--out=~/r.json");
     CHECK(argv[4] == "~/p.json");
-    CHECK(argv[5] == "/srv/users/alicex/keep"); // another directory that only starts alike
+    CHECK(argv[5] == "<path>/keep"); // another directory that only starts alike: no home, still a path
     CHECK(doc["invocation"]["anonymized"] == true);
     CHECK_FALSE(doc["host"].contains("hostname"));
     CHECK(doc["host"]["cpu"] == "Intel Xeon");

@@ -1,14 +1,19 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
+
+#include <sys/wait.h>
 
 #include "fake_scenario.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/output.hpp"
 #include "interopbench/report.hpp"
 #include "schema_check.hpp"
+#include "test_support.hpp"
 
 using namespace interopbench;
 namespace fs = std::filesystem;
@@ -36,6 +41,60 @@ RunRecord sample_run() {
 
 void write(const fs::path& p, const std::string& text) {
     std::ofstream(p, std::ios::binary) << text;
+}
+
+/// Every absolute path in the strings (keys too) of a document, as "where: text". A path
+/// starts at the text's start or after a character that neither belongs to a path nor closes
+/// an expression ("2(n-1)/n", "GB/s" and "<path>/x" hold none) and has a character other than
+/// '/' after its slashes (a lone "/" is none).
+std::vector<std::string> absolute_paths(const nlohmann::json& v, const std::string& where = "") {
+    static const std::regex path(R"((^|[^A-Za-z0-9._+@~/\-)\]}>])/+[A-Za-z0-9._+@~\-])");
+    std::vector<std::string> found;
+    auto add = [&](const std::vector<std::string>& more) { found.insert(found.end(), more.begin(), more.end()); };
+    if (v.is_string()) {
+        if (std::regex_search(v.get_ref<const std::string&>(), path)) found.push_back(where + ": " + v.get<std::string>());
+    } else if (v.is_array()) {
+        for (std::size_t i = 0; i < v.size(); ++i) add(absolute_paths(v[i], where + "[" + std::to_string(i) + "]"));
+    } else if (v.is_object()) {
+        for (const auto& [key, x] : v.items()) {
+            if (std::regex_search(key, path)) found.push_back(where + " key: " + key);
+            add(absolute_paths(x, where + "." + key));
+        }
+    }
+    return found;
+}
+
+/// A report with absolute paths wherever runs put them: argv (the program, --out=, after
+/// --storage-dir, a profile file), details of storage and plugin results, reasons, warnings,
+/// the profile's sources, the environment; and texts with '/' that are no paths.
+nlohmann::json report_with_paths() {
+    return {
+        {"schema", {{"name", "interopbench.report"}, {"version", "1.1"}}},
+        {"invocation",
+         {{"argv", {"/opt/tools/bin/interopbench", "run", "--out=/data/runs/r.json", "--storage-dir",
+                    "/mnt/nvme0/scratch/", "--profile", "/etc/interopbench/p.json", "-a", "dir=/srv/x,/srv/y"}},
+          {"profile_resolved", {{"sources", {"profile file '/etc/interopbench/p.json'"}}}}}},
+        {"host", {{"hostname", "gpu-node-17"}, {"cpu", "Intel Xeon"}}},
+        {"environment", {{"CUDA_HOME", "/usr/local/cuda"}}},
+        {"results",
+         {{{"key", "storage_read/a"},
+           {"details",
+            {{"storage_dir", "/tmp/interopbench-storage"},
+             {"file", "/tmp/interopbench-storage/ib-storage-v1-67108864.dat"},
+             {"files", {"/tmp/ib-store.8xb9Us/a.npy", "/tmp/ib-store.8xb9Us/b.npy"}},
+             {"busbw_formula", "2(n-1)/n"},
+             {"unit", "GB/s"},
+             {"mount", "/"},
+             {"plugin", {{"manifest", "/usr/share/interopbench/plugins/frameworks.json"}}}}},
+           {"reason", "cuFile does not take /tmp/ib-store.8xb9Us/x.dat on this machine: (see /var/log/a.log)"}}}},
+        {"warnings", {"plugin folder ignored: '/opt/p' may be written by any user", "file:///srv/share/x.json"}},
+    };
+}
+
+/// The tool's exit code for `args` (the binary by its absolute path, output discarded).
+int run_tool(const std::string& args) {
+    const int status = interopbench::testing::run_shell(std::string(INTEROPBENCH_BINARY) + " " + args + " >/dev/null 2>&1");
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 } // namespace
@@ -125,20 +184,101 @@ TEST_CASE("load_report names each problem") {
 }
 
 TEST_CASE("committed reference reports from real machines load and match the schema") {
+    // Every report under reports/, in its folders too (smoke runs, before/after pairs); the
+    // other JSON there is fio's own output and the gate-pairs summaries. Anonymized, each
+    // still matches the schema, keeps its results and holds no absolute path.
     const auto schema = testing::SchemaCheck::from_file(INTEROPBENCH_SOURCE_DIR "/reports/report.schema.json");
-    int seen = 0;
-    for (const auto& e : fs::directory_iterator(INTEROPBENCH_SOURCE_DIR "/reports")) {
-        const auto name = e.path().filename().string();
+    const fs::path root = INTEROPBENCH_SOURCE_DIR "/reports";
+    int seen = 0, in_folders = 0;
+    for (const auto& e : fs::recursive_directory_iterator(root)) {
+        const auto name = fs::relative(e.path(), root).string();
         if (e.path().extension() != ".json" || name == "report.schema.json") continue;
         CAPTURE(name);
-        const auto doc = load_report(e.path().string());
+        std::ifstream in(e.path());
+        const auto raw = nlohmann::json::parse(in, nullptr, false);
+        REQUIRE_FALSE(raw.is_discarded());
+        if (!raw.contains("schema")) {
+            const bool fio = raw.contains("fio version"), gate_pairs = raw.contains("pairs") && raw.contains("verdicts");
+            CHECK_MESSAGE((fio || gate_pairs), "neither a report, fio's output nor a gate-pairs summary");
+            continue;
+        }
+        auto doc = load_report(e.path().string());
         const auto errs = schema.errors(doc);
         for (const auto& err : errs) MESSAGE(err);
         CHECK(errs.empty());
-        CHECK(!report_results(doc).empty());
+        const auto results = report_results(doc).size();
+        CHECK(results > 0);
+        anonymize_report(doc);
+        for (const auto& p : absolute_paths(doc)) FAIL_CHECK(p);
+        CHECK(schema.errors(doc).empty());
+        CHECK(report_results(doc).size() == results);
         ++seen;
+        in_folders += name.find('/') != std::string::npos;
     }
     CHECK(seen > 0);
+    CHECK(in_folders > 0);
+}
+
+TEST_CASE("a report records argv[0] by its base name, the arguments as typed") {
+    RunRecord rec = sample_run();
+    rec.argv = {"/opt/tools/bin/interopbench", "run", "--out", "/data/runs/r.json", "--storage-dir=/mnt/nvme0"};
+    Machine m;
+    const auto argv = build_report(rec, m)["invocation"]["argv"];
+    CHECK(argv == nlohmann::json{"interopbench", "run", "--out", "/data/runs/r.json", "--storage-dir=/mnt/nvme0"});
+    rec.argv = {"./build/interopbench", "run"};
+    CHECK(build_report(rec, m)["invocation"]["argv"][0] == "interopbench");
+    rec.argv = {"interopbench"};
+    CHECK(build_report(rec, m)["invocation"]["argv"][0] == "interopbench");
+}
+
+TEST_CASE("anonymize_report leaves no absolute path: each becomes <path>/ and its last component") {
+    auto doc = report_with_paths();
+    REQUIRE(absolute_paths(doc).size() > 10); // the checker sees them before
+    anonymize_report(doc);
+    for (const auto& p : absolute_paths(doc)) FAIL_CHECK(p);
+    const auto& argv = doc["invocation"]["argv"];
+    CHECK(argv == nlohmann::json{"interopbench", "run", "--out=<path>/r.json", "--storage-dir", "<path>/scratch",
+                                 "--profile", "<path>/p.json", "-a", "dir=<path>/x,<path>/y"});
+    CHECK(doc["invocation"]["profile_resolved"]["sources"][0] == "profile file '<path>/p.json'");
+    CHECK(doc["environment"]["CUDA_HOME"] == "<path>/cuda");
+    const auto& d = doc["results"][0]["details"];
+    CHECK(d["storage_dir"] == "<path>/interopbench-storage");
+    CHECK(d["file"] == "<path>/ib-storage-v1-67108864.dat");
+    CHECK(d["files"] == nlohmann::json{"<path>/a.npy", "<path>/b.npy"});
+    CHECK(d["plugin"]["manifest"] == "<path>/frameworks.json");
+    CHECK(doc["results"][0]["reason"] == "cuFile does not take <path>/x.dat on this machine: (see <path>/a.log)");
+    CHECK(doc["warnings"][0] == "plugin folder ignored: '<path>/p' may be written by any user");
+    CHECK(doc["warnings"][1] == "file:<path>/x.json");
+    // Texts with '/' that are no paths are kept.
+    CHECK(d["busbw_formula"] == "2(n-1)/n");
+    CHECK(d["unit"] == "GB/s");
+    CHECK(d["mount"] == "/");
+    CHECK_FALSE(doc["host"].contains("hostname"));
+    CHECK(doc["invocation"]["anonymized"] == true);
+    const nlohmann::json once = doc;
+    anonymize_report(doc);
+    CHECK(doc == once);
+}
+
+TEST_CASE("run records argv[0] as the program's name, and with --anonymize no absolute path") {
+    const auto dir = fs::absolute(temp_dir() / "argv");
+    fs::create_directories(dir);
+    const std::string out = (dir / "r.json").string(), run = "run -s host_memcpy --size 4K -a threads=single --max-time 0.05 "
+                                                             "--rounds 1 -q --no-topology --storage-dir " + dir.string();
+    REQUIRE(run_tool(run + " --out " + out) == 0);
+    auto doc = load_report(out);
+    const auto& argv = doc["invocation"]["argv"];
+    CHECK(argv[0] == "interopbench"); // started by its absolute path
+    CHECK(std::find(argv.begin(), argv.end(), out) != argv.end()); // asked for: kept as typed
+    CHECK(std::find(argv.begin(), argv.end(), dir.string()) != argv.end());
+
+    REQUIRE(run_tool(run + " --anonymize --out " + out) == 0);
+    doc = load_report(out);
+    for (const auto& p : absolute_paths(doc)) FAIL_CHECK(p);
+    CHECK(doc["invocation"]["argv"][0] == "interopbench");
+    CHECK(std::find(doc["invocation"]["argv"].begin(), doc["invocation"]["argv"].end(), "<path>/r.json") !=
+          doc["invocation"]["argv"].end());
+    fs::remove_all(temp_dir());
 }
 
 TEST_CASE("byte figures print exactly when whole units, else in the largest unit") {

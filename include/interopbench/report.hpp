@@ -33,7 +33,7 @@ nlohmann::json devices_json(const Machine& machine);
 
 /// The whole run, as it goes into the report.
 struct RunRecord {
-    std::vector<std::string> argv;
+    std::vector<std::string> argv; ///< as typed; the report records argv[0] by its base name
     RunPlan plan;
     std::string started, finished; ///< ISO-8601 UTC
     std::string status = "complete"; ///< complete | interrupted | aborted
@@ -73,10 +73,12 @@ nlohmann::json load_report(const std::string& path);
 
 /// Removes what identifies a machine or a person, for reports shared outside a company:
 /// host names (dropped, the ranks' hosts of multi-process results too), UUIDs and serial
-/// numbers (emptied: devices keep their required fields), and home directories in every
-/// string (argv, paths, notes) become "~". Keeps
-/// hardware models, PCI bus ids (the topology needs them), versions, settings and
-/// results. Sets invocation.anonymized = true. Idempotent.
+/// numbers (emptied: devices keep their required fields), and in every string (argv,
+/// details, reasons, warnings, notes) home directories become "~" and every other absolute
+/// path "<path>/" and its last component ("--out=/data/r.json" -> "--out=<path>/r.json",
+/// "/tmp/x/ib-storage.dat" -> "<path>/ib-storage.dat"): no absolute path is left. argv[0]
+/// is its base name. Keeps hardware models, PCI bus ids (the topology needs them),
+/// versions, settings and results. Sets invocation.anonymized = true. Idempotent.
 void anonymize_report(nlohmann::json& report);
 
 /// Results of a loaded report.

@@ -49,6 +49,16 @@ std::string strip(std::string s) {
     return b == std::string::npos ? std::string{} : s.substr(b, e - b + 1);
 }
 
+/// The invocation's arguments as a report records them: argv[0] by its base name (the user
+/// asked for the program, not for where it is installed), the rest as typed.
+nlohmann::json recorded_argv(std::vector<std::string> argv) {
+    if (!argv.empty()) {
+        const auto slash = argv[0].find_last_of('/');
+        if (slash != std::string::npos && slash + 1 < argv[0].size()) argv[0] = argv[0].substr(slash + 1);
+    }
+    return argv;
+}
+
 } // namespace
 
 std::string now_iso8601() {
@@ -148,7 +158,7 @@ nlohmann::json build_report(const RunRecord& run, const Machine& machine) {
     nlohmann::json doc;
     doc["schema"] = {{"name", k_schema_name}, {"version", fmt::format("{}.{}", k_schema_major, k_schema_minor)}};
     doc["tool"] = {{"name", "interopbench"}, {"version", tool_version()}, {"git_sha", tool_git_sha()}};
-    doc["invocation"] = {{"argv", run.argv},
+    doc["invocation"] = {{"argv", recorded_argv(run.argv)},
                          {"profile", run.plan.profile},
                          {"profile_hash", run.plan.profile_hash},
                          {"profile_resolved", run.plan.profile_resolved},
@@ -537,32 +547,54 @@ bool is_path_char(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("._-+@~/", c) != nullptr;
 }
 
-// Home directories become "~": "/home/NAME", "/Users/NAME" and the value of $HOME, each
-// where a path starts (not inside a longer path) and ends at a component boundary.
-std::string scrub_home(const std::string& text, const std::string& home) {
+/// Where a path may start: the text's start, or after a character that is not part of a path
+/// and does not close an expression or a placeholder (")]}>"): "2(n-1)/n", "GB/s" and
+/// "<path>/x" hold no path that starts at their '/'.
+bool path_boundary(const std::string& text, std::size_t i) {
+    return i == 0 || (!is_path_char(text[i - 1]) && std::strchr(")]}>", text[i - 1]) == nullptr);
+}
+
+// Every path in a string, where one starts (path_boundary): a home directory ("/home/NAME",
+// "/Users/NAME", the value of $HOME, each ending at a component boundary) becomes "~"; any
+// other absolute path (a '/' and the path characters after it, not slashes only) becomes
+// "<path>/" and its last component: "--out=/data/run/r.json" -> "--out=<path>/r.json". A
+// lone "/" is left alone. What is left holds no absolute path; a second pass changes nothing.
+std::string scrub_paths(const std::string& text, const std::string& home) {
     std::string out;
     std::size_t i = 0;
     while (i < text.size()) {
-        const bool path_start = i == 0 || !is_path_char(text[i - 1]);
-        std::size_t end = 0;
-        if (path_start) {
-            for (const char* prefix : {"/home/", "/Users/"}) {
-                const std::size_t n = std::strlen(prefix);
-                if (text.compare(i, n, prefix) != 0) continue;
-                std::size_t e = i + n;
-                while (e < text.size() && is_path_char(text[e]) && text[e] != '/') ++e;
-                if (e > i + n) end = e;
-            }
-            if (!end && home.size() > 1 && text.compare(i, home.size(), home) == 0 &&
-                (i + home.size() == text.size() || !is_path_char(text[i + home.size()]) || text[i + home.size()] == '/'))
-                end = i + home.size();
-        }
-        if (end) {
-            out += '~';
-            i = end;
-        } else {
+        if (text[i] != '/' || !path_boundary(text, i)) {
             out += text[i++];
+            continue;
         }
+        std::size_t home_end = 0;
+        for (const char* prefix : {"/home/", "/Users/"}) {
+            const std::size_t n = std::strlen(prefix);
+            if (text.compare(i, n, prefix) != 0) continue;
+            std::size_t e = i + n;
+            while (e < text.size() && is_path_char(text[e]) && text[e] != '/') ++e;
+            if (e > i + n) home_end = e;
+        }
+        if (!home_end && home.size() > 1 && text.compare(i, home.size(), home) == 0 &&
+            (i + home.size() == text.size() || !is_path_char(text[i + home.size()]) || text[i + home.size()] == '/'))
+            home_end = i + home.size();
+        if (home_end) {
+            out += '~';
+            i = home_end;
+            continue;
+        }
+        std::size_t end = i;
+        while (end < text.size() && is_path_char(text[end])) ++end;
+        std::size_t last = end;
+        while (last > i && text[last - 1] == '/') --last; // "/a/b/" names b
+        if (last == i) {                                     // slashes only: no path
+            out.append(text, i, end - i);
+        } else {
+            const std::size_t name = text.find_last_of('/', last - 1) + 1;
+            out += "<path>/";
+            out.append(text, name, last - name);
+        }
+        i = end;
     }
     return out;
 }
@@ -576,7 +608,7 @@ void blank(nlohmann::json& v) {
 
 void anonymize_value(nlohmann::json& v, const std::string& home) {
     if (v.is_string()) {
-        v = scrub_home(v.get_ref<const std::string&>(), home);
+        v = scrub_paths(v.get_ref<const std::string&>(), home);
     } else if (v.is_array()) {
         for (auto& x : v) anonymize_value(x, home);
     } else if (v.is_object()) {
@@ -602,8 +634,14 @@ void anonymize_value(nlohmann::json& v, const std::string& home) {
 void anonymize_report(nlohmann::json& report) {
     const char* home = std::getenv("HOME");
     anonymize_value(report, home ? home : "");
-    if (report.is_object() && report.contains("invocation") && report["invocation"].is_object())
-        report["invocation"]["anonymized"] = true;
+    if (report.is_object() && report.contains("invocation") && report["invocation"].is_object()) {
+        auto& inv = report["invocation"];
+        // A report written before argv[0] was recorded by its base name: "~/bin/interopbench"
+        // and "<path>/interopbench" become "interopbench".
+        if (inv.contains("argv") && inv["argv"].is_array() && !inv["argv"].empty() && inv["argv"][0].is_string())
+            inv["argv"][0] = recorded_argv({inv["argv"][0].get<std::string>()})[0];
+        inv["anonymized"] = true;
+    }
 }
 
 std::vector<Result> report_results(const nlohmann::json& report) {

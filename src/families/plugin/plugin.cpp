@@ -77,6 +77,23 @@ std::string resolve_command(const std::string& name, const std::string& dir) {
     }
 }
 
+/// The manifest as a report names it: as found in a folder the user named (--plugin-path,
+/// INTEROPBENCH_PLUGIN_PATH), or by its file name alone in a folder fixed at build time (the
+/// installed or the source tree's plugins), whose place on the machine nobody asked for.
+std::string reported_manifest(const Manifest& m) {
+    const std::string name = fs::path(m.path).filename().string();
+    for (const char* shipped : {
+#ifdef INTEROPBENCH_PLUGIN_INSTALL_DIR
+             INTEROPBENCH_PLUGIN_INSTALL_DIR,
+#endif
+#ifdef INTEROPBENCH_PLUGIN_SOURCE_DIR
+             INTEROPBENCH_PLUGIN_SOURCE_DIR,
+#endif
+             static_cast<const char*>(nullptr)})
+        if (shipped && fs::path(shipped).lexically_normal() == fs::path(m.dir)) return name;
+    return m.path;
+}
+
 /// The state a scenario's configurations share: the manifest, the description, the process.
 struct Host {
     Manifest manifest;
@@ -190,7 +207,7 @@ public:
         } catch (...) {
         }
         nlohmann::json d = m_details.is_object() ? m_details : nlohmann::json::object();
-        nlohmann::json p = {{"manifest", m_host->manifest.path},
+        nlohmann::json p = {{"manifest", reported_manifest(m_host->manifest)},
                             {"protocol", k_protocol},
                             {"clock", fmt::format("{}", fmt::join(m_clocks, ","))},
                             {"measure_requests", m_round_trips.size()}};
