@@ -4,13 +4,20 @@
 /// blocks its charts are made of (escaping, scales, axis ticks), each testable on its own.
 ///
 /// Charts are chosen from what the results say, never from family names: a size axis with
-/// several sizes gives bandwidth (or time) against size on log axes, a `pair` axis
-/// ("0>1") a source x destination heatmap, several scenarios of a family sharing a size
-/// axis and a bandwidth metric a scenario x size heatmap, metrics in seconds grouped bars on
-/// a log time axis, details.path_bandwidth the dashed theoretical limit, details.efficiency
-/// the efficiency at the largest size, details.stages a stacked stage breakdown. More than 6
-/// lines against size are split into charts side by side by the varying parameter with the
-/// fewest (2 to 4) values.
+/// several sizes gives bandwidth (or time) against size on log axes (a series of fewer than 3
+/// sizes as points, not a line; series with the same median at every size as one line named
+/// "A = B"), a `pair` axis ("0>1") a source x destination heatmap, several scenarios of a
+/// family sharing a size axis and a bandwidth metric a scenario x size heatmap (one per cache
+/// state), other results bars on a linear axis from zero, details.path_bandwidth the dashed
+/// theoretical limit, details.efficiency the efficiency at the largest size, details.stages a
+/// stacked stage breakdown. Log axes are for lines against size only: a bar's length is its
+/// value. Heatmaps are coloured on a scale from their own values (log when the largest is more
+/// than 10 times the smallest). A result that moved no bytes (zero-copy) is shown by its time,
+/// never as a bandwidth. Every plotted median's hover text gives its uncertainty (as the
+/// terminal table: the larger of the 95% interval and half the round spread) and n. More than
+/// 6 lines against size are split into charts side by side by the varying parameter with the
+/// fewest (2 to 4) values. Scenarios of which every configuration was skipped are one block
+/// per reason, not a section each.
 #include <optional>
 #include <string>
 #include <string_view>

@@ -123,6 +123,7 @@ std::string tick_label(double v, const std::string& unit) {
         const char* p;
     };
     if (unit == "s") {
+        if (a == 0) return "0 s";
         const Prefix ps[] = {{1, "s"}, {1e-3, "ms"}, {1e-6, "us"}, {1e-9, "ns"}};
         for (const auto& p : ps)
             if (a >= p.f || p.f == 1e-9) return trim_number(v / p.f, 2) + " " + p.p;
@@ -251,11 +252,13 @@ struct Metric {
     std::string name, unit, better;
     double median = NAN, lo = NAN, hi = NAN;
     std::size_t n = 0;
+    Uncertainty spread; ///< what the terminal table shows as "± (ci|rounds)"
     bool usable() const { return n > 0 && std::isfinite(median); }
 };
 
 struct Row {
     std::string key, scenario, family, status, reason, counting;
+    int rounds = 1;
     std::vector<std::pair<std::string, std::string>> params; ///< in param_order when given
     std::vector<Metric> metrics;
     const json* details = nullptr;
@@ -290,6 +293,7 @@ std::vector<Row> read_rows(const json& report) {
         row.status = str_of(r, "status", "?");
         row.reason = str_of(r, "reason");
         row.counting = str_of(r, "counting");
+        row.rounds = static_cast<int>(std::clamp(num_of(r, "rounds").value_or(1), 1.0, 1e6));
         if (r.contains("params") && r["params"].is_object()) {
             const auto& p = r["params"];
             std::set<std::string> done;
@@ -317,6 +321,16 @@ std::vector<Row> read_rows(const json& report) {
                         mm.hi = s["median_ci"][1].get<double>();
                     }
                 }
+                // The uncertainty the way the terminal table computes it, from the same fields.
+                MetricResult mr;
+                mr.stats.n = mm.n;
+                mr.stats.median = std::isfinite(mm.median) ? mm.median : 0;
+                mr.stats.median_ci_lo = std::isfinite(mm.lo) ? mm.lo : mr.stats.median;
+                mr.stats.median_ci_hi = std::isfinite(mm.hi) ? mm.hi : mr.stats.median;
+                if (m.contains("round_medians") && m["round_medians"].is_array())
+                    for (const auto& v : m["round_medians"])
+                        if (v.is_number() && std::isfinite(v.get<double>())) mr.round_medians.push_back(v.get<double>());
+                mm.spread = uncertainty(mr);
                 row.metrics.push_back(std::move(mm));
             }
         if (r.contains("details") && r["details"].is_object()) row.details = &r["details"];
@@ -383,15 +397,42 @@ std::string constant_params(const std::vector<const Row*>& rows, const std::set<
     return out;
 }
 
-/// The label of a configuration when nothing tells the configurations apart (its fixed
-/// parameters are named in the caption).
-constexpr const char* k_one_configuration = "the configuration";
-
+/// A configuration named by the parameters in `names` (those that vary; the fixed ones are
+/// named in the caption), as the terminal names it (short_label: "64MiB pinned threads=4");
+/// by its scenario when none of them applies.
 std::string label_of(const Row& r, const std::vector<std::string>& names) {
-    std::string out;
+    std::vector<std::pair<std::string, std::string>> shown;
     for (const auto& n : names)
-        if (r.has_param(n)) out += (out.empty() ? "" : ", ") + n + "=" + param_text(n, r.param(n));
-    return out.empty() ? std::string(k_one_configuration) : out;
+        if (r.has_param(n)) shown.emplace_back(n, r.param(n));
+    if (shown.empty()) return r.scenario;
+    return short_label("", Params(shown)).substr(1); // the label without a scenario, so without its leading space
+}
+
+/// True when the result moved no bytes: a zero-copy handoff (details.pointer_shared or
+/// details.zero_copy true, or a count of bytes moved or copied that is 0). Its "bandwidth" is
+/// the size over the time of a pointer exchange, not a transfer: it is shown by its time.
+bool moved_nothing(const Row& r) {
+    if (r.details)
+        for (const char* flag : {"pointer_shared", "zero_copy"})
+            if (const auto it = r.details->find(flag); it != r.details->end() && it->is_boolean() && it->get<bool>()) return true;
+    for (const char* count : {"bytes_moved", "copied", "copied_bytes"}) {
+        if (const auto d = r.detail(count); d && *d == 0) return true;
+        if (const auto* m = r.metric(count); m && m->usable() && m->unit == "B" && m->median == 0) return true;
+    }
+    return false;
+}
+
+constexpr const char* k_zero_copy = "zero-copy: no bytes moved";
+
+/// The hover text of a plotted median: the value, its uncertainty as the terminal table gives
+/// it (the larger of the 95% interval's half-width and half the spread of the round medians)
+/// and how many samples in how many rounds it stands on.
+std::string value_tip(const Row& r, const Metric& m) {
+    std::string s = format_value(m.median, m.unit);
+    if (m.n > 1)
+        s += fmt::format(" \xc2\xb1 {:.2g}% ({})", m.spread.relative * 100,
+                         std::string_view(m.spread.source) == "rounds" ? "half the spread between rounds" : "95% interval");
+    return s + fmt::format(", n = {} sample{} in {} round{}", m.n, m.n == 1 ? "" : "s", r.rounds, r.rounds == 1 ? "" : "s");
 }
 
 /// `rows` grouped by their label under `names` (label_of): the labels in the order they first
@@ -534,12 +575,40 @@ std::string size_chart(const std::vector<const Row*>& rows, const std::string& s
         if (r->ok() && r->metric(metric) && r->metric(metric)->usable() && number(r->param(size_param))) ok.push_back(r);
     if (ok.empty()) return {};
     const std::string unit = ok[0]->metric(metric)->unit;
-    auto [order, series] = group_by_label(ok, varying_params(ok, {size_param}));
+    const auto size_of = [&](const Row* r) { return *number(r->param(size_param)); };
+    // One series per configuration, its points by size. Series with the same median at every
+    // size would hide each other: drawn once, named together ("A = B").
+    struct Series {
+        std::string label;
+        std::vector<const Row*> pts;
+    };
+    std::vector<Series> drawn;
+    bool merged = false;
+    std::size_t configurations = 0;
+    {
+        auto [order, by_label] = group_by_label(ok, varying_params(ok, {size_param}));
+        configurations = order.size();
+        for (const auto& l : order) {
+            auto pts = by_label[l];
+            std::sort(pts.begin(), pts.end(), [&](const Row* a, const Row* b) { return size_of(a) < size_of(b); });
+            const auto same = std::find_if(drawn.begin(), drawn.end(), [&](const Series& d) {
+                return d.pts.size() == pts.size() && std::equal(pts.begin(), pts.end(), d.pts.begin(), [&](const Row* a, const Row* b) {
+                           return size_of(a) == size_of(b) && a->metric(metric)->median == b->metric(metric)->median;
+                       });
+            });
+            if (same != drawn.end()) {
+                same->label += " = " + l;
+                merged = true;
+            } else {
+                drawn.push_back({l, std::move(pts)});
+            }
+        }
+    }
     std::vector<double> xs, ys;
     std::map<double, std::string> limits; // path bandwidth -> path name
     for (const auto* r : ok) {
         const auto* m = r->metric(metric);
-        xs.push_back(*number(r->param(size_param)));
+        xs.push_back(size_of(r));
         ys.push_back(m->median);
         if (std::isfinite(m->lo)) ys.push_back(m->lo);
         if (std::isfinite(m->hi)) ys.push_back(m->hi);
@@ -568,18 +637,22 @@ std::string size_chart(const std::vector<const Row*>& rows, const std::string& s
                          f1(y - 4), escape(path), escape(tick_label(pb, unit)));
     }
     // Many series: thinner lines, no bands (they would cover each other), the legend folded.
-    const bool many = order.size() > 20;
+    const bool many = drawn.size() > 20;
+    bool points_only = false;
     std::string legend = "<ul class=\"legend\">";
-    for (std::size_t i = 0; i < order.size(); ++i) {
-        auto pts = series[order[i]];
-        std::sort(pts.begin(), pts.end(),
-                  [&](const Row* a, const Row* b) { return *number(a->param(size_param)) < *number(b->param(size_param)); });
-        std::string line, band_top, band_bottom;
-        bool band = pts.size() > 1 && !many;
+    for (std::size_t i = 0; i < drawn.size(); ++i) {
+        const auto& [label, pts] = drawn[i];
+        // A line through fewer than 3 sizes, or across more than 3 decades without a point,
+        // claims a shape it does not show: points instead.
+        bool line = pts.size() >= 3;
+        for (std::size_t k = 1; k < pts.size(); ++k) line = line && size_of(pts[k]) <= 1000 * size_of(pts[k - 1]);
+        points_only = points_only || !line;
+        std::string polyline, band_top, band_bottom;
+        bool band = line && !many;
         for (const auto* r : pts) {
             const auto* m = r->metric(metric);
-            const double x = sx(*number(r->param(size_param)));
-            line += fmt::format("{},{} ", f1(x), f1(sy(m->median)));
+            const double x = sx(size_of(r));
+            polyline += fmt::format("{},{} ", f1(x), f1(sy(m->median)));
             if (std::isfinite(m->lo) && std::isfinite(m->hi) && m->lo > 0) {
                 band_top += fmt::format("{},{} ", f1(x), f1(sy(m->hi)));
                 band_bottom = fmt::format("{},{} ", f1(x), f1(sy(m->lo))) + band_bottom;
@@ -588,20 +661,20 @@ std::string size_chart(const std::vector<const Row*>& rows, const std::string& s
             }
         }
         const char* c = series_colour(i);
-        s += fmt::format("<g><title>{}</title>", escape(order[i]));
+        s += fmt::format("<g><title>{}</title>", escape(label));
         if (band) s += fmt::format("<polygon class=\"band\" fill=\"{}\" points=\"{}{}\"/>", c, band_top, band_bottom);
-        if (pts.size() > 1)
+        if (line)
             s += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" stroke-dasharray=\"{}\" points=\"{}\"/>", c,
-                             many ? "1.2" : "2", dash_pattern(i), line);
+                             many ? "1.2" : "2", dash_pattern(i), polyline);
         for (const auto* r : pts) {
             const auto* m = r->metric(metric);
-            const double x = sx(*number(r->param(size_param)));
-            if (pts.size() == 1 && std::isfinite(m->lo) && std::isfinite(m->hi) && m->lo > 0)
+            const double x = sx(size_of(r));
+            if (!line && std::isfinite(m->lo) && std::isfinite(m->hi) && m->lo > 0)
                 s += fmt::format("<line stroke=\"{}\" stroke-width=\"2\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", c, f1(x),
                                  f1(sy(m->lo)), f1(x), f1(sy(m->hi)));
             s += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\"><title>{} {}: {}</title></circle>", f1(x),
-                             f1(sy(m->median)), ok.size() > 200 ? 1.5 : 3, c, escape(order[i]),
-                             escape(param_text(size_param, r->param(size_param))), escape(format_value(m->median, unit)));
+                             f1(sy(m->median)), ok.size() > 200 ? 1.5 : line ? 3 : 4, c, escape(label),
+                             escape(param_text(size_param, r->param(size_param))), escape(value_tip(*r, *m)));
         }
         s += "</g>\n";
         // Efficiency at the largest size, when the run annotated it.
@@ -612,93 +685,85 @@ std::string size_chart(const std::vector<const Row*>& rows, const std::string& s
         else if (const auto* em = pts.back()->metric("efficiency"); em && em->usable() && em->unit == "ratio")
             eff = fmt::format(" <span class=\"eff\">efficiency {:.0f}% at {}</span>", em->median * 100,
                               escape(param_text(size_param, pts.back()->param(size_param))));
-        legend += fmt::format("<li>{}{}{}</li>", swatch(i), escape(order[i]), eff);
+        legend += fmt::format("<li>{}{}{}</li>", swatch(i), escape(label), eff);
     }
     s += "</svg>\n";
     legend += "</ul>\n";
-    if (order.size() > 24)
-        legend = fmt::format("<details><summary>legend: {} configurations</summary>{}</details>\n", order.size(), legend);
+    if (drawn.size() > 24)
+        legend = fmt::format("<details><summary>legend: {} series</summary>{}</details>\n", drawn.size(), legend);
     const std::string fixed = constant_params(ok, {size_param});
+    std::string how = many ? " (intervals left out above 20 lines)" : " with its 95% interval as a band";
+    if (points_only) how += "; a series of fewer than 3 sizes or with a gap over 1000x: points, the interval a whisker";
+    if (merged) how += "; \"A = B\": the same median at every size, one line";
     return "<figure>" + (heading.empty() ? std::string() : "<div class=\"facet\">" + escape(heading) + "</div>") + s + legend +
-           fmt::format("<figcaption>{} of {} configuration(s), median{}{}{}</figcaption></figure>\n",
-                       escape(metric), order.size(), many ? " (intervals left out above 20 lines)" : " with its 95% interval as a band", limits.empty() ? "" : "; dashed: the path's theoretical limit",
-                       fixed.empty() ? "" : "; " + escape(fixed)) ;
+           fmt::format("<figcaption>{} of {} configuration(s), median{}{}{}</figcaption></figure>\n", escape(metric),
+                       configurations, escape(how),
+                       limits.empty() ? "" : "; dashed: the path's theoretical limit", fixed.empty() ? "" : "; " + escape(fixed));
 }
 
-/// Horizontal bars, one group per configuration, one bar per metric in `metrics` (same unit).
-std::string bar_chart(const std::vector<const Row*>& rows, const std::vector<std::string>& metrics) {
+/// Horizontal bars, one group per configuration, one bar per metric in `metrics` (same unit),
+/// on a linear axis from zero: a bar's length is its value, so lengths compare as ratios.
+/// `heading`, when given, is said above the chart and in every bar's hover text. Bars are named
+/// by the parameters that vary among `among` (the scenario's results, when the bars are a part
+/// of them), else among the bars.
+std::string bar_chart(const std::vector<const Row*>& rows, const std::vector<std::string>& metrics, const std::string& heading = {},
+                      const std::vector<const Row*>& among = {}) {
     std::vector<const Row*> ok;
     for (const auto* r : rows)
         if (r->ok() && r->metric(metrics[0]) && r->metric(metrics[0])->usable()) ok.push_back(r);
     if (ok.empty()) return {};
     const std::string unit = ok[0]->metric(metrics[0])->unit;
-    const auto names = varying_params(ok);
-    std::vector<double> vals;
+    const auto names = varying_params(among.empty() ? ok : among);
+    double hi = 0;
     for (const auto* r : ok)
         for (const auto& m : metrics)
             if (const auto* mm = r->metric(m); mm && mm->usable()) {
-                vals.push_back(mm->median);
-                if (std::isfinite(mm->hi)) vals.push_back(mm->hi);
+                hi = std::max(hi, mm->median);
+                if (std::isfinite(mm->hi)) hi = std::max(hi, mm->hi);
             }
-    double lo = INFINITY, hi = 0;
-    for (double v : vals)
-        if (v > 0) {
-            lo = std::min(lo, v);
-            hi = std::max(hi, v);
-        }
     if (!(hi > 0)) return {};
-    const bool log = unit == "s" || hi / lo > 30;
     const double bar_h = metrics.size() > 1 ? 7 : 12, group_h = bar_h * metrics.size() + 6;
     Frame f;
     f.left = 300;
     f.right = 90; // room for the value (or the efficiency) after the longest bar
     f.top = 8;
     f.height = f.top + f.bottom + group_h * ok.size();
+    const LinearScale sx{0, hi * 1.05, f.x0(), f.x1()};
+    std::string what;
+    for (const auto& m : metrics) what += (what.empty() ? "" : ", ") + m;
     std::string s = svg_open(f, metrics[0] + " per configuration");
-    std::string body;
-    auto draw = [&](const auto& sx, const std::vector<Tick>& ticks) {
-        std::string what;
-        for (const auto& m : metrics) what += (what.empty() ? "" : ", ") + m;
-        body += x_axis(f, sx, ticks, unit_title(unit == "s" && metrics.size() > 1 ? "time" : what, unit) + (log ? ", log" : ""));
-        for (std::size_t g = 0; g < ok.size(); ++g) {
-            const double y = f.top + g * group_h + 3;
-            const std::string label = label_of(*ok[g], names);
-            body += fmt::format("<text class=\"rowlabel\" x=\"{}\" y=\"{}\" text-anchor=\"end\"><title>{}</title>{}</text>",
-                                f1(f.x0() - 6), f1(y + group_h / 2 + 1), escape(label), escape(shorten(label, 48)));
-            for (std::size_t k = 0; k < metrics.size(); ++k) {
-                const auto* m = ok[g]->metric(metrics[k]);
-                if (!m || !m->usable() || (log && !(m->median > 0))) continue;
-                const double x = std::max(f.x0(), sx(m->median));
-                const double by = y + k * bar_h;
-                body += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{} {}: {}</title></rect>",
-                                    f1(f.x0()), f1(by), f1(std::max(0.5, x - f.x0())), f1(bar_h - 1), series_colour(k),
-                                    escape(label), escape(metrics[k]), escape(format_value(m->median, unit)));
-                double end = x;
-                if (std::isfinite(m->lo) && std::isfinite(m->hi) && (!log || m->lo > 0)) {
-                    end = std::max(end, std::min(f.x1(), sx(m->hi)));
-                    body += fmt::format("<line class=\"whisker\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
-                                        f1(std::max(f.x0(), sx(m->lo))), f1(by + bar_h / 2 - 0.5), f1(std::min(f.x1(), sx(m->hi))),
-                                        f1(by + bar_h / 2 - 0.5));
-                }
-                // The value at the bar's end: one bar per row has room for it.
-                if (metrics.size() == 1)
-                    body += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\">{}</text>", f1(end + 4), f1(by + bar_h - 2),
-                                        escape(format_value(m->median, unit)));
+    s += x_axis(f, sx, linear_ticks(0, hi * 1.05, unit, 6), unit_title(unit == "s" && metrics.size() > 1 ? "time" : what, unit));
+    const std::string note = heading.empty() ? std::string() : " (" + heading + ")";
+    for (std::size_t g = 0; g < ok.size(); ++g) {
+        const double y = f.top + g * group_h + 3;
+        const std::string label = label_of(*ok[g], names);
+        s += fmt::format("<text class=\"rowlabel\" x=\"{}\" y=\"{}\" text-anchor=\"end\"><title>{}</title>{}</text>", f1(f.x0() - 6),
+                         f1(y + group_h / 2 + 1), escape(label), escape(shorten(label, 48)));
+        for (std::size_t k = 0; k < metrics.size(); ++k) {
+            const auto* m = ok[g]->metric(metrics[k]);
+            if (!m || !m->usable()) continue;
+            const double x = std::clamp(sx(m->median), f.x0(), f.x1());
+            const double by = y + k * bar_h;
+            s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{} {}: {}{}</title></rect>",
+                             f1(f.x0()), f1(by), f1(std::max(0.5, x - f.x0())), f1(bar_h - 1), series_colour(k), escape(label),
+                             escape(metrics[k]), escape(value_tip(*ok[g], *m)), escape(note));
+            double end = x;
+            if (std::isfinite(m->lo) && std::isfinite(m->hi)) {
+                end = std::max(end, std::clamp(sx(m->hi), f.x0(), f.x1()));
+                s += fmt::format("<line class=\"whisker\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
+                                 f1(std::clamp(sx(m->lo), f.x0(), f.x1())), f1(by + bar_h / 2 - 0.5), f1(end), f1(by + bar_h / 2 - 0.5));
             }
-            // Efficiency against a reference (the copy roofline, the path), when measured.
-            if (const auto* e = ok[g]->metric("efficiency"); e && e->usable() && e->unit == "ratio" && unit != "ratio")
-                body += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\">{:.0f}%</text>", f1(f.x1() + 4),
-                                    f1(y + group_h / 2 + 1), e->median * 100);
+            // The value at the bar's end: one bar per row has room for it.
+            if (metrics.size() == 1)
+                s += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\">{}</text>", f1(end + 4), f1(by + bar_h - 2),
+                                 escape(format_value(m->median, unit)));
         }
-    };
-    if (log) {
-        const LogScale sx{lo / 1.5, hi * 1.15, f.x0(), f.x1()};
-        draw(sx, log_ticks(lo / 1.5, hi * 1.15, unit, 7));
-    } else {
-        const LinearScale sx{0, hi * 1.05, f.x0(), f.x1()};
-        draw(sx, linear_ticks(0, hi * 1.05, unit, 6));
+        // Efficiency against a reference (the copy roofline, the path), when measured.
+        if (const auto* e = ok[g]->metric("efficiency"); e && e->usable() && e->unit == "ratio" && unit != "ratio")
+            s += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\">{:.0f}%</text>", f1(f.x1() + 4), f1(y + group_h / 2 + 1),
+                             e->median * 100);
     }
-    s += body + "</svg>\n";
+    s += "</svg>\n";
     std::string legend;
     if (metrics.size() > 1) {
         legend = "<ul class=\"legend\">";
@@ -707,18 +772,39 @@ std::string bar_chart(const std::vector<const Row*>& rows, const std::vector<std
         legend += "</ul>";
     }
     const std::string fixed = constant_params(ok);
-    return "<figure>" + s + legend +
+    return "<figure>" + (heading.empty() ? std::string() : "<div class=\"facet\">" + escape(heading) + "</div>") + s + legend +
            fmt::format("<figcaption>median per configuration, whisker: its 95% interval{}{}</figcaption></figure>\n",
                        ok[0]->metric("efficiency") ? "; right: efficiency" : "", fixed.empty() ? "" : "; " + escape(fixed));
 }
 
-/// The fixed colour scale of every heatmap, so two machines' pages compare by eye: bandwidth
-/// on a log scale from 1 GB/s to 1 TB/s; other units over the chart's own range.
+/// The colour scale of a heatmap, from the range of its own data: logarithmic when the largest
+/// value is more than 10 times the smallest, linear otherwise.
 struct HeatScale {
-    double lo = 1e9, hi = 1e12;
-    bool log = true;
-    double t(double v) const { return log ? std::log10(std::max(v, lo) / lo) / std::log10(hi / lo) : (v - lo) / (hi - lo); }
+    double lo = 0, hi = 0;
+    bool log = false;
+    double t(double v) const {
+        if (!(hi > lo)) return 0.5;
+        return log ? std::log10(std::max(v, lo) / lo) / std::log10(hi / lo) : (v - lo) / (hi - lo);
+    }
 };
+
+HeatScale heat_scale(const std::vector<double>& values) {
+    HeatScale hs{INFINITY, -INFINITY, false};
+    for (double v : values)
+        if (std::isfinite(v)) {
+            hs.lo = std::min(hs.lo, v);
+            hs.hi = std::max(hs.hi, v);
+        }
+    if (!(hs.hi >= hs.lo)) return {};
+    hs.log = hs.lo > 0 && hs.hi > 10 * hs.lo;
+    return hs;
+}
+
+/// The scale in words, for a caption: "colour: 1.2 GB/s to 31.6 GB/s, log scale of this chart's own values".
+std::string scale_words(const HeatScale& hs, const std::string& unit) {
+    return fmt::format("colour: {} to {}, {} scale of this chart's own values", tick_label(hs.lo, unit), tick_label(hs.hi, unit),
+                       hs.log ? "log" : "linear");
+}
 
 std::string heat_legend(const HeatScale& hs, const std::string& unit) {
     std::string s = "<div class=\"heatlegend\"><svg width=\"380\" height=\"34\">";
@@ -728,20 +814,22 @@ std::string heat_legend(const HeatScale& hs, const std::string& unit) {
         return fmt::format("<text class=\"tick\" x=\"{}\" y=\"28\" text-anchor=\"middle\">{}</text>", f1(40 + t * 300),
                            escape(tick_label(v, unit)));
     };
-    if (hs.log)
-        for (double v = hs.lo; v <= hs.hi * 1.001; v *= 10) s += label(hs.t(v), v);
-    else
-        s += label(0, hs.lo) + label(1, hs.hi);
+    s += label(0, hs.lo);
+    if (hs.hi > hs.lo) s += label(1, hs.hi);
+    if (hs.log) // the powers of ten in between, where they leave room for the ends' labels
+        for (double v = std::pow(10.0, std::ceil(std::log10(hs.lo))); v < hs.hi; v *= 10)
+            if (hs.t(v) > 0.18 && hs.t(v) < 0.82) s += label(hs.t(v), v);
     return s + "</svg></div>\n";
 }
 
-std::string heat_cell(double x, double y, double w, double h, const HeatScale& hs, const Metric* m, const std::string& title) {
-    if (!m || !m->usable())
+std::string heat_cell(double x, double y, double w, double h, const HeatScale& hs, const Row* r, const Metric* m,
+                      const std::string& title) {
+    if (!r || !m || !m->usable())
         return fmt::format("<rect class=\"nocell\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}: no result</title></rect>",
                            f1(x), f1(y), f1(w), f1(h), escape(title));
     const double t = hs.t(m->median);
     std::string s = fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}: {}</title></rect>", f1(x),
-                                f1(y), f1(w), f1(h), sequential_colour(t), escape(title), escape(format_value(m->median, m->unit)));
+                                f1(y), f1(w), f1(h), sequential_colour(t), escape(title), escape(value_tip(*r, *m)));
     if (w >= 44 && h >= 14)
         s += fmt::format("<text class=\"cell {}\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>", t > 0.6 ? "dark" : "light",
                          f1(x + w / 2), f1(y + h / 2 + 4), escape(tick_label(m->median, m->unit)));
@@ -749,7 +837,8 @@ std::string heat_cell(double x, double y, double w, double h, const HeatScale& h
 }
 
 /// Source x destination matrix of results keyed by a pair parameter ("0>1"), at the largest
-/// size; one matrix per combination of the other varying parameters (at most 6).
+/// size; one matrix per combination of the other varying parameters (at most 6), all on one
+/// colour scale from their values.
 std::string pair_heatmaps(const std::vector<const Row*>& rows, const std::string& pair_param, const std::string& metric) {
     std::vector<const Row*> ok;
     for (const auto* r : rows)
@@ -768,18 +857,13 @@ std::string pair_heatmaps(const std::vector<const Row*>& rows, const std::string
     if (sel.empty()) return {};
     std::set<std::string> skip{pair_param};
     if (!size_param.empty()) skip.insert(size_param);
-    auto [order, groups] = group_by_label(sel, varying_params(sel, skip));
+    const auto names = varying_params(sel, skip);
+    auto [order, groups] = group_by_label(sel, names);
     const std::string unit = sel[0]->metric(metric)->unit;
-    HeatScale hs;
-    if (unit != "B/s") {
-        double lo = INFINITY, hi = -INFINITY;
-        for (const auto* r : sel)
-            if (const auto* m = r->metric(metric); m->usable()) {
-                lo = std::min(lo, m->median);
-                hi = std::max(hi, m->median);
-            }
-        hs = {lo, hi > lo ? hi : lo + 1, false};
-    }
+    std::vector<double> values;
+    for (const auto* r : sel)
+        if (r->metric(metric)->usable()) values.push_back(r->metric(metric)->median);
+    const HeatScale hs = heat_scale(values);
     std::string out = "<div class=\"heatmaps\">";
     for (std::size_t gi = 0; gi < order.size() && gi < 6; ++gi) {
         const auto& g = groups[order[gi]];
@@ -816,66 +900,93 @@ std::string pair_heatmaps(const std::vector<const Row*>& rows, const std::string
                     s += fmt::format("<rect class=\"diag\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>", f1(x), f1(y), f1(cell), f1(cell));
                     continue;
                 }
-                const Metric* m = nullptr;
+                const Row* at = nullptr;
                 for (const auto* r : g)
-                    if (r->param(pair_param) == ends[a] + ">" + ends[b]) m = r->metric(metric);
-                s += heat_cell(x, y, cell, cell, hs, m, ends[a] + ">" + ends[b]);
+                    if (r->param(pair_param) == ends[a] + ">" + ends[b]) at = r;
+                s += heat_cell(x, y, cell, cell, hs, at, at ? at->metric(metric) : nullptr, ends[a] + ">" + ends[b]);
             }
         s += "</svg>";
         out += fmt::format("<figure class=\"heat\">{}<figcaption>{}</figcaption></figure>", s,
-                           order[gi] == k_one_configuration ? std::string() : escape(order[gi]));
+                           names.empty() ? std::string() : escape(order[gi]));
     }
     out += "</div>";
     const std::string fixed = constant_params(sel, {pair_param});
     return out + heat_legend(hs, unit) +
-           fmt::format("<p class=\"note\">{} from source (row) to destination (column){}; fixed colour scale{}{}</p>\n",
-                       escape(metric), size_param.empty() ? "" : " at the largest " + escape(size_param),
+           fmt::format("<p class=\"note\">{} from source (row) to destination (column){}; {}{}{}</p>\n", escape(metric),
+                       size_param.empty() ? "" : " at the largest " + escape(size_param), escape(scale_words(hs, unit)),
                        order.size() > 6 ? fmt::format("; first 6 of {} matrices", order.size()) : std::string(),
                        fixed.empty() ? "" : "; " + escape(fixed));
 }
 
-/// Scenario x size matrix of a family whose scenarios share a size axis and a bandwidth metric
-/// (collectives: one row per collective), on the fixed bandwidth scale.
+/// Scenario x size matrices of a family whose scenarios share a size axis and a bandwidth
+/// metric (collectives: one row per collective), each on a colour scale from its own values.
+/// Results of different page-cache states (the cache axis: cold, warm) never share a matrix
+/// or a scale: one matrix per state, where it has at least two sizes.
 std::string family_heatmap(const std::vector<std::string>& scenarios, const std::map<std::string, std::vector<const Row*>>& by,
                            const std::string& size_param, const std::string& metric) {
-    std::set<double> sizes;
+    const auto usable = [&](const Row* r) {
+        const auto* m = r->metric(metric);
+        return r->ok() && !moved_nothing(*r) && number(r->param(size_param)) && m && m->usable();
+    };
+    std::vector<std::string> states; // "" for results without a cache axis
     for (const auto& sc : scenarios)
         for (const auto* r : by.at(sc))
-            if (r->ok() && number(r->param(size_param))) sizes.insert(*number(r->param(size_param)));
-    if (sizes.empty()) return {};
-    const double n = static_cast<double>(sizes.size());
-    const double cw = std::clamp(680.0 / n, 14.0, 80.0), ch = 22;
-    const Frame f = frame_around(170, 8, 10, 40, cw * n, ch * scenarios.size());
-    const HeatScale hs;
-    std::string s = svg_open(f, metric + " per scenario and size");
-    std::size_t j = 0;
-    for (double sz : sizes) {
-        if (cw >= 40 || j % static_cast<std::size_t>(std::ceil(40 / cw)) == 0)
-            s += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>", f1(f.left + (j + 0.5) * cw),
-                             f1(f.top + ch * scenarios.size() + 14), escape(tick_label(sz, "B")));
-        ++j;
-    }
-    s += fmt::format("<text class=\"atitle\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{} (bytes)</text>", f1(f.left + cw * n / 2),
-                     f1(f.height - 6), escape(size_param));
-    for (std::size_t i = 0; i < scenarios.size(); ++i) {
-        const double y = f.top + i * ch;
-        s += fmt::format("<text class=\"rowlabel\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", f1(f.left - 6), f1(y + ch / 2 + 4),
-                         escape(shorten(scenarios[i], 26)));
-        j = 0;
+            if (usable(r) && std::find(states.begin(), states.end(), r->param("cache")) == states.end())
+                states.push_back(r->param("cache"));
+    std::string out;
+    for (const auto& state : states) {
+        std::vector<std::string> names; // the scenarios with a result in this state
+        std::set<double> sizes;
+        std::vector<double> values;
+        for (const auto& sc : scenarios) {
+            bool any = false;
+            for (const auto* r : by.at(sc))
+                if (usable(r) && r->param("cache") == state) {
+                    sizes.insert(*number(r->param(size_param)));
+                    values.push_back(r->metric(metric)->median);
+                    any = true;
+                }
+            if (any) names.push_back(sc);
+        }
+        if (sizes.size() < 2) continue; // one column: the scenarios' own bars say more
+        const HeatScale hs = heat_scale(values);
+        const double n = static_cast<double>(sizes.size());
+        const double cw = std::clamp(680.0 / n, 14.0, 80.0), ch = 22;
+        const Frame f = frame_around(170, 8, 10, 40, cw * n, ch * names.size());
+        const std::string heading = states.size() < 2 ? std::string() : state.empty() ? "without a cache axis" : "cache=" + state;
+        std::string s = svg_open(f, metric + " per scenario and size" + (heading.empty() ? "" : ", " + heading));
+        std::size_t j = 0;
         for (double sz : sizes) {
-            const Metric* best = nullptr;
-            for (const auto* r : by.at(scenarios[i]))
-                if (r->ok() && number(r->param(size_param)) == sz)
-                    if (const auto* m = r->metric(metric); m && m->usable() && (!best || m->median > best->median)) best = m;
-            s += heat_cell(f.left + j * cw, y, cw - 1, ch - 1, hs, best, scenarios[i] + " " + tick_label(sz, "B"));
+            if (cw >= 40 || j % static_cast<std::size_t>(std::ceil(40 / cw)) == 0)
+                s += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>", f1(f.left + (j + 0.5) * cw),
+                                 f1(f.top + ch * names.size() + 14), escape(tick_label(sz, "B")));
             ++j;
         }
+        s += fmt::format("<text class=\"atitle\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{} (bytes)</text>", f1(f.left + cw * n / 2),
+                         f1(f.height - 6), escape(size_param));
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            const double y = f.top + i * ch;
+            s += fmt::format("<text class=\"rowlabel\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", f1(f.left - 6),
+                             f1(y + ch / 2 + 4), escape(shorten(names[i], 26)));
+            j = 0;
+            for (double sz : sizes) {
+                const Row* best = nullptr;
+                for (const auto* r : by.at(names[i]))
+                    if (usable(r) && r->param("cache") == state && number(r->param(size_param)) == sz &&
+                        (!best || r->metric(metric)->median > best->metric(metric)->median))
+                        best = r;
+                s += heat_cell(f.left + j * cw, y, cw - 1, ch - 1, hs, best, best ? best->metric(metric) : nullptr,
+                               best ? short_label(best->scenario, Params(best->params)) : names[i] + " " + tick_label(sz, "B"));
+                ++j;
+            }
+        }
+        s += "</svg>";
+        out += "<figure>" + (heading.empty() ? std::string() : "<div class=\"facet\">" + escape(heading) + "</div>") + s +
+               heat_legend(hs, "B/s") +
+               fmt::format("<figcaption>{} of every scenario by {} (the best configuration of each cell); {}</figcaption></figure>\n",
+                           escape(metric), escape(size_param), escape(scale_words(hs, "B/s")));
     }
-    s += "</svg>";
-    return "<figure>" + s + heat_legend(hs, "B/s") +
-           fmt::format("<figcaption>{} of every scenario by {} (the best configuration of each cell), fixed colour "
-                       "scale</figcaption></figure>\n",
-                       escape(metric), escape(size_param));
+    return out;
 }
 
 /// A stage breakdown from details.stages ({name: seconds} or [{name, time|seconds}]) as one
@@ -950,8 +1061,9 @@ std::string stage_chart(const std::vector<const Row*>& rows) {
            "</ul><figcaption>stage breakdown; outlined: the bounding stage</figcaption></figure>\n";
 }
 
-/// The charts of one scenario, chosen from its parameters, metrics and details.
-std::string scenario_charts(const std::vector<const Row*>& rows) {
+/// The charts of one scenario's results that moved bytes, chosen from their parameters,
+/// metrics and details.
+std::string measured_charts(const std::vector<const Row*>& rows) {
     std::vector<const Row*> ok;
     for (const auto* r : rows)
         if (r->ok() && !r->metrics.empty()) ok.push_back(r);
@@ -1024,6 +1136,24 @@ std::string scenario_charts(const std::vector<const Row*>& rows) {
     return out + bar_chart(rows, metrics);
 }
 
+/// The charts of one scenario: its results that moved bytes as measured_charts draws them,
+/// those that moved none (zero-copy) by their time alone, never on a bandwidth axis.
+std::string scenario_charts(const std::vector<const Row*>& rows) {
+    std::vector<const Row*> moved, zero, ok;
+    for (const auto* r : rows) {
+        (r->ok() && moved_nothing(*r) ? zero : moved).push_back(r);
+        if (r->ok()) ok.push_back(r);
+    }
+    std::string out = measured_charts(moved);
+    if (!zero.empty())
+        for (const auto& m : zero[0]->metrics)
+            if (m.unit == "s") {
+                out += bar_chart(zero, {m.name}, k_zero_copy, ok);
+                break;
+            }
+    return out;
+}
+
 // ---- page ------------------------------------------------------------------------------------
 
 constexpr const char* k_style = R"(<style>
@@ -1048,7 +1178,7 @@ svg.sw{vertical-align:middle;margin-right:5px}.eff{color:#555}
 .facets{display:flex;flex-wrap:wrap;gap:10px 22px}.facets figure{max-width:620px;margin:4px 0}.facet{font-weight:bold;font-size:13px}
 .verdict-regression{color:#B33C00;font-weight:bold}.verdict-improvement{color:#007A5A;font-weight:bold}
 .verdict{font-size:17px;padding:6px 10px;border-left:6px solid #999}.verdict.fail{border-color:#D55E00;background:#fbeee6}.verdict.pass{border-color:#009E73;background:#e8f6f1}
-.bad{color:#B33C00}
+.bad{color:#B33C00}.skipblock{padding:4px 10px;border-left:6px solid #999;background:#f4f4f4}
 @media print{h2{break-after:avoid}figure{break-inside:avoid}}
 </style>
 )";
@@ -1184,6 +1314,33 @@ std::string render_report_page(const nlohmann::json& report) {
     for (const auto& l : summary)
         out += l.rfind("! ", 0) == 0 ? "<li class=\"bad\">" + escape(l.substr(2)) + "</li>" : "<li>" + escape(l) + "</li>";
     out += "</ul>\n";
+    // Scenarios of which every configuration was skipped get no section of their own (a
+    // machine without a GPU would show one empty section per GPU scenario): one block per
+    // reason says how many there are. The list at the end has every configuration.
+    struct Skipped {
+        std::string reason;
+        std::size_t configurations = 0;
+        std::vector<std::string> scenarios;
+    };
+    std::vector<Skipped> skipped;
+    std::set<std::string> all_skipped;
+    for (const auto& sc : scenarios)
+        if (std::all_of(by[sc].begin(), by[sc].end(), [](const Row* r) { return r->status == "skipped"; })) {
+            all_skipped.insert(sc);
+            for (const auto* r : by[sc]) {
+                auto it = std::find_if(skipped.begin(), skipped.end(), [&](const Skipped& g) { return g.reason == r->reason; });
+                if (it == skipped.end()) it = skipped.insert(skipped.end(), {r->reason, 0, {}});
+                ++it->configurations;
+                if (it->scenarios.empty() || it->scenarios.back() != sc) it->scenarios.push_back(sc);
+            }
+        }
+    for (const auto& g : skipped) {
+        std::string names;
+        for (const auto& sc : g.scenarios) names += (names.empty() ? "" : ", ") + sc;
+        out += fmt::format("<p class=\"skipblock\"><b>Skipped: {}</b><br>{} configuration{} of {} scenario{}: {}</p>\n",
+                           escape(g.reason.empty() ? "no reason recorded" : g.reason), g.configurations,
+                           g.configurations == 1 ? "" : "s", g.scenarios.size(), g.scenarios.size() == 1 ? "" : "s", escape(names));
+    }
     // Families of which nothing was measured get no section: the summary and the list at the
     // end say why.
     std::vector<std::string> measured;
@@ -1228,6 +1385,7 @@ std::string render_report_page(const nlohmann::json& report) {
             if (!metric.empty() && !size_param.empty()) charts += family_heatmap(scs, by, size_param, metric);
         }
         for (const auto& sc : scs) {
+            if (all_skipped.count(sc)) continue; // said once, above
             const auto& rs = by[sc];
             std::string counting;
             for (const auto* r : rs)
@@ -1341,13 +1499,14 @@ std::string render_comparison_page(const CompareOutcome& o) {
                     regressed = regressed || r.verdict == Verdict::regression;
                     improved = improved || r.verdict == Verdict::improvement;
                 }
-            s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"14\" fill=\"{}\"><title>{:.4f}</title></rect>",
-                             f1(std::min(x, x1)), f1(y), f1(std::max(1.0, std::fabs(x - x1))),
-                             regressed ? "#D55E00" : improved ? "#009E73" : "#999999", fs.geomean);
-            s += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\">{:.3f}</text>", f1(std::max(x, x1) + 4), f1(y + 11), fs.geomean);
+            // A dot, not a bar: the axis is logarithmic, where a bar's length would not be its value.
+            s += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"{}\"><title>{} ({} compared): {:.4f}</title></circle>", f1(x),
+                             f1(y + 7), regressed ? "#D55E00" : improved ? "#009E73" : "#999999", escape(fs.family), fs.compared,
+                             fs.geomean);
+            s += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\">{:.3f}</text>", f1(std::max(x, x1) + 8), f1(y + 11), fs.geomean);
         }
         s += fmt::format("<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", f1(x1), f1(f.y1()), f1(x1), f1(f.y0()));
-        out += "<figure>" + s + "</svg><figcaption>geometric mean per family (results compared)</figcaption></figure>\n";
+        out += "<figure>" + s + "</svg><figcaption>dot: geometric mean per family (results compared)</figcaption></figure>\n";
     }
     // Every result's deciding (or primary) metric: ratio new/base with its interval.
     struct Item {
