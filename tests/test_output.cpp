@@ -187,7 +187,7 @@ TEST_CASE("a comparison states its power: how many results can see a 10% change"
     CHECK(self.in_both == self.results.size());
     CHECK(self.sensitive <= self.in_both);
     const std::string line = power_line(self);
-    CHECK(line == fmt::format("power: {} of {} results found in both reports can see a 10% change", self.sensitive,
+    CHECK(line == fmt::format("power: {} of {} results measured in both reports can see a 10% change", self.sensitive,
                               self.in_both));
     CHECK(render_comparison(self, CompareFormat::table).find(line) != std::string::npos);
     // A result of too few samples sees nothing: one fewer can see the change.

@@ -177,7 +177,7 @@ struct CompareOutcome {
     std::vector<ResultComparison> results; ///< base order, then results only in new
     std::array<std::size_t, k_verdict_count> counts{}; ///< indexed by Verdict
     std::vector<FamilySummary> families;   ///< in order of first appearance
-    /// The comparison's power: of the results found in both reports, how many can see a
+    /// The comparison's power: of the results measured in both reports (ok on both sides), how many can see a
     /// k_power_change (a result of too few samples, or without a ratio, sees nothing).
     std::size_t in_both = 0, sensitive = 0;
 

@@ -551,7 +551,9 @@ void summarise(CompareOutcome& out) {
     out.in_both = out.sensitive = 0;
     std::map<std::string, std::pair<std::size_t, std::size_t>> power; // family: results, sensitive
     for (const auto& r : out.results) {
-        if (r.verdict == Verdict::missing || r.verdict == Verdict::added) continue;
+        // Power is over what was measured on both sides: a result skipped in both (no GPU, one
+        // GPU where two are needed) cannot see a change, and is not a result that could.
+        if (r.verdict == Verdict::missing || r.verdict == Verdict::added || r.metrics.empty()) continue;
         const bool sees = can_see_power_change(r);
         ++out.in_both;
         out.sensitive += sees;
@@ -803,6 +805,7 @@ nlohmann::json metric_json(const MetricComparison& m) {
                         {"threshold", m.threshold},
                         {"gated", m.gated},
                         {"noise", m.noise},
+                        {"noise_scaled", m.noise_scaled},
                         {"noisy", m.noisy},
                         {"base_rounds", m.base_rounds},
                         {"new_rounds", m.new_rounds},
@@ -867,7 +870,7 @@ int listing_rank(Verdict v) {
 }
 
 std::string power_line(const CompareOutcome& o) {
-    return fmt::format("power: {} of {} result{} found in both reports can see a {:.0f}% change", o.sensitive, o.in_both,
+    return fmt::format("power: {} of {} result{} measured in both reports can see a {:.0f}% change", o.sensitive, o.in_both,
                        o.in_both == 1 ? "" : "s", k_power_change * 100);
 }
 

@@ -67,6 +67,9 @@ for k in range(pairs):
     for r in slow["results"]:
         gated = [m for m in r.get("metrics", []) if m.get("gated") and m.get("ratio") is not None]
         if not gated:
+            # Measured on both sides but no ratio (too few samples, say): it sees nothing.
+            if r["verdict"] == "inconclusive":
+                fam_stable[r["family"]][1] += 1
             continue
         m = gated[0]
         stable = m.get("detectable", 1) <= 0.10 + 1e-12
@@ -94,6 +97,10 @@ for a in false_alarms:
 print(f"10% slowdown caught on stable results: {caught} of {caught + missed}")
 for m in missed_keys:
     print("  missed " + m)
+all_s = sum(s for s, _ in fam_stable.values()); all_n = sum(n for _, n in fam_stable.values())
+summary["stable_share"] = all_s / all_n if all_n else None
+json.dump(summary, open(f"{out}/summary.json", "w"), indent=1)
+print(f"stable share overall: {all_s} / {all_n}  {100.0 * all_s / all_n if all_n else 0:.1f}%")
 print("stable share per family (detectable change <= 10%):")
 for f, (s, n) in sorted(fam_stable.items()):
     print(f"  {f:10s} {s:4d} / {n:4d}  {100.0 * s / n if n else 0:5.1f}%")

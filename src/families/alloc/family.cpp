@@ -18,7 +18,7 @@ Family alloc_family() {
                     {"pattern": "alloc_host_pinned,alloc_pipeline", "axes": {"size": ["64M"], "device": ["0"]}}
                 ])"},
                 {"ci", R"([
-                    {"pattern": "alloc_device", "axes": {"allocator": ["sync", "default_pool_keep"], "state": ["warm"], "size": ["64M"], "device": ["0"]}}
+                    {"pattern": "alloc_concurrent", "axes": {"allocator": ["sync", "default_pool_keep"], "streams": ["4"], "size": ["64M"], "device": ["0"]}}
                 ])"},
                 {"full", R"([
                     {"pattern": "alloc_*"}

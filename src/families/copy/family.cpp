@@ -23,7 +23,8 @@ Family copy_family() {
                 {"ci", R"([
                     {"pattern": "h2d_copy,d2h_copy", "axes": {"size": ["256M", "1G"], "host_mem": ["pinned"]}},
                     {"pattern": "d2d_copy", "axes": {"size": ["256M", "1G"], "method": ["ce", "sm"], "device": ["0"]}},
-                    {"pattern": "bidir_copy,host_all_gpus", "axes": {"size": ["1G"]}}
+                    {"pattern": "bidir_copy", "axes": {"size": ["256M"]}},
+                    {"pattern": "host_all_gpus", "axes": {"size": ["1G"]}}
                 ])"},
                 {"full", R"([
                     {"pattern": "host_memcpy"},

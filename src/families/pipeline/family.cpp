@@ -30,9 +30,8 @@ Family pipeline_family() {
                     {"pattern": "pipeline", "axes": {"variant": ["naive", "tuned"], "cache": ["warm"], "dataset": ["128M"], "batch": ["8M"], "device": ["0"]}}
                 ])"},
                 {"ci", R"([
-                    {"pattern": "pipeline", "axes": {"variant": ["naive", "+pool", "+parallel_read", "tuned"], "cache": ["warm"], "dataset": ["128M"], "batch": ["16M"], "device": ["0"]}},
-                    {"pattern": "pipeline_convert", "axes": {"batch": ["16M"], "device": ["0"]}},
-                    {"pattern": "pipeline_read", "axes": {"cache": ["warm"], "dataset": ["128M"], "batch": ["16M"], "host_mem": ["pageable", "pinned"], "threads": ["1", "0"]}}
+                    {"pattern": "pipeline", "axes": {"variant": ["tuned"], "cache": ["warm"], "dataset": ["512M"], "batch": ["16M"], "device": ["0"]}},
+                    {"pattern": "pipeline_convert", "axes": {"batch": ["16M"], "device": ["0"]}}
                 ])"},
                 {"full", R"([
                     {"pattern": "pipeline", "axes": {"variant": ["naive", "+pinned", "+pool", "+gpu_convert", "+zero_copy", "+overlap", "+parallel_read", "tuned"], "cache": ["cold", "warm"], "dataset": ["4G"], "batch": ["1M", "16M", "256M"]}},
