@@ -266,7 +266,7 @@ Cli cli(const std::string& args) {
     const auto dir = interopbench::testing::scratch(fmt::format("ci-cli-{}", counter++));
     const auto out = dir / "stdout", err = dir / "stderr";
     const std::string cmd = fmt::format("{} {} >'{}' 2>'{}' </dev/null", INTEROPBENCH_BINARY, args, out.string(), err.string());
-    const int status = std::system(cmd.c_str());
+    const int status = interopbench::testing::run_shell(cmd);
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, interopbench::testing::slurp(out),
             interopbench::testing::slurp(err)};
 }

@@ -15,6 +15,7 @@
 #include "interopbench/registry.hpp"
 #include "interopbench/report.hpp"
 #include "interopbench/runner.hpp"
+#include "test_support.hpp"
 
 using namespace interopbench;
 namespace fs = std::filesystem;
@@ -31,7 +32,7 @@ Run run_cli(const std::string& args) {
     fs::create_directories(dir);
     const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
     const std::string cmd = std::string(INTEROPBENCH_BINARY) + " " + args + " >" + out + " 2>" + err + " </dev/null";
-    const int status = std::system(cmd.c_str());
+    const int status = interopbench::testing::run_shell(cmd);
     auto slurp = [](const std::string& p) {
         std::ifstream in(p);
         return std::string((std::istreambuf_iterator<char>(in)), {});

@@ -16,6 +16,7 @@
 #include "interopbench/compare.hpp"
 #include "interopbench/report.hpp"
 #include "interopbench/stats.hpp"
+#include "test_support.hpp"
 
 using namespace interopbench;
 using nlohmann::json;
@@ -62,7 +63,7 @@ CliRun cli(const std::string& args) {
     const auto out = dir / fmt::format("{}.out", counter), err = dir / fmt::format("{}.err", counter);
     ++counter;
     const std::string cmd = fmt::format("'{}' {} >'{}' 2>'{}'", INTEROPBENCH_BINARY, args, out.string(), err.string());
-    const int status = std::system(cmd.c_str());
+    const int status = interopbench::testing::run_shell(cmd);
     CliRun r;
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.out = slurp(out);

@@ -13,6 +13,7 @@
 
 #include "gpu/gpu_facts.hpp"
 #include "topology/doctor.hpp"
+#include "test_support.hpp"
 
 using namespace interopbench;
 
@@ -472,7 +473,7 @@ TEST_CASE("doctor command: exit 1 exactly when a check fails, and no GPU alone n
     namespace fs = std::filesystem;
     const fs::path out = fs::temp_directory_path() / ("interopbench-doctor-" + std::to_string(getpid()) + ".json");
     const std::string cmd = std::string("'") + INTEROPBENCH_BINARY + "' doctor --format json >'" + out.string() + "' 2>/dev/null";
-    const int status_code = std::system(cmd.c_str());
+    const int status_code = interopbench::testing::run_shell(cmd);
     REQUIRE(WIFEXITED(status_code));
     const nlohmann::json j = nlohmann::json::parse(read(out));
     CHECK(WEXITSTATUS(status_code) == (j["failed"].get<bool>() ? 1 : 0));
@@ -484,7 +485,7 @@ TEST_CASE("doctor command: exit 1 exactly when a check fails, and no GPU alone n
         // --require-gpu (with the short -f) turns the missing GPU into a FAIL, exit 1.
         CHECK(WEXITSTATUS(status_code) == 0);
         const std::string req = std::string("'") + INTEROPBENCH_BINARY + "' doctor -f json --require-gpu >'" + out.string() + "' 2>/dev/null";
-        const int req_code = std::system(req.c_str());
+        const int req_code = interopbench::testing::run_shell(req);
         REQUIRE(WIFEXITED(req_code));
         CHECK(WEXITSTATUS(req_code) == 1);
         CHECK(nlohmann::json::parse(read(out))["failed"] == true);

@@ -78,7 +78,8 @@ struct Child {
         }
     }
 
-    /// Exit code, -SIGNAL when killed, or -1000 when it ran past `limit_s` (then killed).
+    /// Exit code, -SIGNAL when killed, or -1000 when it ran past `limit_s` (a guard against a
+    /// hang: then it is killed and the test fails, saying so).
     int wait(double limit_s = 120) {
         const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
         int status = 0;
@@ -86,6 +87,7 @@ struct Child {
             if (std::chrono::steady_clock::now() > until) {
                 ::kill(pid, SIGKILL);
                 ::waitpid(pid, &status, 0);
+                FAIL_CHECK("interopbench did not end within ", limit_s, " s (killed); stderr: ", err());
                 return -1000;
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -331,7 +333,7 @@ TEST_CASE("SIGINT, SIGTERM and SIGHUP keep every finished result, status interru
         const fs::path out = dir / "report.json";
         Child run(long_host_run(out), dir);
         // The third configuration has started: two have finished.
-        REQUIRE(wait_for_stderr(run, "[3/"));
+        REQUIRE_MESSAGE(wait_for_stderr(run, "[3/"), "the third configuration did not start within 60 s");
         REQUIRE(::kill(run.pid, sig) == 0);
         const int code = run.wait(30);
         CAPTURE(run.err());
@@ -796,7 +798,7 @@ TEST_CASE("--confirm is bounded, outputs named another way are the same file, Ct
             creating = creating || it->path().filename().string().find("-create-") != std::string::npos;
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    REQUIRE(creating);
+    REQUIRE_MESSAGE(creating, "the storage file was not being created within 60 s");
     ::kill(child.pid, SIGINT);
     CHECK(child.wait() == 1);
     const nlohmann::json doc = load_report((d / "r.json").string());

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -11,6 +12,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <limits>
 #include <cstdlib>
@@ -44,6 +47,27 @@ using testing::slurp;
 
 void put(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
+/// Reads the FIFO end `fd` (opened O_NONBLOCK) into `out` until a writer has come and closed
+/// it; false when that has not happened within `limit_s` (a guard against a hang) or once
+/// `writer_gone` is set with nothing to read. Before any writer, poll() reports nothing on
+/// Linux, so the wait is for the writer.
+bool drain_fifo(int fd, std::string& out, double limit_s, const std::atomic<bool>& writer_gone) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
+    char buf[65536];
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+        if (left.count() <= 0) return false;
+        pollfd p{fd, POLLIN, 0};
+        const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+        if (ready == 0 && writer_gone) return false;
+        if (ready <= 0) continue; // the deadline, or EINTR: checked again above
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n > 0) out.append(buf, static_cast<std::size_t>(n));
+        else if (n == 0) return true; // the writer closed
+        else if (errno != EAGAIN && errno != EINTR) return false;
+    }
+}
+
 std::string quote(const std::string& s) {
     std::string out = "'";
     for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -63,8 +87,8 @@ Run run_cli(const std::string& args, const std::string& out_redirect = {}, const
     const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
     const std::string redir = (out_redirect.empty() ? ">" + out : out_redirect) + " " +
                               (err_redirect.empty() ? "2>" + err : err_redirect);
-    const std::string cmd = env + " timeout 120 " + std::string(INTEROPBENCH_BINARY) + " " + args + " " + redir + " </dev/null";
-    const int status = std::system(cmd.c_str());
+    const std::string cmd = env + " " + std::string(INTEROPBENCH_BINARY) + " " + args + " " + redir + " </dev/null";
+    const int status = interopbench::testing::run_shell(cmd);
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
 }
 
@@ -241,10 +265,19 @@ TEST_CASE("writes never replace what is not a regular file, follow links, keep m
         const Run none = run_cli(cmp + quote(fifo));
         CHECK(none.code == 1);
         CHECK(none.err.find("no process reads this FIFO") != std::string::npos);
+        // The reading end is open before the run (non-blocking: no wait for a writer); a thread
+        // drains it until the run's write closes it, with a deadline.
+        const int rfd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        REQUIRE(rfd >= 0);
         std::string got;
-        std::thread reader([&] { got = slurp(fifo); });
+        bool drained = false;
+        std::atomic<bool> run_ended{false};
+        std::thread reader([&] { drained = drain_fifo(rfd, got, testing::k_command_limit_s, run_ended); });
         const Run r = run_cli(cmp + quote(fifo));
+        run_ended = true;
         reader.join();
+        ::close(rfd);
+        CHECK_MESSAGE(drained, "the FIFO was not written and closed within ", testing::k_command_limit_s, " s");
         CHECK(r.code == 0);
         CHECK(nlohmann::json::parse(got).is_object());
         struct stat st {};
@@ -298,7 +331,7 @@ TEST_CASE("writes never replace what is not a regular file, follow links, keep m
         // What kill -9 leaves: a temporary of our naming whose process is gone.
         pid_t dead = ::fork();
         if (dead == 0) ::_exit(0);
-        ::waitpid(dead, nullptr, 0);
+        testing::wait_child(dead, 60, "a child that exits at once");
         for (const auto& e : fs::directory_iterator(d))
             CHECK(e.path().filename().string().rfind(".interopbench-", 0) != 0); // a write leaves none
         // The tool's naming: ".interopbench-<FNV-1a of the file name>-<pid>-XXXXXX".

@@ -12,10 +12,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include "interopbench/compare.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/html.hpp"
 #include "interopbench/report.hpp"
+#include "test_support.hpp"
 
 using namespace interopbench;
 namespace fs = std::filesystem;
@@ -205,7 +208,7 @@ struct Cli {
 Cli run_cli(const std::string& args, const fs::path& dir) {
     const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
     const std::string cmd = std::string(INTEROPBENCH_BINARY) + " " + args + " >" + out + " 2>" + err + " </dev/null";
-    const int status = std::system(cmd.c_str());
+    const int status = interopbench::testing::run_shell(cmd);
     auto slurp = [](const std::string& p) {
         std::ifstream in(p, std::ios::binary);
         return std::string((std::istreambuf_iterator<char>(in)), {});
@@ -264,4 +267,187 @@ TEST_CASE("html stage breakdown from details.stages, bounding stage outlined") {
     CHECK(count(page, "class=\"bound\"") == 2);
     CHECK(page.find("read: 4.00 ms (bounding)") != std::string::npos);
     CHECK(page.find("h2d: 3.00 ms (bounding)") != std::string::npos);
+}
+
+// ---- what the charts claim: synthetic reports, one rule each ----------------------------------
+
+namespace {
+
+using nlohmann::json;
+
+/// One metric as a report stores it: median, its 95% interval, n and, for several rounds,
+/// each round's median.
+json metric(const std::string& name, const std::string& unit, double median, double lo, double hi, int n = 10,
+            std::vector<double> rounds = {}) {
+    json m = {{"name", name},
+              {"unit", unit},
+              {"better", unit == "s" || unit == "B" ? "lower" : "higher"},
+              {"stats", {{"median", median}, {"n", n}, {"median_ci", {lo, hi}}}},
+              {"samples", json::array()}};
+    if (!rounds.empty()) m["round_medians"] = rounds;
+    return m;
+}
+
+json result(const std::string& scenario, const std::string& family, const std::vector<std::pair<std::string, std::string>>& params,
+            json metrics, const std::string& status = "ok", const std::string& reason = "") {
+    json p = json::object(), order = json::array();
+    std::string key = scenario + "/";
+    for (const auto& [k, v] : params) {
+        p[k] = v;
+        order.push_back(k);
+        key += (key.back() == '/' ? "" : ",") + k + "=" + v;
+    }
+    return {{"key", key},         {"scenario", scenario}, {"family", family}, {"params", p},
+            {"param_order", order}, {"status", status},   {"reason", reason}, {"rounds", 1},
+            {"details", json::object()}, {"metrics", status == "ok" ? metrics : json::array()}};
+}
+
+json report_of(json results) { return {{"schema", "interopbench.report"}, {"schema_version", "1.0"}, {"results", std::move(results)}}; }
+
+/// The SVG charts of a page, each from "<svg class=\"chart\"" to its "</svg>".
+std::vector<std::string> charts(const std::string& page) {
+    std::vector<std::string> out;
+    for (auto p = page.find("<svg class=\"chart\""); p != std::string::npos; p = page.find("<svg class=\"chart\"", p + 1))
+        out.push_back(page.substr(p, page.find("</svg>", p) - p));
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("html bars: a linear axis from zero, bars named by what varies, by the scenario when nothing does") {
+    // Times 1000x apart, which a log axis used to take.
+    const auto page = html::render_report_page(report_of(
+        {result("alloc_device", "alloc", {{"allocator", "cudaMalloc"}, {"size", "1048576"}},
+                json::array({metric("pair_time", "s", 1e-3, 0.9e-3, 1.1e-3)})),
+         result("alloc_device", "alloc", {{"allocator", "pool"}, {"size", "1048576"}},
+                json::array({metric("pair_time", "s", 1e-6, 0.9e-6, 1.1e-6)})),
+         result("bidir_copy", "copy", {{"size", "67108864"}}, json::array({metric("bandwidth_sum", "B/s", 50e9, 49e9, 51e9)}))}));
+    const auto svgs = charts(page);
+    REQUIRE(svgs.size() == 2);
+    for (const auto& svg : svgs) {
+        CAPTURE(svg);
+        CHECK(svg.find(", log") == std::string::npos);
+        CHECK(svg.find("class=\"grid2\"") == std::string::npos); // unlabelled minor ticks: a log axis's
+        CHECK(svg.find("<rect x=\"300.0\"") != std::string::npos); // every bar starts at the axis's zero
+    }
+    CHECK(svgs[0].find(">0 s</text>") != std::string::npos);
+    CHECK(svgs[1].find(">0 B/s</text>") != std::string::npos);
+    CHECK(svgs[0].find(">cudaMalloc</text>") != std::string::npos);
+    CHECK(svgs[0].find(">pool</text>") != std::string::npos);
+    CHECK(svgs[1].find(">bidir_copy</text>") != std::string::npos);
+    CHECK(page.find("the configuration") == std::string::npos);
+}
+
+TEST_CASE("html lines against size: fewer than 3 points are points, identical series are named together") {
+    json results = json::array();
+    // Two sizes seven decades apart: points, no line.
+    for (const char* size : {"1024", "8589934592"})
+        results.push_back(result("nccl_all_reduce", "nccl", {{"op", "sum"}, {"size", size}},
+                                 json::array({metric("busbw", "B/s", std::string(size) == "1024" ? 1e8 : 3e11, 0.9e8, 3.1e11)})));
+    const auto two = html::render_report_page(report_of(results));
+    REQUIRE(charts(two).size() == 1);
+    CHECK(two.find("<polyline") == std::string::npos);
+    CHECK(two.find("<polygon class=\"band\"") == std::string::npos);
+    CHECK(count(charts(two)[0], "<circle") == 2);
+    // Three sizes, but 1000x apart and more: points as well.
+    results.push_back(result("nccl_all_reduce", "nccl", {{"op", "sum"}, {"size", "1073741824"}},
+                             json::array({metric("busbw", "B/s", 2.9e11, 2.8e11, 3e11)})));
+    const auto gap = html::render_report_page(report_of(results));
+    CHECK(gap.find("<polyline") == std::string::npos);
+    CHECK(count(charts(gap)[0], "<circle") == 3);
+
+    // Three sizes, two ops with the same median at every size and one that differs.
+    results = json::array();
+    for (const char* op : {"sum", "max", "min"})
+        for (double size : {1e6, 1e7, 1e8}) {
+            const double v = size / 1e-3 * (std::string(op) == "min" ? 0.5 : 1);
+            results.push_back(result("nccl_all_reduce", "nccl", {{"op", op}, {"size", fmt::format("{:.0f}", size)}},
+                                     json::array({metric("busbw", "B/s", v, v * 0.9, v * 1.1)})));
+        }
+    const auto three = html::render_report_page(report_of(results));
+    CHECK(count(three, "<polyline") == 2); // sum and max drawn once, min
+    CHECK(three.find("sum = max") != std::string::npos);
+    CHECK(three.find("the same median at every size") != std::string::npos);
+}
+
+TEST_CASE("html heatmaps: a colour scale from the data, cold and warm cache never on one") {
+    json results = json::array();
+    for (const char* sc : {"storage_read", "storage_to_gpu", "gpu_to_storage"})
+        for (const char* cache : {"cold", "warm"})
+            for (const char* size : {"16777216", "67108864"}) {
+                const bool warm = std::string(cache) == "warm";
+                const double v = (warm ? 20e9 : 1e9) * (size[0] == '6' ? 1.5 : 1);
+                auto params = std::vector<std::pair<std::string, std::string>>{{"cache", cache}, {"size", size}};
+                if (std::string(sc) == "gpu_to_storage") params.erase(params.begin()); // no cache axis
+                if (std::string(sc) == "gpu_to_storage" && warm) continue;
+                results.push_back(result(sc, "storage", params, json::array({metric("bandwidth", "B/s", v, v * 0.95, v * 1.05)})));
+            }
+    const auto page = html::render_report_page(report_of(results));
+    CHECK(page.find("<div class=\"facet\">cache=cold</div>") != std::string::npos);
+    CHECK(page.find("<div class=\"facet\">cache=warm</div>") != std::string::npos);
+    CHECK(page.find("<div class=\"facet\">without a cache axis</div>") != std::string::npos);
+    // Each map's scale spans its own values: cold 1 to 1.5 GB/s, warm 20 to 30 GB/s.
+    CHECK(page.find("colour: 1 GB/s to 1.5 GB/s, linear scale") != std::string::npos);
+    CHECK(page.find("colour: 20 GB/s to 30 GB/s, linear scale") != std::string::npos);
+    CHECK(page.find(">1 TB/s</text>") == std::string::npos); // the old fixed scale's top
+    CHECK(page.find("fixed colour scale") == std::string::npos);
+    // More than 10x apart: a log scale.
+    results = json::array();
+    for (const char* sc : {"nccl_all_reduce", "nccl_all_gather", "nccl_broadcast"})
+        for (const char* size : {"1024", "1073741824"})
+            results.push_back(result(sc, "nccl", {{"size", size}},
+                                     json::array({metric("busbw", "B/s", std::string(size) == "1024" ? 1e8 : 3e11, 1e8, 3e11)})));
+    CHECK(html::render_report_page(report_of(results)).find("colour: 100 MB/s to 300 GB/s, log scale") != std::string::npos);
+}
+
+TEST_CASE("html zero-copy: shown by its time, never as a bandwidth") {
+    json results = json::array();
+    for (const char* path : {"dlpack", "deep_copy"})
+        for (const char* size : {"1048576", "16777216", "268435456"}) {
+            const bool zero = std::string(path) == "dlpack";
+            const double bytes = std::stod(size), t = zero ? 1.2e-6 : bytes / 2e11;
+            json r = result("handoff", "handoff", {{"path", path}, {"consumer", "same"}, {"size", size}},
+                            json::array({metric("time", "s", t, t * 0.9, t * 1.1), metric("bytes_moved", "B", zero ? 0 : bytes, 0, 0),
+                                         metric("delivered_bandwidth", "B/s", bytes / t, bytes / t * 0.9, bytes / t * 1.1)}));
+            r["details"] = {{"pointer_shared", zero}, {"bytes_moved", zero ? 0.0 : bytes}};
+            results.push_back(r);
+        }
+    const auto page = html::render_report_page(report_of(results));
+    const auto svgs = charts(page);
+    REQUIRE(svgs.size() == 2);
+    CHECK(svgs[0].find("delivered_bandwidth") != std::string::npos);
+    CHECK(svgs[0].find("dlpack") == std::string::npos); // the bandwidth chart: deep copies only
+    CHECK(svgs[1].find("(time)") != std::string::npos);
+    CHECK(svgs[1].find("B/s") == std::string::npos);
+    CHECK(svgs[1].find("zero-copy: no bytes moved") != std::string::npos);
+    CHECK(page.find("<div class=\"facet\">zero-copy: no bytes moved</div>") != std::string::npos);
+    CHECK(page.find("TB/s") == std::string::npos); // 224 TB/s "bandwidths" of a pointer exchange nowhere
+}
+
+TEST_CASE("html hover text: the value, its interval or round spread, whichever is larger, and n") {
+    json r = result("bidir_copy", "copy", {{"size", "67108864"}},
+                    json::array({metric("bandwidth_sum", "B/s", 100e9, 98e9, 102e9, 10, {99e9, 104e9, 100e9})}));
+    r["rounds"] = 3;
+    json q = result("bidir_copy", "copy", {{"size", "1048576"}}, json::array({metric("bandwidth_sum", "B/s", 50e9, 49e9, 51e9, 6)}));
+    const auto page = html::render_report_page(report_of({r, q}));
+    // 2% interval, 5% spread between rounds: half the spread (2.5%) is shown.
+    CHECK(page.find("100 GB/s \xc2\xb1 2.5% (half the spread between rounds), n = 10 samples in 3 rounds") != std::string::npos);
+    CHECK(page.find("50.0 GB/s \xc2\xb1 2% (95% interval), n = 6 samples in 1 round") != std::string::npos);
+}
+
+TEST_CASE("html no GPU: one block for the scenarios skipped for one reason, no empty sections") {
+    const std::string why = "no NVIDIA driver: libcuda.so.1 could not be loaded";
+    json results = json::array({result("host_memcpy", "copy", {{"size", "1048576"}},
+                                       json::array({metric("bandwidth", "B/s", 10e9, 9e9, 11e9)}))});
+    for (const char* sc : {"h2d_copy", "d2h_copy", "nccl_all_reduce"})
+        for (const char* size : {"1048576", "67108864"})
+            results.push_back(result(sc, sc[0] == 'n' ? "nccl" : "copy", {{"size", size}}, json::array(), "skipped", why));
+    const auto page = html::render_report_page(report_of(results));
+    CHECK(count(page, "class=\"skipblock\"") == 1);
+    CHECK(page.find("<b>Skipped: " + why + "</b><br>6 configurations of 3 scenarios: h2d_copy, d2h_copy, nccl_all_reduce") !=
+          std::string::npos);
+    CHECK(page.find("<h3>h2d_copy") == std::string::npos);
+    CHECK(page.find("<h3>nccl_all_reduce") == std::string::npos);
+    CHECK(page.find("nothing to plot") == std::string::npos);
+    CHECK(count(page, "<section class=\"family\">") == 1); // copy, for host_memcpy
 }

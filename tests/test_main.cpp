@@ -2,7 +2,8 @@
 // (TMPDIR is pointed there, so fs::temp_directory_path() and the binaries the tests start
 // use it too), and that directory is removed when the tests end, pass or fail. A run that
 // names test cases (-tc, as CTest does for each one) and runs none fails: a name CTest cut
-// short (at a ';') would otherwise pass without testing anything.
+// short (at a ';') would otherwise pass without testing anything. The "gpu scenario: FAMILY"
+// cases are added from the registry before the run (test_gpu_scenarios.cpp).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
@@ -46,6 +47,8 @@ REGISTER_LISTENER("count_cases", 1, CountCases);
 
 } // namespace
 
+const std::string& interopbench::testing::current_test_case() { return g_current; }
+
 void interopbench::testing::skip(const std::string& reason) {
     g_skipped.push_back(g_current + ": " + reason);
     std::fprintf(stderr, "skipped: %s\n", reason.c_str());
@@ -60,6 +63,7 @@ int main(int argc, char** argv) {
     std::error_code ec;
     fs::create_directories(root, ec);
     if (!ec) ::setenv("TMPDIR", root.c_str(), 1);
+    interopbench::testing::register_gpu_scenario_cases();
     doctest::Context context(argc, argv);
     int code = context.run();
     bool named = false;

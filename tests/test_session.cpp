@@ -11,6 +11,7 @@
 #include <new>
 
 #include "fake_scenario.hpp"
+#include "test_support.hpp"
 #include "interopbench/cleanup.hpp"
 #include "interopbench/report.hpp"
 #include "interopbench/session.hpp"
@@ -20,13 +21,6 @@ using namespace interopbench::testing;
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path scratch(const std::string& name) {
-    const fs::path d = fs::temp_directory_path() / ("ib_session_" + name + "_" + std::to_string(::getpid()));
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d;
-}
 
 RunSettings fast() {
     RunSettings s;
@@ -92,17 +86,24 @@ TEST_CASE("the run binary names the lost path, the OS error and the fallback, ex
     const fs::path dir = scratch("fallback_cli");
     const fs::path sub = dir / "out";
     fs::create_directories(sub);
-    // The output directory is removed once the second configuration has started.
-    const std::string out = (sub / "r.json").string();
+    // The output directory is removed once the second configuration has started. The wait for
+    // that has a deadline (60 s, a guard against a hang): past it, or when the run ended
+    // before, the marker file `no-progress` says so and the test fails on it.
+    const std::string out = (sub / "r.json").string(), err_file = (dir / "err").string();
     const std::string cmd = std::string(INTEROPBENCH_BINARY) +
                             " run -s host_memcpy -a threads=single --size 4K:4M --max-time 0.3 --no-topology -q "
-                            "--progress --out " + out + " 2>" + (dir / "err").string() + " & pid=$!; " +
-                            "while ! grep -q '\\[2/' " + (dir / "err").string() + " 2>/dev/null; do sleep 0.05; done; " +
+                            "--progress --out " + out + " 2>" + err_file + " & pid=$!; n=0; " +
+                            "until grep -q '\\[2/' " + err_file + " 2>/dev/null; do " +
+                            "if [ $n -ge 1200 ] || ! kill -0 $pid 2>/dev/null; then grep -q '\\[2/' " + err_file +
+                            " 2>/dev/null || : > " + (dir / "no-progress").string() + "; break; fi; " +
+                            "n=$((n + 1)); sleep 0.05; done; " +
                             "rm -rf " + sub.string() + "; wait $pid";
-    const int status = std::system(cmd.c_str());
-    std::ifstream in(dir / "err");
-    const std::string err((std::istreambuf_iterator<char>(in)), {});
+    const int status = testing::run_shell(cmd);
+    const std::string err = testing::slurp(err_file);
     CAPTURE(err);
+    REQUIRE_MESSAGE(!fs::exists(dir / "no-progress"),
+                    "the run did not start its second configuration within 60 s, or ended before it");
+    REQUIRE(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 1);
     const std::string fallback = err.substr(err.find("saved to ") + 9, err.find('\n', err.find("saved to ")) - err.find("saved to ") - 9);
     CHECK(err.find("error: ") != std::string::npos);

@@ -1,6 +1,8 @@
 #pragma once
 // Small helpers the test files share. test_main points TMPDIR at one directory per test
 // process and removes it at exit, so scratch directories need no cleanup of their own.
+#include <sys/types.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -21,6 +23,27 @@ inline std::filesystem::path scratch(const std::string& name) {
 /// which CTest reports as skipped (SKIP_RETURN_CODE), never as passed; a run of many cases
 /// lists the skipped ones at the end. Defined in test_main.cpp.
 void skip(const std::string& reason);
+
+/// The deadline of one run of the tool's binary from a test: long enough for a loaded machine
+/// or a sanitizer build, short of CTest's own timeout. A guard against a hang, not a timing check.
+inline constexpr double k_command_limit_s = 300;
+
+/// Waits for the child `pid` to end, at most `limit_s` seconds, and returns its wait status.
+/// Past the deadline it is killed (with its process group when it leads one) and the test
+/// fails, naming `what`. Defined in test_support.cpp.
+int wait_child(pid_t pid, double limit_s, const std::string& what);
+
+/// std::system with a deadline: `command` runs under /bin/sh -c in a process group of its own
+/// and its wait status is returned; past `limit_s` the group is killed and the test fails,
+/// naming the command. Defined in test_support.cpp.
+int run_shell(const std::string& command, double limit_s = k_command_limit_s);
+
+/// The name of the running test case. Defined in test_main.cpp.
+const std::string& current_test_case();
+
+/// Adds the `gpu scenario: FAMILY` cases (test_gpu_scenarios.cpp), one per family with a
+/// scenario that needs a GPU, read from the registry; test_main calls it before the run.
+void register_gpu_scenario_cases();
 
 /// The whole file at `p` (empty when it cannot be read).
 inline std::string slurp(const std::filesystem::path& p) {

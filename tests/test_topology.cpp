@@ -79,7 +79,7 @@ int run_binary(const std::string& args, std::string* out, std::string* err) {
     const fs::path dir = temp_dir("run");
     const std::string cmd = std::string("'") + INTEROPBENCH_BINARY + "' " + args + " >'" + (dir / "out").string() +
                             "' 2>'" + (dir / "err").string() + "'";
-    const int status = std::system(cmd.c_str());
+    const int status = interopbench::testing::run_shell(cmd);
     *out = read(dir / "out");
     *err = read(dir / "err");
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;

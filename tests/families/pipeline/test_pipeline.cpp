@@ -26,6 +26,7 @@
 #include "interopbench/errors.hpp"
 #include "interopbench/output.hpp"
 #include "interopbench/runner.hpp"
+#include "../../test_support.hpp"
 
 using namespace interopbench;
 using namespace interopbench::pipeline;
@@ -439,7 +440,7 @@ TEST_CASE("pipeline: the command line refuses a batch larger than the dataset an
         const std::string err = (s.dir / "err.txt").string();
         const std::string cmd = std::string(INTEROPBENCH_BINARY) + " run -s pipeline --no-topology --storage-dir '" +
                                 s.dir.string() + "' " + args + " >/dev/null 2>'" + err + "'";
-        const int rc = std::system(cmd.c_str());
+        const int rc = interopbench::testing::run_shell(cmd);
         std::ifstream in(err);
         std::string text((std::istreambuf_iterator<char>(in)), {});
         return std::make_pair(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, text);

@@ -41,7 +41,7 @@ Run run_cli(const std::string& args, const std::string& env = "") {
     const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
     const std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(INTEROPBENCH_BINARY) + " " + args +
                             " >" + out + " 2>" + err + " </dev/null";
-    const int status = std::system(cmd.c_str());
+    const int status = interopbench::testing::run_shell(cmd);
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, testing::slurp(out), testing::slurp(err)};
 }
 
@@ -272,19 +272,9 @@ TEST_CASE("plugin: no plugin outlives interopbench, after Ctrl-C or kill -9") {
             hanging = n >= 3;
             if (!hanging) std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }
-        CHECK(hanging);
+        CHECK_MESSAGE(hanging, "the plugin did not reach its third measure within 30 s");
         ::kill(pid, sig);
-        int status = 0;
-        bool ended = false;
-        for (int i = 0; i < 1500 && !ended; ++i) {
-            ended = ::waitpid(pid, &status, WNOHANG) == pid;
-            if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-        if (!ended) {
-            ::kill(pid, SIGKILL);
-            ::waitpid(pid, &status, 0);
-        }
-        CHECK(ended);
+        const int status = testing::wait_child(pid, 30, "interopbench after the signal");
         if (sig == SIGINT) {
             CHECK(WIFEXITED(status));
             CHECK(testing::slurp(err).find("interrupted") != std::string::npos);
@@ -444,7 +434,7 @@ TEST_CASE("plugin: a copied binary does not search folders beside it, and the co
     copy_good_plugin(root / "share" / "interopbench" / "plugins");
     const std::string cmd = (root / "bin" / "ib").string() + " list --format json >" + (root / "out").string() + " 2>" +
                             (root / "err").string() + " </dev/null";
-    const int status = std::system(cmd.c_str());
+    const int status = interopbench::testing::run_shell(cmd);
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
     CHECK(testing::slurp(root / "out").find("fake_trust") == std::string::npos);

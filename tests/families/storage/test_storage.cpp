@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -25,6 +26,7 @@
 #include "interopbench/errors.hpp"
 #include "interopbench/runner.hpp"
 #include "topology/storage_devices.hpp"
+#include "../../test_support.hpp"
 
 using namespace interopbench;
 using namespace interopbench::storage;
@@ -85,7 +87,7 @@ int run_binary(const std::vector<std::string>& args, std::string* err_text = nul
     for (const auto& a : args) cmd += " '" + a + "'";
     const std::string err_file = "/tmp/ib-storage-test-err-" + std::to_string(::getpid());
     cmd += " >/dev/null 2>" + err_file;
-    const int rc = std::system(cmd.c_str());
+    const int rc = testing::run_shell(cmd);
     if (err_text) {
         std::ifstream in(err_file);
         err_text->assign(std::istreambuf_iterator<char>(in), {});
@@ -135,7 +137,11 @@ TEST_CASE("storage: every storage_read path reads a small file, cold and warm, a
             CHECK(median(res, "cache_bytes") == 1024.0 * 1024);
         }
         CHECK(median(res, "bandwidth") > 0);
-        CHECK(median(res, "cpu_time_per_gb") >= 0);
+        // CPU time cannot exceed the wall time of the read on every hardware thread (plus 1 ms
+        // for the clocks' rounding), sample by sample and so median to median.
+        const double cpu_per_gb = median(res, "cpu_time_per_gb"), gb = 1024.0 * 1024 / 1e9;
+        CHECK(std::isfinite(cpu_per_gb));
+        CHECK(cpu_per_gb <= (median(res, "time") * std::max(1u, std::thread::hardware_concurrency()) + 1e-3) / gb);
     }
     CHECK(measured >= 6);
     Site::instance().reset();
@@ -181,11 +187,16 @@ TEST_CASE("storage: byte accounting from /proc/self/io counts a cold read, not a
     a.stop();
     CHECK(a.device_read_bytes() >= 2.0 * 1024 * 1024);
     CHECK(count_file_pattern_mismatches(buf.data(), 0, buf.size() * 8) == 0);
+    const auto t0 = std::chrono::steady_clock::now();
     a.start();
     pread_all(fd.get(), buf.data(), buf.size() * 8, 0, path);
     a.stop();
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     CHECK(a.device_read_bytes() == 0.0);
-    CHECK(a.cpu_seconds() >= 0);
+    // The process's CPU time over the read: at most its wall time on every hardware thread
+    // (plus 1 ms for the clocks' rounding).
+    CHECK(std::isfinite(a.cpu_seconds()));
+    CHECK(a.cpu_seconds() <= wall * std::max(1u, std::thread::hardware_concurrency()) + 1e-3);
 }
 
 TEST_CASE("storage: the pattern at an offset matches the whole-file pattern") {
@@ -398,8 +409,25 @@ TEST_CASE("storage: the storage directory's facts") {
 }
 
 namespace {
-/// Starts the real binary reading a large file, waits until its pattern file exists, sends
-/// `sig`, and returns the directory's entry count after the process ended.
+/// Whether a process of this user holds `file` open: the pattern file under its final name is
+/// opened only to be read (it is written under a temporary name and renamed when complete).
+bool held_open(const fs::path& file) {
+    std::error_code ec;
+    for (fs::directory_iterator p("/proc", ec), end; !ec && p != end; p.increment(ec)) {
+        const std::string pid = p->path().filename().string();
+        if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::error_code fd_ec;
+        for (fs::directory_iterator f(p->path() / "fd", fd_ec), fend; !fd_ec && f != fend; f.increment(fd_ec)) {
+            std::error_code link_ec;
+            if (fs::read_symlink(f->path(), link_ec) == file) return true;
+        }
+    }
+    return false;
+}
+
+/// Starts the real binary reading a large file, waits until its pattern file is complete and
+/// being read (sampling has started), sends `sig`, and returns the directory's entry count
+/// after the process ended. Each wait has a deadline (60 s, a guard against a hang).
 std::size_t entries_after_signal(int sig) {
     Scratch scratch;
     const pid_t pid = ::fork();
@@ -414,19 +442,20 @@ std::size_t entries_after_signal(int sig) {
         ::_exit(127);
     }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    bool seen = false;
-    while (!seen && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        // The file is made in the run's own folder (.ib-run-PID-XXXXXX) there.
+    // The file is made in the run's own folder (.ib-run-PID-XXXXXX) there.
+    fs::path pattern;
+    bool reading = false;
+    while (!reading && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
         std::error_code ec;
-        for (fs::recursive_directory_iterator it(scratch.dir, ec), end; !ec && it != end; it.increment(ec))
-            seen = seen || it->path().filename() == pattern_file_name(256ull << 20);
+        for (fs::recursive_directory_iterator it(scratch.dir, ec), end; pattern.empty() && !ec && it != end; it.increment(ec))
+            if (it->path().filename() == pattern_file_name(256ull << 20)) pattern = fs::canonical(it->path(), ec);
+        reading = !pattern.empty() && held_open(pattern);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(300)); // sampling has started
+    CHECK_MESSAGE(reading, "within 60 s the run did not start reading its pattern file (",
+                  pattern.empty() ? "the file was not made" : "made, not opened", ")");
     ::kill(pid, sig);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    CHECK(seen);
+    testing::wait_child(pid, 60, "interopbench after the signal");
     return scratch.entries();
 }
 } // namespace
