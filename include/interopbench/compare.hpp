@@ -45,8 +45,9 @@ struct ThresholdRule {
 struct CompareOptions {
     double threshold = 0.05;            ///< minimum relative effect for every metric
     std::vector<ThresholdRule> rules;   ///< per scenario or metric; see threshold_for
-    /// Absolute tolerance per unit: a difference of medians smaller than this never counts,
-    /// i.e. the effective threshold is max(threshold, floor / base median). The default
+    /// Absolute tolerance per unit for results without rounds on either side (where the noise
+    /// between processes is not measured): the effective threshold is then
+    /// max(threshold, floor / base median). The default
     /// keeps sub-10 us times from being gated on fractions of a microsecond: host API
     /// costs under 1 us were seen to move by 0.4 us between two processes on one machine.
     std::map<std::string, double> floors{{"s", 500e-9}};

@@ -41,8 +41,9 @@ void add_compare(CLI::App& app, Outcome& out) {
                     "(SCENARIO may be a glob); repeatable, the most specific wins")
         ->allow_extra_args(false);
     cmd->add_option("--floor", args->floors,
-                    "absolute tolerance per unit, UNIT=VALUE: differences below it never count "
-                    "(default s=500ns, so times under 10 us are not gated on fractions of a microsecond); UNIT=0 removes it; repeatable")
+                    "absolute tolerance per unit for results without rounds, UNIT=VALUE: differences below it never "
+                    "count (default s=500ns, so times under 10 us are not gated on fractions of a microsecond where "
+                    "the noise between processes was not measured); UNIT=0 removes it; repeatable")
         ->allow_extra_args(false);
     cmd->add_option("-f,--format", args->format,
                     "table (default), markdown, json, junit, html (a page with the ratios as charts), or for CI systems " +
