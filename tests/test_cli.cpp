@@ -124,6 +124,11 @@ TEST_CASE("typos of a command, an option or an axis name: exit 2 and the near na
     expect_usage_error("doctor --formt json", "did you mean '--format'?");
     expect_usage_error("run --scenario host_memcpy --axis thread=2", "axis named 'thread'; did you mean 'threads'?");
     expect_usage_error("run --scenario h2d_copy -a hostmem=pinned", "did you mean 'host_mem'?");
+    // An axis of a profile file is checked against the scenarios its entry selects.
+    const auto profile = scratch() / "typo-profile.json";
+    std::ofstream(profile) << R"({"name": "t", "scenarios": [{"pattern": "host_memcpy", "axes": {"thread": ["single"]}}]})";
+    expect_usage_error("run -p " + profile.string(), "has an axis named 'thread'");
+    CHECK(run_cli("run -p " + profile.string()).err.find("did you mean 'threads'?") != std::string::npos);
     // Nothing near: no guess, still the --help to read.
     const Run far = run_cli("benchmark");
     CHECK(far.code == 2);

@@ -253,6 +253,12 @@ class WrappingFormatter : public CLI::Formatter {
 public:
     WrappingFormatter() { column_width(34); }
     std::string make_option_desc(const CLI::Option* opt) const override { return wrapped(CLI::Formatter::make_option_desc(opt)); }
+    std::string make_option_opts(const CLI::Option* opt) const override {
+        // A list option's empty default says nothing: "--floor TEXT ...", not "TEXT=[] ...".
+        std::string s = CLI::Formatter::make_option_opts(opt);
+        if (const auto at = s.find("=[]"); at != std::string::npos) s.erase(at, 3);
+        return s;
+    }
     std::string make_description(const CLI::App* app) const override { return wrapped_lines(CLI::Formatter::make_description(app)); }
     std::string make_footer(const CLI::App* app) const override { return wrapped_lines(CLI::Formatter::make_footer(app)); }
     std::string make_subcommand(const CLI::App* sub) const override {

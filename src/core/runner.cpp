@@ -389,9 +389,12 @@ std::vector<Config> expand_plan(const Registry& registry, const RunPlan& plan, c
                     names.insert(a.name);
                     known = known || a.name == name;
                 }
-            if (!known)
+            if (!known) {
+                const auto close = closest_match(name, std::vector<std::string>(names.begin(), names.end()));
                 throw UsageError(fmt::format("no selected scenario ('{}') has an axis named '{}'", entry.pattern, name),
-                                 fmt::format("axes of the selection: {}", fmt::join(names, ", ")));
+                                 close ? fmt::format("did you mean '{}'? axes of the selection: {}", *close, fmt::join(names, ", "))
+                                       : fmt::format("axes of the selection: {}", fmt::join(names, ", ")));
+            }
         }
         for (const auto* s : scenarios) {
             const auto& axes = s->info().axes;
