@@ -13,6 +13,7 @@
 
 #include "gpu/gpu_facts.hpp"
 #include "topology/doctor.hpp"
+#include "topology/rdma.hpp"
 #include "test_support.hpp"
 
 using namespace interopbench;
@@ -75,6 +76,19 @@ DoctorFacts healthy() {
     }
     for (unsigned c = 0; c < 32; ++c)
         f.process_cpus.push_back(c);
+    // A ConnectX under the same PCIe switch as GPU0, its port up, nvidia_peermem loaded, ACS
+    // off on the switch ports, no IOMMU.
+    RdmaNic nic;
+    nic.name = "mlx5_0";
+    nic.pci_bus_id = "0000:00:08.0";
+    nic.ports = {NicPort{1, "ACTIVE", "200 Gb/sec (4X HDR)", 25e9, "InfiniBand"}};
+    nic.nearest_gpu = "GPU0";
+    nic.nearest_class = PathClass::pix;
+    nic.gpu_paths = "GPU0 PIX, GPU1 PHB";
+    nic.bridges = {AcsBridge{"0000:00:01.0", false, "0000:00:01.0: ACS control 0x0000"}};
+    f.rdma.infiniband_class = true;
+    f.rdma.nics = {nic};
+    f.rdma.nvidia_peermem = true;
     return f;
 }
 
@@ -491,4 +505,206 @@ TEST_CASE("doctor command: exit 1 exactly when a check fails, and no GPU alone n
         CHECK(nlohmann::json::parse(read(out))["failed"] == true);
     }
     fs::remove(out);
+}
+
+// ---- GPUDirect RDMA: recorded machines (hwloc XML) with recorded sysfs and /proc trees ----
+
+namespace {
+
+const std::string k_topology_shared = INTEROPBENCH_SOURCE_DIR "/../shared/fixtures/topology/";
+const std::string k_topology_data = INTEROPBENCH_SOURCE_DIR "/tests/data/topology/";
+const std::string k_sysfs_cases = INTEROPBENCH_SOURCE_DIR "/tests/data/sysfs/";
+const std::string k_two_socket = k_topology_shared + "2socket-pci-wholeio.xml";
+
+// The doctor's facts for a recorded machine as if its sysfs and /proc were the case's trees:
+// the GPUs (labels only) and the RDMA facts.
+DoctorFacts rdma_case(const std::string& xml, const std::string& name) {
+    Topology t = load_topology_xml(xml);
+    const std::string root = k_sysfs_cases + name;
+    read_nic_sysfs(t, root + "/sys");
+    DoctorFacts f;
+    for (std::size_t i = 0; i < t.gpus.size(); ++i) {
+        DoctorGpu g;
+        g.label = t.gpus[i].label(i);
+        g.pci_bus_id = t.gpus[i].pci_bus_id;
+        f.gpus.push_back(g);
+    }
+    f.rdma = rdma_facts(t, root + "/sys", root + "/proc");
+    return f;
+}
+
+// The one result of a check (a copy: the results are a temporary).
+CheckResult only(const std::vector<CheckResult>& results) {
+    REQUIRE(results.size() == 1);
+    return results[0];
+}
+
+bool mentions(const CheckResult& r, const std::string& text) { return r.evidence.find(text) != std::string::npos; }
+
+} // namespace
+
+TEST_CASE("doctor rdma: the 2-socket machine ready for GPUDirect RDMA: every check passes") {
+    if (!std::filesystem::exists(k_two_socket)) {
+        testing::skip(k_two_socket + " absent");
+        return;
+    }
+    const DoctorFacts f = rdma_case(k_two_socket, "rdma-ready");
+    const CheckResult peer = only(check_rdma_peer_memory(f));
+    CHECK(peer.status == CheckStatus::pass);
+    CHECK(mentions(peer, "nvidia_peermem loaded"));
+    const CheckResult path = only(check_rdma_path(f));
+    CHECK(path.subject == "mlx5_0");
+    CHECK(path.status == CheckStatus::pass);
+    CHECK(mentions(path, "nearest GPU GPU2 over PIX (GPU0 SYS, GPU1 PHB, GPU2 PIX)"));
+    const CheckResult acs = only(check_rdma_acs(f));
+    CHECK(acs.status == CheckStatus::pass);
+    CHECK(mentions(acs, "0000:80:03.0: ACS control 0x0000"));
+    const CheckResult iommu = only(check_rdma_iommu(f));
+    CHECK(iommu.status == CheckStatus::pass);
+    CHECK(mentions(iommu, "passthrough (iommu=pt"));
+    const CheckResult link = only(check_rdma_link(f));
+    CHECK(link.subject == "mlx5_0 port 1");
+    CHECK(link.status == CheckStatus::pass);
+    CHECK(link.evidence == "port 1 ACTIVE, 200 Gb/sec (4X HDR), InfiniBand");
+}
+
+TEST_CASE("doctor rdma: the 2-socket machine degraded: no peer memory, ACS redirect, IOMMU translating, a port down") {
+    if (!std::filesystem::exists(k_two_socket)) {
+        testing::skip(k_two_socket + " absent");
+        return;
+    }
+    const DoctorFacts f = rdma_case(k_two_socket, "rdma-degraded");
+    const CheckResult peer = only(check_rdma_peer_memory(f));
+    CHECK(peer.status == CheckStatus::warn);
+    CHECK(mentions(peer, "not the open one"));
+    CHECK(peer.fix.find("nvidia_peermem") != std::string::npos);
+    CHECK(only(check_rdma_path(f)).status == CheckStatus::pass);
+    const CheckResult acs = only(check_rdma_acs(f));
+    CHECK(acs.status == CheckStatus::warn);
+    CHECK(mentions(acs, "ACS control 0x001d, P2P request redirect on, completion redirect on"));
+    const CheckResult iommu = only(check_rdma_iommu(f));
+    CHECK(iommu.status == CheckStatus::warn);
+    CHECK(mentions(iommu, "DMA-FQ"));
+    CHECK(mentions(iommu, "no iommu=pt"));
+    const auto link = check_rdma_link(f);
+    CHECK(status(link, "mlx5_0 port 1") == CheckStatus::pass);
+    CHECK(status(link, "mlx5_0 port 2") == CheckStatus::warn);
+    CHECK(link[1].evidence.find("port 2 DOWN") == 0);
+    CHECK_FALSE(any_failed(link));
+}
+
+TEST_CASE("doctor rdma: dma-buf without nvidia_peermem, ACS unreadable without root, IOMMU off") {
+    if (!std::filesystem::exists(k_two_socket)) {
+        testing::skip(k_two_socket + " absent");
+        return;
+    }
+    const DoctorFacts f = rdma_case(k_two_socket, "rdma-dmabuf-user");
+    const CheckResult peer = only(check_rdma_peer_memory(f));
+    CHECK(peer.status == CheckStatus::pass);
+    CHECK(mentions(peer, "dma-buf"));
+    CHECK(mentions(peer, "open kernel module"));
+    CHECK(mentions(peer, "kernel 6.8.0-45-generic"));
+    const CheckResult acs = only(check_rdma_acs(f));
+    CHECK(acs.status == CheckStatus::skip);
+    CHECK(mentions(acs, "64 bytes"));
+    CHECK(mentions(acs, "root only"));
+    const CheckResult iommu = only(check_rdma_iommu(f));
+    CHECK(iommu.status == CheckStatus::pass);
+    CHECK(mentions(iommu, "IOMMU off"));
+    const CheckResult link = only(check_rdma_link(f));
+    CHECK(link.status == CheckStatus::pass);
+    CHECK(mentions(link, "400 Gb/sec (4X NDR), Ethernet"));
+
+    // The same open module on a kernel before RDMA took dma-buf: nothing to register GPU memory.
+    DoctorFacts old = f;
+    old.rdma.kernel_release = "5.4.0-200-generic";
+    CHECK(only(check_rdma_peer_memory(old)).status == CheckStatus::warn);
+    old.rdma.dmabuf_sysfs = true; // a kernel that shows /sys/kernel/dmabuf has it
+    CHECK(only(check_rdma_peer_memory(old)).status == CheckStatus::pass);
+}
+
+TEST_CASE("doctor rdma: a NIC on a root port of its own warns, one across the sockets fails") {
+    // The switch tree's mlx5_0 shares a host bridge with GPU5 only: PHB. Its root ports have
+    // no config space in the recorded tree: ACS unknown.
+    const DoctorFacts f = rdma_case(k_topology_data + "switch-tree-6gpu.xml", "rdma-ready");
+    const CheckResult path = only(check_rdma_path(f));
+    CHECK(path.status == CheckStatus::warn);
+    CHECK(mentions(path, "nearest GPU GPU5 over PHB"));
+    const CheckResult acs = only(check_rdma_acs(f));
+    CHECK(acs.status == CheckStatus::skip);
+    CHECK(mentions(acs, "0000:80:02.0: its config space is not readable"));
+    CHECK(only(check_rdma_link(f)).status == CheckStatus::pass);
+
+    DoctorFacts far = healthy();
+    far.rdma.nics[0].nearest_class = PathClass::sys;
+    far.rdma.nics[0].gpu_paths = "GPU0 SYS, GPU1 SYS";
+    const CheckResult sys = only(check_rdma_path(far));
+    CHECK(sys.status == CheckStatus::fail);
+    CHECK(mentions(sys, "crosses the CPU interconnect"));
+    CHECK(any_failed(run_checks(far)));
+    far.rdma.nics[0].nearest_class = PathClass::node;
+    CHECK(only(check_rdma_path(far)).status == CheckStatus::warn);
+    far.rdma.nics[0].nearest_class = PathClass::pxb;
+    CHECK(only(check_rdma_path(far)).status == CheckStatus::pass);
+    far.rdma.nics[0].nearest_gpu.clear(); // the NIC is not in hwloc's tree
+    CHECK(only(check_rdma_path(far)).status == CheckStatus::skip);
+    CHECK(only(check_rdma_acs(far)).status == CheckStatus::skip);
+
+    DoctorFacts identity = healthy(); // IOMMU on, every group identity: passthrough by default
+    identity.rdma.iommu_groups = identity.rdma.iommu_units = true;
+    identity.rdma.iommu_group_types = {"identity"};
+    identity.rdma.cmdline = "ro quiet";
+    CHECK(only(check_rdma_iommu(identity)).status == CheckStatus::pass);
+    identity.rdma.iommu_group_types = {"DMA", "identity"};
+    CHECK(only(check_rdma_iommu(identity)).status == CheckStatus::warn);
+}
+
+TEST_CASE("doctor rdma: no RDMA NIC: every RDMA check SKIP with the reason") {
+    const char* ids[] = {"rdma_peermem", "rdma_path", "rdma_acs", "rdma_iommu", "rdma_link"};
+    for (const char* xml : {"h200-2gpu-nvlink.xml", "gpu-machine-2xh200.xml"}) {
+        CAPTURE(xml);
+        const DoctorFacts f = rdma_case(k_topology_data + xml, "no-rdma");
+        CHECK(f.rdma.nics.empty());
+        const auto results = run_checks(f);
+        for (const char* id : ids) {
+            CAPTURE(id);
+            const auto it = std::find_if(results.begin(), results.end(), [&](const CheckResult& r) { return r.id == id; });
+            REQUIRE(it != results.end());
+            CHECK(it->status == CheckStatus::skip);
+            CHECK(it->evidence == "no RDMA device (no /sys/class/infiniband)");
+            CHECK(std::count_if(results.begin(), results.end(), [&](const CheckResult& r) { return r.id == id; }) == 1);
+        }
+    }
+    // The kernel has RDMA devices, but none on the PCI bus of this topology.
+    const DoctorFacts other = rdma_case(k_topology_data + "h200-2gpu-nvlink.xml", "rdma-ready");
+    CHECK(only(check_rdma_link(other)).status == CheckStatus::skip);
+    CHECK(mentions(only(check_rdma_link(other)), "no RDMA device on the PCI bus"));
+}
+
+TEST_CASE("doctor rdma: an RDMA NIC without a GPU: the GPU checks SKIP, the link and IOMMU still count") {
+    DoctorFacts f = healthy();
+    f.gpus.clear();
+    f.pairs.clear();
+    f.cuda_available = false;
+    f.cuda_note = "no NVIDIA driver: libcuda.so.1 could not be loaded";
+    for (auto check : {check_rdma_peer_memory, check_rdma_path, check_rdma_acs}) {
+        const CheckResult r = only(check(f));
+        CHECK(r.status == CheckStatus::skip);
+        CHECK(r.evidence == "no GPU: no NVIDIA driver");
+    }
+    CHECK(only(check_rdma_link(f)).status == CheckStatus::pass);
+    CHECK(only(check_rdma_iommu(f)).status == CheckStatus::pass);
+}
+
+TEST_CASE("doctor rdma on this machine: facts read, RDMA checks SKIP where the kernel has no RDMA device") {
+    Machine machine;
+    const DoctorFacts f = gather_doctor_facts(machine);
+    CHECK(f.rdma.infiniband_class == std::filesystem::exists("/sys/class/infiniband"));
+    if (f.rdma.nics.empty()) {
+        for (auto check : {check_rdma_peer_memory, check_rdma_path, check_rdma_acs, check_rdma_iommu, check_rdma_link}) {
+            const CheckResult r = only(check(f));
+            CHECK(r.status == CheckStatus::skip);
+            CHECK(r.evidence.find("no RDMA device") == 0);
+        }
+    }
 }

@@ -7,6 +7,8 @@
 // | `switch-tree-6gpu.xml` | synthetic 2-socket, 6 A100 on a PCIe switch tree (two cascaded switches), a second host bridge on socket 0, one GPU on socket 1, an NVMe, an NVIDIA audio function, a ConnectX NIC | every PCIe class: PIX, PXB, PHB, NODE, SYS; non-GPU NVIDIA functions ignored; InfiniBand seen |
 // | `h200-2gpu-nvlink.xml` + `.nvlink.json` | hand-written model of the 2 x H200 machine: 1 NUMA node, GPUs straight under the host bridge, sidecar with 18 active NVLinks each at 26.562 GB/s | NV18 from the sidecar, PCIe Gen5 x16, CUDA peer facts |
 // | `gpu-machine-2xh200.xml` + `.nvlink.json` | the 2 x H200 GPU machine itself, recorded there with `interopbench topo --export-xml` (unedited): KVM guest, 1 NUMA node, GPUs under the host bridge, 18 NVLinks each to NVSwitches the guest cannot see | the tool's own export of a real machine read back: NV18 through NVSwitch, Gen5 x16 |
+//
+// The RDMA NICs' port facts come from the sysfs trees of tests/data/sysfs/ (its README.md).
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +24,7 @@
 
 #include "gpu/gpu_facts.hpp"
 #include "interopbench/errors.hpp"
+#include "topology/rdma.hpp"
 #include "topology/topology.hpp"
 
 using namespace interopbench;
@@ -31,6 +34,8 @@ namespace {
 
 const std::string k_shared = INTEROPBENCH_SOURCE_DIR "/../shared/fixtures/topology/";
 const std::string k_data = INTEROPBENCH_SOURCE_DIR "/tests/data/topology/";
+// Recorded sysfs and /proc trees, one folder per case (tests/data/sysfs/README.md).
+const std::string k_sysfs = INTEROPBENCH_SOURCE_DIR "/tests/data/sysfs/";
 
 /// Whether a fixture exists. The shared fixtures beside the checkout are part of CI's
 /// machine: there (CI=true) a missing one is a failure, elsewhere the test skips.
@@ -489,6 +494,194 @@ TEST_CASE("topo command: table and JSON of a recorded machine") {
     REQUIRE(run_binary("topo --from '" + k_data + "switch-tree-6gpu.xml'", &out, &err) == 0);
     CHECK(out.find("PXB") != std::string::npos);
     CHECK(run_binary("topo", &out, &err) == 0); // this machine, GPU or not
+}
+
+// The words of the line of `text` that starts with `first` (a matrix row), or nothing.
+std::vector<std::string> row_of(const std::string& text, const std::string& first) {
+    std::istringstream lines(text);
+    std::string line;
+    while (std::getline(lines, line)) {
+        std::istringstream words(line);
+        std::vector<std::string> row;
+        for (std::string w; words >> w;)
+            row.push_back(w);
+        if (!row.empty() && row[0] == first)
+            return row;
+    }
+    return {};
+}
+
+std::vector<std::string> classes(const std::vector<PathClass>& paths) {
+    std::vector<std::string> out;
+    for (PathClass c : paths)
+        out.emplace_back(to_string(c));
+    return out;
+}
+
+using Words = std::vector<std::string>;
+
+TEST_CASE("topo nics: the recorded 2-socket machine's mlx5 NIC and network interfaces, classed by the XML tree") {
+    const std::string path = k_shared + "2socket-pci-wholeio.xml";
+    if (!have(path)) {
+        testing::skip(path + " absent");
+        return;
+    }
+    const Topology t = load_topology_xml(path);
+    // In the XML: package 1's host bridge [80-84] has root ports 80:01.0 (the I350 functions
+    // 81:00.0 eth0 and 81:00.1 eth1), 80:02.0 (GPU1 83:00.0) and 80:03.0 (GPU2 84:00.0 and the
+    // ConnectX-4 04:00.0 with ib0 and mlx5_0, Port1State 4). GPU0 03:00.0 is on package 0.
+    REQUIRE(t.nics.size() == 3);
+    const NicTopo& ib = t.nics[0];
+    CHECK(ib.name == "mlx5_0");
+    CHECK(ib.kind == "rdma");
+    CHECK(ib.pci_bus_id == "0000:04:00.0");
+    CHECK(ib.interfaces == Words{"ib0"});
+    CHECK(ib.numa_nodes == std::vector<unsigned>{1});
+    CHECK(format_cpu_list(ib.cpus) == "8-15,24-31");
+    REQUIRE(ib.ports.size() == 1); // hwloc's recorded port state alone
+    CHECK(ib.ports[0].port == 1);
+    CHECK(ib.ports[0].state == "ACTIVE");
+    CHECK(ib.ports[0].rate.empty());
+    // Other socket: SYS; another root port of the same host bridge: PHB; the same root port: PIX.
+    CHECK(classes(ib.gpu_paths) == Words{"SYS", "PHB", "PIX"});
+    CHECK(ib.nearest_gpu == 2);
+    CHECK(ib.nearest_class() == PathClass::pix);
+    CHECK(ib.bridges == Words{"0000:80:03.0"});
+    CHECK(classes(ib.nic_paths) == Words{"X", "PHB", "PHB"});
+
+    for (std::size_t i : {1u, 2u}) {
+        const NicTopo& eth = t.nics[i];
+        CHECK(eth.kind == "net");
+        CHECK(eth.name == (i == 1 ? "eth0" : "eth1"));
+        CHECK(eth.pci_bus_id == (i == 1 ? "0000:81:00.0" : "0000:81:00.1"));
+        CHECK(eth.ports.empty());
+        CHECK(classes(eth.gpu_paths) == Words{"SYS", "PHB", "PHB"});
+        CHECK(eth.nearest_gpu == 1); // a tie goes to the lower index
+        CHECK(eth.bridges == Words{"0000:80:01.0", "0000:80:02.0"});
+    }
+    CHECK(classes(t.nics[1].nic_paths) == Words{"PHB", "X", "PIX"}); // two functions of one root port
+
+    // The kernel's port facts replace hwloc's recorded state where the sysfs tree has them.
+    Topology live = t;
+    read_nic_sysfs(live, k_sysfs + "rdma-degraded/sys");
+    REQUIRE(live.nics[0].ports.size() == 2);
+    CHECK(live.nics[0].ports[0].state == "ACTIVE");
+    CHECK(live.nics[0].ports[0].rate == "200 Gb/sec (4X HDR)");
+    CHECK(live.nics[0].ports[0].bandwidth == doctest::Approx(25e9));
+    CHECK(live.nics[0].ports[0].link_layer == "InfiniBand");
+    CHECK(live.nics[0].ports[1].port == 2);
+    CHECK(live.nics[0].ports[1].state == "DOWN");
+    Topology none = t;
+    read_nic_sysfs(none, k_sysfs + "no-rdma/sys"); // no class/infiniband: hwloc's state stays
+    CHECK(none.nics[0].ports.size() == 1);
+    CHECK(none.nics[0].ports[0].state == "ACTIVE");
+}
+
+TEST_CASE("topo nics: NIC rows and columns in the matrix, the NIC table, the JSON nics array") {
+    const std::string path = k_shared + "2socket-pci-wholeio.xml";
+    if (!have(path)) {
+        testing::skip(path + " absent");
+        return;
+    }
+    Topology t = load_topology_xml(path);
+    read_nic_sysfs(t, k_sysfs + "rdma-ready/sys");
+    const std::string table = render_topology(t);
+    CAPTURE(table);
+    const Words header = row_of(table, "GPU0"); // the header has no first cell: GPU0 starts it
+    REQUIRE(header.size() >= 6);
+    CHECK(Words(header.begin(), header.begin() + 6) == Words{"GPU0", "GPU1", "GPU2", "NIC0", "NIC1", "NIC2"});
+    const Words gpu2 = row_of(table, "GPU2");
+    CHECK(Words(gpu2.begin(), gpu2.begin() + 7) == Words{"GPU2", "SYS", "PHB", "X", "PIX", "PHB", "PHB"});
+    const Words nic0 = row_of(table, "NIC0"); // the matrix row comes before the NIC table's
+    REQUIRE(nic0.size() >= 7);
+    CHECK(Words(nic0.begin(), nic0.begin() + 7) == Words{"NIC0", "SYS", "PHB", "PIX", "X", "PHB", "PHB"});
+    CHECK(nic0.back() == "0000:04:00.0");
+    for (const char* s : {"NICs:", "mlx5_0", "ib0", "port 1: ACTIVE, 200 Gb/sec (4X HDR), InfiniBand", "GPU2 (PIX)",
+                          "eth1", "the same device (GPU or NIC)"})
+        CHECK_MESSAGE(table.find(s) != std::string::npos, s);
+    CHECK(render_topology(t, true).find("| NIC0 |") != std::string::npos);
+
+    const nlohmann::json j = topology_json(t);
+    REQUIRE(j["nics"].size() == 3);
+    const nlohmann::json& n = j["nics"][0];
+    CHECK(n["label"] == "NIC0");
+    CHECK(n["name"] == "mlx5_0");
+    CHECK(n["kind"] == "rdma");
+    CHECK(n["pci_bus_id"] == "0000:04:00.0");
+    CHECK(n["interfaces"] == nlohmann::json::array({"ib0"}));
+    CHECK(n["numa_node"] == 1);
+    CHECK(n["cpus"] == "8-15,24-31");
+    CHECK(n["ports"][0]["port"] == 1);
+    CHECK(n["ports"][0]["state"] == "ACTIVE");
+    CHECK(n["ports"][0]["rate"] == "200 Gb/sec (4X HDR)");
+    CHECK(n["ports"][0]["bandwidth"].get<double>() == doctest::Approx(25e9));
+    CHECK(n["ports"][0]["link_layer"] == "InfiniBand");
+    CHECK(n["nearest_gpu"]["label"] == "GPU2");
+    CHECK(n["nearest_gpu"]["index"] == 2);
+    CHECK(n["nearest_gpu"]["class"] == "PIX");
+    CHECK(n["gpu_paths"] == nlohmann::json::array({"SYS", "PHB", "PIX"}));
+    CHECK(n["nic_paths"] == nlohmann::json::array({"X", "PHB", "PHB"}));
+    CHECK(n["bridges_to_nearest_gpu"] == nlohmann::json::array({"0000:80:03.0"}));
+    CHECK(j["nics"][1]["kind"] == "net");
+    CHECK(j["nics"][1]["ports"].empty());
+}
+
+TEST_CASE("topo nics: the switch tree's NIC, and machines without an RDMA NIC") {
+    const Topology t = load_topology_xml(k_data + "switch-tree-6gpu.xml");
+    REQUIRE(t.nics.size() == 1);
+    CHECK(t.nics[0].name == "mlx5_0");
+    CHECK(t.nics[0].pci_bus_id == "0000:82:00.0");
+    CHECK(classes(t.nics[0].gpu_paths) == Words{"SYS", "SYS", "SYS", "SYS", "SYS", "PHB"});
+    CHECK(t.nics[0].nearest_gpu == 5);
+    CHECK(t.nics[0].bridges == Words{"0000:80:02.0", "0000:80:01.0"}); // up to the host bridge, down to GPU5
+    CHECK(t.nics[0].ports.empty()); // the XML records no port
+
+    const Topology model = load_topology_xml(k_data + "h200-2gpu-nvlink.xml");
+    CHECK(model.nics.empty());
+    CHECK(topology_json(model)["nics"] == nlohmann::json::array());
+    CHECK(render_topology(model).find("NICs: none on the PCI bus") != std::string::npos);
+    CHECK(row_of(render_topology(model), "NIC0").empty());
+
+    // The GPU machine's guest: a virtio network interface beside the GPUs, no RDMA device.
+    const Topology guest = load_topology_xml(k_data + "gpu-machine-2xh200.xml");
+    REQUIRE(guest.nics.size() == 1);
+    CHECK(guest.nics[0].name == "eth0");
+    CHECK(guest.nics[0].kind == "net");
+    CHECK(classes(guest.nics[0].gpu_paths) == Words{"PHB", "PHB"});
+    CHECK(guest.nics[0].bridges.empty());
+}
+
+TEST_CASE("topo nics: rate text and kernel release parsing") {
+    CHECK(rdma_rate_bandwidth("200 Gb/sec (4X HDR)") == doctest::Approx(25e9));
+    CHECK(rdma_rate_bandwidth("2.5 Gb/sec (1X SDR)") == doctest::Approx(0.3125e9));
+    CHECK(rdma_rate_bandwidth("") == 0);
+    CHECK(rdma_rate_bandwidth("fast") == 0);
+    CHECK(rdma_rate_bandwidth("100 Mb/sec") == 0);
+    CHECK(kernel_at_least("6.8.0-45-generic", 5, 12));
+    CHECK(kernel_at_least("5.12.0", 5, 12));
+    CHECK_FALSE(kernel_at_least("5.4.0-200-generic", 5, 12));
+    CHECK_FALSE(kernel_at_least("", 5, 12));
+    CHECK_FALSE(kernel_at_least("linux", 5, 12));
+}
+
+TEST_CASE("topo nics: the topo command shows NICs, and this machine's JSON has a nics array") {
+    std::string out, err;
+    const std::string path = k_shared + "2socket-pci-wholeio.xml";
+    REQUIRE(run_binary("topo --format json", &out, &err) == 0);
+    const nlohmann::json live = nlohmann::json::parse(out);
+    CHECK(live["nics"].is_array());
+    for (const auto& n : live["nics"]) {
+        CHECK(n["name"].is_string());
+        CHECK((n["kind"] == "rdma" || n["kind"] == "net"));
+    }
+    if (!have(path)) {
+        testing::skip(path + " absent");
+        return;
+    }
+    REQUIRE(run_binary("topo --from '" + path + "' --format json", &out, &err) == 0);
+    CHECK(nlohmann::json::parse(out)["nics"][0]["name"] == "mlx5_0");
+    REQUIRE(run_binary("topo --from '" + path + "'", &out, &err) == 0);
+    CHECK(row_of(out, "NIC0").size() >= 7);
 }
 
 TEST_CASE("placement is a no-op where it cannot apply") {

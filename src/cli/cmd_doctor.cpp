@@ -16,7 +16,7 @@ void add_doctor(CLI::App& app, Outcome& out) {
     auto require_gpu = std::make_shared<bool>(false);
     CLI::App* cmd = app.add_subcommand(
         "doctor", "Check this machine for what slows data movement down (PCIe link under load, peer access, "
-                  "NVLinks, affinity, limits, clocks, ECC, NCCL/CUDA variables); exit 1 on any FAIL, "
+                  "NVLinks, affinity, limits, clocks, ECC, NCCL/CUDA variables, GPUDirect RDMA); exit 1 on any FAIL, "
                   "0 otherwise (without a GPU the GPU checks are skipped)");
     cmd->add_option("-f,--format", *format, "table|json|markdown")->capture_default_str();
     cmd->add_flag("--require-gpu", *require_gpu, "no usable GPU is a FAIL (exit 1), for CI on GPU machines");

@@ -21,8 +21,8 @@ struct TopoOptions {
 void add_topo(CLI::App& app, Outcome& out) {
     auto opts = std::make_shared<TopoOptions>();
     CLI::App* cmd = app.add_subcommand(
-        "topo", "GPU topology: path class of every GPU pair (nvidia-smi topo -m legend), CPU and NUMA "
-                "affinity, theoretical bandwidth of each path");
+        "topo", "GPU topology: path class of every GPU pair and of each NIC to every GPU (nvidia-smi topo -m "
+                "legend), CPU and NUMA affinity, RDMA ports, theoretical bandwidth of each path");
     cmd->add_option("-f,--format", opts->format, "table|json|markdown")->capture_default_str();
     cmd->add_option("--from", opts->from,
                     "analyse a recorded hwloc XML topology instead of this machine (from `lstopo --of xml` or "

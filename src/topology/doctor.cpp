@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -231,6 +232,7 @@ DoctorFacts host_doctor_facts(const Machine& machine, const Topology& topology) 
     f.cufile = cufile_host_facts();
     f.block_devices = topology.block_devices;
     for (std::size_t i = 0; i < topology.gpus.size(); ++i) f.gpu_labels.push_back(topology.gpus[i].label(i));
+    f.rdma = rdma_facts(topology);
     for (char** e = environ; e && *e; ++e) {
         const std::string kv = *e;
         const std::size_t eq = kv.find('=');
@@ -787,13 +789,192 @@ std::vector<CheckResult> check_storage(const DoctorFacts& f) {
     return out;
 }
 
+namespace {
+
+// Every RDMA check says once that there is no RDMA NIC, and how that was seen.
+bool no_rdma(const DoctorFacts& f, const char* id, std::vector<CheckResult>& out) {
+    if (!f.rdma.nics.empty())
+        return false;
+    out.push_back(result(id, "", CheckStatus::skip,
+                         f.rdma.infiniband_class
+                             ? "no RDMA device on the PCI bus (hwloc lists no OpenFabrics device there)"
+                             : "no RDMA device (no /sys/class/infiniband)"));
+    return true;
+}
+
+bool has_token(const std::string& text, const std::vector<std::string>& tokens) {
+    std::istringstream in(text);
+    std::string t;
+    while (in >> t)
+        if (std::find(tokens.begin(), tokens.end(), t) != tokens.end())
+            return true;
+    return false;
+}
+
+} // namespace
+
+std::vector<CheckResult> check_rdma_peer_memory(const DoctorFacts& f) {
+    const char* id = "rdma_peermem";
+    std::vector<CheckResult> out;
+    if (no_rdma(f, id, out) || no_gpu(f, id, out))
+        return out;
+    const RdmaFacts& r = f.rdma;
+    if (r.nvidia_peermem)
+        return {result(id, "", CheckStatus::pass,
+                       "nvidia_peermem loaded (/sys/module/nvidia_peermem): NICs can register GPU memory")};
+    const bool new_kernel = kernel_at_least(r.kernel_release, 5, 12);
+    const bool kernel_dmabuf = r.dmabuf_sysfs || new_kernel;
+    const std::string kernel =
+        r.dmabuf_sysfs ? "the kernel has /sys/kernel/dmabuf"
+        : r.kernel_release.empty() ? "kernel release unknown"
+                                   : fmt::format("kernel {}{}", r.kernel_release,
+                                                 new_kernel ? " (RDMA on dma-buf from 5.12)" : ", older than 5.12");
+    if (r.nvidia_open_module && kernel_dmabuf)
+        return {result(id, "", CheckStatus::pass,
+                       fmt::format("no nvidia_peermem, but dma-buf: the NVIDIA open kernel module "
+                                   "(/proc/driver/nvidia/version) exports GPU memory and {}",
+                                   kernel))};
+    const std::string driver = !r.nvidia_driver       ? "no NVIDIA driver in /proc/driver/nvidia"
+                               : !r.nvidia_open_module ? "the NVIDIA kernel module is not the open one"
+                                                       : kernel;
+    return {result(id, "", CheckStatus::warn,
+                   fmt::format("no nvidia_peermem (/sys/module/nvidia_peermem) and no dma-buf path ({}): NIC "
+                               "transfers of GPU memory are staged through host memory",
+                               driver),
+                   "modprobe nvidia_peermem (and load it at boot), or use the NVIDIA open kernel module on a "
+                   "kernel 5.12 or newer")};
+}
+
+std::vector<CheckResult> check_rdma_path(const DoctorFacts& f) {
+    const char* id = "rdma_path";
+    std::vector<CheckResult> out;
+    if (no_rdma(f, id, out) || no_gpu(f, id, out))
+        return out;
+    for (const RdmaNic& n : f.rdma.nics) {
+        if (n.nearest_gpu.empty()) {
+            out.push_back(result(id, n.name, CheckStatus::skip, "path to the GPUs unknown (not in hwloc's PCI tree)"));
+            continue;
+        }
+        const std::string evidence = fmt::format("nearest GPU {} over {} ({})", n.nearest_gpu,
+                                                 to_string(n.nearest_class), n.gpu_paths);
+        switch (n.nearest_class) {
+        case PathClass::pix:
+        case PathClass::pxb:
+            out.push_back(result(id, n.name, CheckStatus::pass, evidence + ": GPU traffic stays below a PCIe switch"));
+            break;
+        case PathClass::phb:
+        case PathClass::node:
+            out.push_back(result(id, n.name, CheckStatus::warn,
+                                 evidence + ": traffic passes through the CPU's root complex",
+                                 "place the NIC and its GPU under one PCIe switch; until then use the GPU nearest "
+                                 "the NIC for its traffic"));
+            break;
+        case PathClass::sys:
+            out.push_back(result(id, n.name, CheckStatus::fail,
+                                 evidence + ": traffic crosses the CPU interconnect",
+                                 "give each socket's GPUs a NIC on that socket, or move the NIC next to a GPU"));
+            break;
+        default:
+            out.push_back(result(id, n.name, CheckStatus::skip, evidence + ": path class unknown"));
+        }
+    }
+    return out;
+}
+
+std::vector<CheckResult> check_rdma_acs(const DoctorFacts& f) {
+    const char* id = "rdma_acs";
+    std::vector<CheckResult> out;
+    if (no_rdma(f, id, out) || no_gpu(f, id, out))
+        return out;
+    for (const RdmaNic& n : f.rdma.nics) {
+        if (n.nearest_gpu.empty()) {
+            out.push_back(result(id, n.name, CheckStatus::skip, "path to the GPUs unknown (not in hwloc's PCI tree)"));
+            continue;
+        }
+        const std::string between = n.name + " and " + n.nearest_gpu;
+        if (n.bridges.empty()) {
+            out.push_back(result(id, n.name, CheckStatus::pass, "no PCI bridge between " + between));
+            continue;
+        }
+        std::vector<std::string> redirecting, unknown, clear;
+        for (const AcsBridge& b : n.bridges)
+            (!b.redirect ? unknown : *b.redirect ? redirecting : clear).push_back(b.evidence);
+        if (!redirecting.empty())
+            out.push_back(result(id, n.name, CheckStatus::warn,
+                                 fmt::format("ACS redirect between {}: {}: their peer traffic is sent up to the root "
+                                             "complex",
+                                             between, join(redirecting, "; ")),
+                                 "disable ACS redirect on those bridges (BIOS setting, or the kernel parameter "
+                                 "pci=disable_acs_redir=BUS_ID) where device isolation is not needed"));
+        else if (!unknown.empty())
+            out.push_back(result(id, n.name, CheckStatus::skip,
+                                 fmt::format("ACS between {} not known: {}", between, unknown.front()),
+                                 "run doctor as root to read it"));
+        else
+            out.push_back(result(id, n.name, CheckStatus::pass,
+                                 fmt::format("no ACS redirect between {}: {}", between, join(clear, "; "))));
+    }
+    return out;
+}
+
+std::vector<CheckResult> check_rdma_iommu(const DoctorFacts& f) {
+    const char* id = "rdma_iommu";
+    std::vector<CheckResult> out;
+    if (no_rdma(f, id, out))
+        return out;
+    const RdmaFacts& r = f.rdma;
+    if (!r.iommu_groups || !r.iommu_units)
+        return {result(id, "", CheckStatus::pass,
+                       fmt::format("IOMMU off ({}): NIC and GPU addresses are not translated",
+                                   !r.iommu_units ? "no unit in /sys/class/iommu" : "no group in /sys/kernel/iommu_groups"))};
+    const std::string types = r.iommu_group_types.empty() ? "unknown" : join(r.iommu_group_types, ", ");
+    if (r.cmdline && has_token(*r.cmdline, {"iommu=pt", "iommu.passthrough=1", "iommu.passthrough=on"}))
+        return {result(id, "", CheckStatus::pass, "IOMMU on in passthrough (iommu=pt on the kernel command line)")};
+    if (r.iommu_group_types == std::vector<std::string>{"identity"})
+        return {result(id, "", CheckStatus::pass, "IOMMU on, every group in passthrough (type identity)")};
+    return {result(id, "", CheckStatus::warn,
+                   fmt::format("IOMMU on and translating (group types: {}; {}): every RDMA transfer pays address "
+                               "translation on the DMA path",
+                               types, r.cmdline ? "no iommu=pt on the kernel command line" : "/proc/cmdline unreadable"),
+                   "boot with iommu=pt where device isolation is not needed")};
+}
+
+std::vector<CheckResult> check_rdma_link(const DoctorFacts& f) {
+    const char* id = "rdma_link";
+    std::vector<CheckResult> out;
+    if (no_rdma(f, id, out))
+        return out;
+    for (const RdmaNic& n : f.rdma.nics) {
+        if (n.ports.empty()) {
+            out.push_back(result(id, n.name, CheckStatus::skip,
+                                 "port state unknown (no /sys/class/infiniband/" + n.name + "/ports)"));
+            continue;
+        }
+        for (const NicPort& p : n.ports) {
+            std::string evidence = fmt::format("port {} {}", p.port, p.state.empty() ? "state unknown" : p.state);
+            for (const std::string* extra : {&p.rate, &p.link_layer})
+                if (!extra->empty())
+                    evidence += ", " + *extra;
+            const std::string subject = fmt::format("{} port {}", n.name, p.port);
+            if (p.state == "ACTIVE")
+                out.push_back(result(id, subject, CheckStatus::pass, evidence));
+            else
+                out.push_back(result(id, subject, CheckStatus::warn, evidence + ": no RDMA traffic on this port",
+                                     "check the cable, the switch port and the subnet manager (InfiniBand), or "
+                                     "the interface (RoCE)"));
+        }
+    }
+    return out;
+}
+
 std::vector<CheckResult> run_checks(const DoctorFacts& f) {
     using Check = std::vector<CheckResult> (*)(const DoctorFacts&);
     static constexpr Check k_checks[] = {
         check_gpu_present, check_driver,      check_nvml,        check_pcie_link,    check_peer_access,
         check_nvlink,      check_cpu_affinity, check_memlock,    check_mempool,      check_persistence,
         check_clocks,      check_ecc,         check_compute_mode, check_other_processes, check_nccl_env,
-        check_cuda_env,    check_iommu,       check_storage,
+        check_cuda_env,    check_iommu,       check_storage,     check_rdma_peer_memory, check_rdma_path,
+        check_rdma_acs,    check_rdma_iommu,  check_rdma_link,
     };
     std::vector<CheckResult> out;
     for (Check c : k_checks) {

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "interopbench/scenario.hpp"
+#include "topology/rdma.hpp"
 #include "topology/storage_devices.hpp"
 #include "topology/topology.hpp"
 
@@ -117,11 +118,14 @@ struct DoctorFacts {
     std::optional<CufileHostFacts> cufile;
     std::vector<BlockDeviceTopo> block_devices;
     std::vector<std::string> gpu_labels; ///< by GPU index, for block_devices' gpu_paths
+
+    RdmaFacts rdma; ///< GPUDirect RDMA: the RDMA NICs, peer memory, ACS, IOMMU (rdma.hpp)
 };
 
 
 /// Everything but the CUDA facts and the loaded link readings (topology library): GPUs and
-/// pairs from `topology`, NVML health, process affinity, memlock limit, environment, IOMMU.
+/// pairs from `topology`, NVML health, process affinity, memlock limit, environment, IOMMU,
+/// the RDMA facts (rdma_facts on /sys and /proc).
 DoctorFacts host_doctor_facts(const Machine& machine, const Topology& topology);
 
 /// No CUDA device: FAIL with CUDA's reason where NVIDIA GPUs sit on the PCI bus or
@@ -170,6 +174,23 @@ std::vector<CheckResult> check_iommu(const DoctorFacts& f);
 /// cufile.json unreadable (WARN); the storage directory: no O_DIRECT or memory-backed (WARN),
 /// read-ahead under 128 KiB (WARN); per block device and GPU: a SYS path (WARN, with the fix).
 std::vector<CheckResult> check_storage(const DoctorFacts& f);
+
+/// GPUDirect RDMA readiness. Each RDMA check SKIPs once, "no RDMA device (no
+/// /sys/class/infiniband)", where there is no RDMA NIC; the per-GPU ones SKIP without a GPU.
+/// Peer memory: nvidia_peermem loaded, or dma-buf (the NVIDIA open kernel module and a kernel
+/// of 5.12 or newer, or one with /sys/kernel/dmabuf): PASS; neither: WARN.
+std::vector<CheckResult> check_rdma_peer_memory(const DoctorFacts& f);
+/// Per RDMA NIC: the path class to its nearest GPU: PIX or PXB PASS, PHB or NODE WARN, SYS
+/// FAIL (traffic crosses the CPU interconnect); no known path: SKIP.
+std::vector<CheckResult> check_rdma_path(const DoctorFacts& f);
+/// Per RDMA NIC: ACS redirect on a PCI bridge between it and its nearest GPU: WARN; none
+/// redirects: PASS; a bridge's ACS not readable (root only): SKIP with that reason.
+std::vector<CheckResult> check_rdma_acs(const DoctorFacts& f);
+/// The IOMMU: off, or on in passthrough (iommu=pt on the kernel command line, or every group
+/// of type identity): PASS; on and translating: WARN.
+std::vector<CheckResult> check_rdma_iommu(const DoctorFacts& f);
+/// Per RDMA port: ACTIVE PASS, any other state WARN; no port known: SKIP.
+std::vector<CheckResult> check_rdma_link(const DoctorFacts& f);
 
 /// Every check above, in that order.
 std::vector<CheckResult> run_checks(const DoctorFacts& f);

@@ -21,6 +21,7 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -227,6 +228,34 @@ PathClass classify_pcie(const TreePlace& a, const TreePlace& b) {
     return hwloc_bitmap_intersects(a.non_io->nodeset, b.non_io->nodeset) ? PathClass::node : PathClass::sys;
 }
 
+// The bus id of a PCI-to-PCI bridge (a root or switch port); empty for a host bridge.
+std::string bridge_bus_id(hwloc_obj_t o) {
+    const auto& b = o->attr->bridge;
+    if (o->type != HWLOC_OBJ_BRIDGE || b.upstream_type != HWLOC_OBJ_BRIDGE_PCI)
+        return {};
+    return format_bus_id(b.upstream.pci.domain, b.upstream.pci.bus, b.upstream.pci.dev, b.upstream.pci.func);
+}
+
+// The PCI bridges between two devices: from `a` up to their common ancestor (itself when it
+// is a switch or root port) and down to `b`. Host bridges are left out: they have no bus id.
+std::vector<std::string> bridges_between(const TreePlace& a, const TreePlace& b) {
+    const std::size_t na = a.chain.size(), nb = b.chain.size();
+    std::size_t d = 0;
+    while (d < na && d < nb && a.chain[na - 1 - d] == b.chain[nb - 1 - d])
+        ++d;
+    std::vector<std::string> out;
+    if (d == 0 || a.chain.front() == b.chain.front())
+        return out;
+    const std::size_t ka = na - d, kb = nb - d;
+    for (std::size_t k = 1; k <= ka; ++k)
+        if (std::string id = bridge_bus_id(a.chain[k]); !id.empty())
+            out.push_back(id);
+    for (std::size_t k = kb; k-- > 1;)
+        if (std::string id = bridge_bus_id(b.chain[k]); !id.empty())
+            out.push_back(id);
+    return out;
+}
+
 std::string read_text(const std::string& path) {
     std::ifstream f(path);
     std::string s;
@@ -298,6 +327,115 @@ std::vector<GpuTopo> nvidia_gpus(hwloc_topology_t t) {
     return gpus;
 }
 
+// hwloc's OpenFabrics port state (the number before the kernel's "4: ACTIVE") as its name.
+std::string ib_port_state(const std::string& number) {
+    static const char* const k_states[] = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"};
+    const int v = std::atoi(number.c_str());
+    return v >= 0 && v <= 5 && !number.empty() && std::isdigit(static_cast<unsigned char>(number[0]))
+               ? k_states[v]
+               : number;
+}
+
+// The port states hwloc recorded on an OpenFabrics OS device: info attributes "Port<N>State".
+std::vector<NicPort> hwloc_ports(hwloc_obj_t osdev) {
+    std::map<unsigned, NicPort> ports;
+    for (unsigned i = 0; i < osdev->infos_count; ++i) {
+        const std::string name = osdev->infos[i].name ? osdev->infos[i].name : "";
+        const std::string value = osdev->infos[i].value ? osdev->infos[i].value : "";
+        if (name.size() <= 9 || name.rfind("Port", 0) != 0 || name.compare(name.size() - 5, 5, "State") != 0)
+            continue;
+        const std::string number = name.substr(4, name.size() - 9);
+        if (number.size() > 4 || !std::all_of(number.begin(), number.end(),
+                                              [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+            continue;
+        NicPort& p = ports[static_cast<unsigned>(std::stoul(number))];
+        p.port = static_cast<unsigned>(std::stoul(number));
+        p.state = ib_port_state(value);
+    }
+    std::vector<NicPort> out;
+    for (auto& [n, p] : ports)
+        out.push_back(p);
+    return out;
+}
+
+// The NICs from hwloc's I/O objects, each with its path class to every GPU (`gpu_objs`, by
+// GPU index; nullptr where a GPU is not in the tree) by the same rule as GPU pairs.
+void build_nics(Topology& topo, hwloc_topology_t t, const std::vector<hwloc_obj_t>& gpu_objs) {
+    std::vector<std::pair<NicTopo, hwloc_obj_t>> found; // with its PCI function
+    std::map<hwloc_obj_t, std::vector<std::string>> interfaces;
+    for (hwloc_obj_t o = nullptr; (o = hwloc_get_next_osdev(t, o));) {
+        const auto type = o->attr->osdev.type;
+        if ((type != HWLOC_OBJ_OSDEV_OPENFABRICS && type != HWLOC_OBJ_OSDEV_NETWORK) || !o->name)
+            continue;
+        hwloc_obj_t pci = o->parent;
+        while (pci && pci->type == HWLOC_OBJ_OS_DEVICE)
+            pci = pci->parent;
+        if (!pci || pci->type != HWLOC_OBJ_PCI_DEVICE)
+            continue; // not on the PCI bus (a virtual interface): no path to a GPU
+        if (type == HWLOC_OBJ_OSDEV_NETWORK) {
+            interfaces[pci].emplace_back(o->name);
+            continue;
+        }
+        NicTopo n;
+        n.name = o->name;
+        n.kind = "rdma";
+        n.ports = hwloc_ports(o);
+        found.emplace_back(n, pci);
+    }
+    std::set<hwloc_obj_t> with_rdma;
+    for (auto& [n, pci] : found) {
+        with_rdma.insert(pci);
+        n.interfaces = interfaces[pci];
+    }
+    for (const auto& [pci, names] : interfaces)
+        if (!with_rdma.count(pci))
+            for (const std::string& name : names) {
+                NicTopo n;
+                n.name = name;
+                n.kind = "net";
+                found.emplace_back(n, pci);
+            }
+    for (auto& [n, pci] : found) {
+        n.pci_bus_id = pci_bus_id_of(pci);
+        std::sort(n.interfaces.begin(), n.interfaces.end());
+    }
+    std::sort(found.begin(), found.end(), [](const auto& x, const auto& y) {
+        const NicTopo& a = x.first;
+        const NicTopo& b = y.first;
+        if (a.kind != b.kind)
+            return a.kind == "rdma";
+        return std::tie(a.pci_bus_id, a.name) < std::tie(b.pci_bus_id, b.name);
+    });
+
+    std::vector<TreePlace> gpu_places(gpu_objs.size());
+    for (std::size_t i = 0; i < gpu_objs.size(); ++i)
+        if (gpu_objs[i])
+            gpu_places[i] = place_of(t, gpu_objs[i]);
+    std::vector<TreePlace> nic_places;
+    for (auto& [n, pci] : found) {
+        if (hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(t, pci)) {
+            n.cpus = bitmap_list(anc->cpuset);
+            n.numa_nodes = bitmap_list(anc->nodeset);
+        }
+        n.link_speed = static_cast<double>(pci->attr->pcidev.linkspeed) * 1e9;
+        nic_places.push_back(place_of(t, pci));
+        const TreePlace& here = nic_places.back();
+        for (std::size_t i = 0; i < gpu_objs.size(); ++i) {
+            n.gpu_paths.push_back(gpu_objs[i] ? classify_pcie(here, gpu_places[i]) : PathClass::unknown);
+            const PathClass c = n.gpu_paths.back();
+            if (c != PathClass::unknown && (n.nearest_gpu < 0 || c < n.gpu_paths[static_cast<std::size_t>(n.nearest_gpu)]))
+                n.nearest_gpu = static_cast<int>(i);
+        }
+        if (n.nearest_gpu >= 0)
+            n.bridges = bridges_between(here, gpu_places[static_cast<std::size_t>(n.nearest_gpu)]);
+        topo.nics.push_back(n);
+    }
+    if (topo.nics.size() <= k_max_pair_gpus)
+        for (std::size_t a = 0; a < topo.nics.size(); ++a)
+            for (std::size_t b = 0; b < topo.nics.size(); ++b)
+                topo.nics[a].nic_paths.push_back(a == b ? PathClass::self : classify_pcie(nic_places[a], nic_places[b]));
+}
+
 // Host summary, GPU locality and PCIe class of every pair (up to k_max_pair_gpus GPUs).
 void build_base(Topology& topo, hwloc_topology_t t) {
     std::vector<hwloc_obj_t> objs(topo.gpus.size(), nullptr);
@@ -331,6 +469,7 @@ void build_base(Topology& topo, hwloc_topology_t t) {
                 topo.notes.push_back(fmt::format("{} ({}) is not in hwloc's PCI tree: locality unknown",
                                                  topo.gpus[i].label(i), topo.gpus[i].pci_bus_id));
         }
+        build_nics(topo, t, objs);
     }
     const std::size_t n = topo.gpus.size();
     if (n > k_max_pair_gpus) {
@@ -767,6 +906,44 @@ std::string nvlink_label(const GpuTopo& g) {
     return g.nvlink_known ? "none" : "?";
 }
 
+// "port 1: ACTIVE, 200 Gb/sec (4X HDR), InfiniBand; port 2: DOWN", or "-" when none is known.
+std::string ports_text(const NicTopo& n) {
+    std::vector<std::string> ports;
+    for (const NicPort& p : n.ports) {
+        std::string s = fmt::format("port {}: {}", p.port, p.state.empty() ? "state unknown" : p.state);
+        for (const std::string* extra : {&p.rate, &p.link_layer})
+            if (!extra->empty())
+                s += ", " + *extra;
+        ports.push_back(s);
+    }
+    std::string out;
+    for (const std::string& p : ports)
+        out += (out.empty() ? "" : "; ") + p;
+    return out.empty() ? "-" : out;
+}
+
+// The NICs: which device each label of the matrix is, its ports and its nearest GPU.
+std::string render_nics(const Topology& topo, bool markdown) {
+    if (topo.nics.empty())
+        return "\nNICs: none on the PCI bus\n";
+    std::vector<std::vector<std::string>> rows{
+        {"NIC", "device", "kind", "interfaces", "bus id", "ports", "NUMA", "nearest GPU"}};
+    for (std::size_t i = 0; i < topo.nics.size(); ++i) {
+        const NicTopo& n = topo.nics[i];
+        std::string interfaces;
+        for (const std::string& f : n.interfaces)
+            interfaces += (interfaces.empty() ? "" : ",") + f;
+        std::string nearest = "-";
+        if (n.nearest_gpu >= 0) {
+            const auto g = static_cast<std::size_t>(n.nearest_gpu);
+            nearest = fmt::format("{} ({})", topo.gpus[g].label(g), to_string(n.nearest_class()));
+        }
+        rows.push_back({n.label(i), n.name, n.kind, interfaces.empty() ? "-" : interfaces, n.pci_bus_id, ports_text(n),
+                        n.numa_nodes.empty() ? "?" : format_cpu_list(n.numa_nodes), nearest});
+    }
+    return "\nNICs:\n" + render_table(rows, markdown);
+}
+
 } // namespace
 
 const char* to_string(PathClass c) {
@@ -795,7 +972,7 @@ const char* to_string(LinkPeer p) {
 
 const std::vector<std::pair<std::string, std::string>>& path_legend() {
     static const std::vector<std::pair<std::string, std::string>> k_legend = {
-        {"X", "the same GPU"},
+        {"X", "the same device (GPU or NIC)"},
         {"NV#", "# bonded NVLinks, direct or through NVSwitches"},
         {"PIX", "PCIe through at most one PCIe switch, no host bridge"},
         {"PXB", "PCIe through several PCIe switches, no host bridge"},
@@ -863,6 +1040,14 @@ std::string GpuTopo::host_path() const {
 
 double GpuTopo::host_bandwidth() const {
     return nvlinks_to_cpu > 0 ? nvlink_cpu_bandwidth : pcie.bandwidth();
+}
+
+std::string NicTopo::label(std::size_t index) const { return fmt::format("NIC{}", index); }
+
+PathClass NicTopo::nearest_class() const {
+    return nearest_gpu >= 0 && static_cast<std::size_t>(nearest_gpu) < gpu_paths.size()
+               ? gpu_paths[static_cast<std::size_t>(nearest_gpu)]
+               : PathClass::unknown;
 }
 
 PathClass PairTopo::path_class() const { return nvlinks > 0 ? PathClass::nvlink : pcie_class; }
@@ -947,6 +1132,7 @@ Topology discover_topology(const Machine& machine, const std::vector<CudaPeerFac
     }
     apply_nvlink_links(topo);
     apply_cuda_peers(topo, peers);
+    read_nic_sysfs(topo);
     topo.block_devices = discover_block_devices(topo);
     return topo;
 }
@@ -1055,6 +1241,42 @@ nlohmann::json topology_json(const Topology& topo) {
     nlohmann::json legend = nlohmann::json::object();
     for (const auto& [label, meaning] : path_legend())
         legend[label] = meaning;
+    const auto text_or_null = [](const std::string& v) { return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v); };
+    nlohmann::json nics = nlohmann::json::array();
+    for (std::size_t i = 0; i < topo.nics.size(); ++i) {
+        const NicTopo& n = topo.nics[i];
+        nlohmann::json ports = nlohmann::json::array();
+        for (const NicPort& p : n.ports)
+            ports.push_back({{"port", p.port},
+                             {"state", text_or_null(p.state)},
+                             {"rate", text_or_null(p.rate)},
+                             {"bandwidth", p.bandwidth > 0 ? nlohmann::json(p.bandwidth) : nlohmann::json(nullptr)},
+                             {"link_layer", text_or_null(p.link_layer)}});
+        nlohmann::json gpu_paths = nlohmann::json::array(), nic_paths = nlohmann::json::array();
+        for (PathClass c : n.gpu_paths)
+            gpu_paths.push_back(to_string(c));
+        for (PathClass c : n.nic_paths)
+            nic_paths.push_back(to_string(c));
+        nlohmann::json nearest = nullptr;
+        if (n.nearest_gpu >= 0) {
+            const auto g = static_cast<std::size_t>(n.nearest_gpu);
+            nearest = {{"index", g}, {"label", topo.gpus[g].label(g)}, {"class", to_string(n.nearest_class())}};
+        }
+        nics.push_back({{"index", i},
+                        {"label", n.label(i)},
+                        {"name", n.name},
+                        {"kind", n.kind},
+                        {"pci_bus_id", n.pci_bus_id},
+                        {"interfaces", n.interfaces},
+                        {"cpus", format_cpu_list(n.cpus)},
+                        {"numa_node", n.numa_nodes.size() == 1 ? nlohmann::json(n.numa_nodes[0]) : nlohmann::json(nullptr)},
+                        {"link_speed", n.link_speed},
+                        {"ports", ports},
+                        {"nearest_gpu", nearest},
+                        {"gpu_paths", gpu_paths},
+                        {"nic_paths", nic_paths},
+                        {"bridges_to_nearest_gpu", n.bridges}});
+    }
     return {{"source", topo.source},
             {"recorded", topo.recorded},
             {"hwloc_version", topo.hwloc_version},
@@ -1065,6 +1287,7 @@ nlohmann::json topology_json(const Topology& topo) {
             {"pairs", pairs},
             {"has_nvswitch", topo.has_nvswitch},
             {"has_infiniband", topo.has_infiniband},
+            {"nics", nics},
             {"legend", legend},
             {"block_devices", block_devices_json(topo.block_devices)},
             {"notes", topo.notes}};
@@ -1080,16 +1303,26 @@ std::string render_topology(const Topology& topo, bool markdown) {
     out += "\n";
     if (topo.gpus.empty()) {
         out += "No NVIDIA GPU found.\n";
+        out += render_nics(topo, markdown);
     } else {
         // Beyond k_max_pair_gpus there are no pairs: the matrix keeps its affinity columns.
         const bool with_pairs = topo.gpus.size() <= k_max_pair_gpus;
+        // NIC rows and columns where every NIC pair is classified (as many NICs as GPUs allowed).
+        const std::size_t nics = with_pairs && topo.nics.size() <= k_max_pair_gpus ? topo.nics.size() : 0;
         std::vector<std::vector<std::string>> matrix;
         std::vector<std::string> header{""};
         for (std::size_t i = 0; with_pairs && i < topo.gpus.size(); ++i)
             header.push_back(topo.gpus[i].label(i));
+        for (std::size_t i = 0; i < nics; ++i)
+            header.push_back(topo.nics[i].label(i));
         for (const char* h : {"CPU Affinity", "NUMA Affinity", "PCIe", "NVLink", "Bus id"})
             header.emplace_back(h);
         matrix.push_back(header);
+        const auto affinity = [](std::vector<std::string>& row, const std::vector<unsigned>& cpus,
+                                 const std::vector<unsigned>& numa) {
+            row.push_back(cpus.empty() ? "?" : format_cpu_list(cpus));
+            row.push_back(numa.empty() ? "?" : format_cpu_list(numa));
+        };
         for (std::size_t a = 0; a < topo.gpus.size(); ++a) {
             const GpuTopo& g = topo.gpus[a];
             std::vector<std::string> row{g.label(a)};
@@ -1097,17 +1330,32 @@ std::string render_topology(const Topology& topo, bool markdown) {
                 const PairTopo* p = a == b ? nullptr : topo.pair(a, b);
                 row.push_back(a == b ? "X" : p ? p->label() : "?");
             }
-            row.push_back(g.cpus.empty() ? "?" : format_cpu_list(g.cpus));
-            row.push_back(g.numa_nodes.empty() ? "?" : format_cpu_list(g.numa_nodes));
+            for (std::size_t k = 0; k < nics; ++k)
+                row.push_back(a < topo.nics[k].gpu_paths.size() ? to_string(topo.nics[k].gpu_paths[a]) : "?");
+            affinity(row, g.cpus, g.numa_nodes);
             row.push_back(g.pcie.label());
             row.push_back(nvlink_label(g));
             row.push_back(g.pci_bus_id);
+            matrix.push_back(row);
+        }
+        for (std::size_t k = 0; k < nics; ++k) {
+            const NicTopo& n = topo.nics[k];
+            std::vector<std::string> row{n.label(k)};
+            for (std::size_t b = 0; b < topo.gpus.size(); ++b)
+                row.push_back(b < n.gpu_paths.size() ? to_string(n.gpu_paths[b]) : "?");
+            for (std::size_t m = 0; m < nics; ++m)
+                row.push_back(m < n.nic_paths.size() ? to_string(n.nic_paths[m]) : "?");
+            affinity(row, n.cpus, n.numa_nodes);
+            row.push_back(n.link_speed > 0 ? format_value(n.link_speed, "B/s") : "?");
+            row.push_back("-");
+            row.push_back(n.pci_bus_id);
             matrix.push_back(row);
         }
         out += render_table(matrix, markdown);
         out += "\nLegend:\n";
         for (const auto& [label, meaning] : path_legend())
             out += fmt::format("{}{:<5} {}\n", markdown ? "- " : "  ", label, meaning);
+        out += render_nics(topo, markdown);
 
         out += "\nPaths (theoretical bandwidth per direction):\n";
         std::vector<std::vector<std::string>> paths{

@@ -22,7 +22,7 @@ namespace interopbench {
 /// How two GPUs are connected, best first. A pair with NVLink is `nvlink` whatever PCIe path
 /// it also has; the others follow the PCIe path.
 enum class PathClass {
-    self,   ///< X: the same GPU
+    self,   ///< X: the same device
     nvlink, ///< NV#: a bonded set of # NVLinks, direct or through NVSwitches
     pix,    ///< PIX: PCIe through at most one switch, no host bridge
     pxb,    ///< PXB: PCIe through several switches, no host bridge
@@ -159,6 +159,42 @@ struct BlockDeviceTopo {
     std::vector<std::string> gpu_paths;
 };
 
+/// One port of an RDMA device: /sys/class/infiniband/DEV/ports/N on a live machine, or the
+/// port state hwloc recorded (its `PortNState` attribute) in an XML.
+struct NicPort {
+    unsigned port = 0;
+    std::string state;      ///< "ACTIVE", "DOWN", "INIT"...; empty when unknown
+    std::string rate;       ///< as the kernel gives it: "200 Gb/sec (4X HDR)"; empty when unknown
+    double bandwidth = 0;   ///< B/s per direction from the rate; 0 when unknown
+    std::string link_layer; ///< "InfiniBand" or "Ethernet" (RoCE); empty when unknown
+};
+
+/// A network device on the PCI bus, from hwloc's I/O objects: an RDMA device (hwloc's
+/// OpenFabrics OS device, "mlx5_0": InfiniBand or RoCE) with the network interfaces of its
+/// PCI function, or a plain network interface ("eth0") of a function without an RDMA device.
+struct NicTopo {
+    std::string name;                    ///< "mlx5_0", "eth0"
+    std::string kind;                    ///< "rdma" or "net"
+    std::string pci_bus_id;              ///< normalised
+    std::vector<std::string> interfaces; ///< network interfaces of the same function ("ib0")
+    std::vector<unsigned> cpus;          ///< CPUs of its non-I/O ancestor (local CPUs)
+    std::vector<unsigned> numa_nodes;    ///< NUMA nodes of that ancestor
+    double link_speed = 0;               ///< hwloc's PCIe link speed in B/s; 0 when unknown
+    std::vector<NicPort> ports;          ///< RDMA ports; empty when unknown or kind "net"
+    std::vector<PathClass> gpu_paths;    ///< PCIe path class to each GPU, by GPU index
+    std::vector<PathClass> nic_paths;    ///< to each NIC, by NIC index (X for itself); empty
+                                         ///< beyond k_max_pair_gpus NICs
+    int nearest_gpu = -1;                ///< GPU index of the best path class; -1 when none is known
+    /// PCI bridges (bus ids) on the path to the nearest GPU: from the NIC up to the two
+    /// devices' common ancestor and down to the GPU; host bridges are not listed.
+    std::vector<std::string> bridges;
+
+    /// "NIC<index>".
+    std::string label(std::size_t index) const;
+    /// The path class to the nearest GPU; unknown when there is none.
+    PathClass nearest_class() const;
+};
+
 /// The topology of one machine.
 struct Topology {
     std::string source;        ///< "this machine" or the XML file analysed
@@ -172,6 +208,9 @@ struct Topology {
                                  ///< beyond k_max_pair_gpus GPUs
     bool has_nvswitch = false;   ///< some GPU links to an NVSwitch
     bool has_infiniband = false; ///< hwloc sees an InfiniBand/RoCE (OpenFabrics) device
+    /// Network devices on the PCI bus (RDMA devices first, then plain interfaces, each in bus
+    /// id order) with their path class to each GPU.
+    std::vector<NicTopo> nics;
     std::vector<std::string> notes; ///< what could not be discovered, and why
     /// Block devices and their path class to each GPU (live discovery only; storage_devices.hpp).
     std::vector<BlockDeviceTopo> block_devices;
@@ -184,9 +223,16 @@ struct Topology {
 
 /// Discovers this machine: hwloc with I/O objects, the GPUs CUDA sees (`machine.devices`, by
 /// bus id; the NVIDIA 3D/VGA PCI devices hwloc finds when CUDA is not usable), NVML for
-/// NVLink and PCIe generation/width (sysfs when NVML is absent), and `peers` for the CUDA
-/// pair facts. Never throws: what cannot be found is left unknown with a note.
+/// NVLink and PCIe generation/width (sysfs when NVML is absent), `peers` for the CUDA pair
+/// facts, and the NICs' ports (read_nic_sysfs on /sys). Never throws: what cannot be found is
+/// left unknown with a note.
 Topology discover_topology(const Machine& machine, const std::vector<CudaPeerFacts>& peers = {});
+
+/// Adds the kernel's facts about each RDMA device's ports from
+/// `sysfs_root`/class/infiniband/DEV/ports/N/{state,rate,link_layer}, where that directory
+/// exists (it replaces the port states hwloc recorded). discover_topology calls it with
+/// "/sys"; tests give a recorded tree. Never throws.
+void read_nic_sysfs(Topology& topology, const std::string& sysfs_root = "/sys");
 
 /// Analyses a recorded hwloc XML topology of any machine. GPUs are the NVIDIA (vendor 0x10de)
 /// PCI devices of class 0x0300 or 0x0302, in bus id order. NVLink comes from an
@@ -207,11 +253,13 @@ void export_topology(const Topology& topology, const std::string& path);
 
 /// The topology as JSON (the report's "topology" block): host summary, NUMA nodes, GPUs with
 /// affinity, PCIe, NVLink and host path, every ordered pair with class and bandwidth, the
-/// legend and the notes. Bandwidths in B/s.
+/// NICs with their ports and path class to each GPU, the legend and the notes. Bandwidths
+/// in B/s.
 nlohmann::json topology_json(const Topology& topology);
 
-/// Human rendering: a matrix like `nvidia-smi topo -m` with CPU affinity, NUMA affinity, PCIe
-/// link and bus id columns, the legend, then the host and pair paths with their theoretical
+/// Human rendering: a matrix like `nvidia-smi topo -m` (GPU and NIC rows and columns) with CPU
+/// affinity, NUMA affinity, PCIe link and bus id columns, the legend, the NICs (device,
+/// interfaces, ports, nearest GPU), then the host and pair paths with their theoretical
 /// bandwidth and CUDA peer facts, then the notes. `markdown` renders GitHub tables.
 std::string render_topology(const Topology& topology, bool markdown = false);
 
