@@ -289,3 +289,99 @@ TEST_CASE("byte figures print exactly when whole units, else in the largest unit
     CHECK(format_value(22801156.0 * 1024, "B") == "21.7GiB");
     CHECK(format_value(0, "B") == "0B");
 }
+
+TEST_CASE("read_header reads a committed report of each schema version") {
+    const ReportHeader h = read_header(load_report(INTEROPBENCH_SOURCE_DIR "/reports/h200x2-default-job.json"));
+    CHECK(h.schema_version == "1.0");
+    CHECK(h.tool.name == "interopbench");
+    CHECK(h.tool.git_sha == "f44b08f8dd52");
+    CHECK(h.invocation.argv.size() == 4);
+    CHECK(h.invocation.profile == "quick");
+    CHECK(h.invocation.profile_hash == "009c34ae3bfc6d33");
+    CHECK(h.invocation.status == "complete");
+    CHECK(h.invocation.started == "2026-11-30T00:51:33Z");
+    CHECK(h.invocation.settings["max_samples"] == 30);
+    CHECK_FALSE(h.invocation.anonymized);
+    CHECK(h.host.hostname == "vm");
+    CHECK(h.host.os == "Ubuntu 24.04.3 LTS");
+    CHECK(h.host.logical_cpus == 32);
+    CHECK(h.host.memory_bytes == 270334464000ULL);
+    CHECK(h.software.cuda_driver == "13.0");
+    CHECK(h.software.cuda_runtime == "13.0");
+    CHECK(h.software.cuda_available);
+    CHECK(h.software.version_of("nccl") == "2.28.3"); // schema 1.0: software.nccl
+    REQUIRE(h.devices.size() == 2);
+    CHECK(h.devices[0].pci_bus_id == "0000:00:06.0");
+    CHECK(h.devices[1].pci_bus_id == "0000:00:07.0");
+    CHECK(h.devices[1].ordinal == 1);
+    CHECK(h.devices[0].name == "NVIDIA H200");
+    CHECK(h.devices[0].sm_count == 132);
+    CHECK(h.devices[0].memory_bytes == 150109880320ULL);
+    CHECK(h.devices[0].compute_capability == "9.0");
+    REQUIRE(h.topology.gpus.size() == 2);
+    CHECK(h.topology.document.is_object());
+    CHECK(h.topology.gpus[0].label == "GPU0");
+    CHECK(h.topology.gpus[0].nvlink_known);
+    CHECK(h.topology.gpus[0].nvlinks == 18);
+    CHECK(h.topology.gpus[0].nvlinks_active == 18);
+    CHECK(h.environment.at("NCCL_VERSION") == "2.28.3-1");
+    CHECK(h.warnings.empty());
+
+    const ReportHeader ci = read_header(load_report(INTEROPBENCH_SOURCE_DIR "/reports/gate-pairs/h200x1-ci/run-0.json"));
+    CHECK(ci.schema_version == "1.1");
+    CHECK(ci.invocation.anonymized);
+    CHECK(ci.host.hostname.empty()); // anonymized
+    CHECK(ci.software.driver_release == "580.159.04");
+    CHECK(ci.software.libraries.size() == 3);
+    CHECK(ci.software.version_of("nccl") == "2.28.3");
+    CHECK(ci.software.version_of("cufile") == "1.15.0");
+    CHECK(ci.software.version_of("none").empty());
+    REQUIRE(ci.devices.size() == 1);
+    CHECK(ci.devices[0].pci_bus_id == "0000:00:06.0");
+    CHECK(ci.devices[0].uuid.empty()); // anonymized
+}
+
+TEST_CASE("read_header: missing and mistyped fields are empty, never an exception") {
+    for (const auto& doc : {nlohmann::json(), nlohmann::json::array({1, 2}), nlohmann::json("text"), nlohmann::json::object()}) {
+        ReportHeader h;
+        CHECK_NOTHROW(h = read_header(doc));
+        CHECK(h.schema_version.empty());
+        CHECK(h.devices.empty());
+        CHECK(h.invocation.settings.is_null());
+        CHECK(h.topology.document.is_null());
+    }
+    const auto garbled = nlohmann::json::parse(R"({
+        "schema": {"version": 1.1}, "tool": "interopbench",
+        "invocation": {"argv": ["interopbench", 3], "profile": 7, "status": null, "anonymized": "yes"},
+        "host": {"hostname": ["a"], "logical_cpus": -4, "memory_bytes": "lots"},
+        "software": {"libraries": [{"name": 5, "version": "1.0"}, "nccl"], "nccl": false, "driver_release": {}},
+        "devices": [{"ordinal": "0", "name": 3, "pcie": "Gen5", "sm_count": 1e300, "memory_bytes": -1}, 7],
+        "topology": {"gpus": {"label": "GPU0"}, "pairs": [{"label": 1, "class": "NV18"}]},
+        "environment": ["CUDA_HOME"], "warnings": [1, "w", null]})");
+    ReportHeader h;
+    CHECK_NOTHROW(h = read_header(garbled));
+    CHECK(h.schema_version.empty());
+    CHECK(h.tool.name.empty());
+    CHECK(h.invocation.argv == std::vector<std::string>{"interopbench"});
+    CHECK(h.invocation.profile.empty());
+    CHECK(h.invocation.status.empty());
+    CHECK_FALSE(h.invocation.anonymized);
+    CHECK(h.host.hostname.empty());
+    CHECK(h.host.logical_cpus == 0);
+    CHECK(h.host.memory_bytes == 0);
+    CHECK(h.software.driver_release.empty());
+    CHECK(h.software.libraries.size() == 2); // one entry per element, empty where mistyped
+    CHECK(h.software.version_of("nccl").empty());
+    REQUIRE(h.devices.size() == 2); // the GPU count is the array's size
+    CHECK(h.devices[0].ordinal == 0);
+    CHECK(h.devices[0].name.empty());
+    CHECK(h.devices[0].sm_count == 0);
+    CHECK(h.devices[0].memory_bytes == 0);
+    CHECK(h.devices[0].pcie_gen_max == 0);
+    CHECK(h.topology.gpus.empty());
+    REQUIRE(h.topology.pairs.size() == 1);
+    CHECK(h.topology.pairs[0].label.empty());
+    CHECK(h.topology.pairs[0].path_class == "NV18");
+    CHECK(h.environment.empty());
+    CHECK(h.warnings == std::vector<std::string>{"w"});
+}

@@ -72,6 +72,18 @@ json slowed(json report) {
     return report;
 }
 
+// Every fake_* scenario at 1 KiB, three samples a round, no warm-up.
+RunPlan fake_plan(double max_time_s, int rounds) {
+    RunPlan plan;
+    plan.entries = {{"fake_*", {{"size", {"1K"}}}}};
+    plan.settings.warmup = 0;
+    plan.settings.min_samples = plan.settings.max_samples = 3;
+    plan.settings.max_time_s = max_time_s;
+    plan.settings.sample_time_s = 0.001;
+    plan.settings.rounds = rounds;
+    return plan;
+}
+
 } // namespace
 
 TEST_CASE("Student's t quantiles match the tables") {
@@ -394,13 +406,7 @@ TEST_CASE("noisy results get extra rounds up to max_rounds, steady ones keep the
     Registry reg;
     reg.add(std::make_unique<testing::FakeScenario>("fake_noisy", noisy));
     reg.add(std::make_unique<testing::FakeScenario>("fake_steady", testing::FakeBehaviour{}));
-    RunPlan plan;
-    plan.entries = {{"fake_*", {{"size", {"1K"}}}}};
-    plan.settings.warmup = 0;
-    plan.settings.min_samples = plan.settings.max_samples = 3;
-    plan.settings.max_time_s = 1;
-    plan.settings.sample_time_s = 0.001;
-    plan.settings.rounds = 3;
+    RunPlan plan = fake_plan(1, 3);
     auto rounds_of = [](const std::vector<Result>& results, const std::string& scenario) {
         for (const auto& r : results)
             if (r.scenario == scenario) return r.rounds;
@@ -431,13 +437,7 @@ TEST_CASE("a configuration far over its time budget says where the time went") {
     Registry reg;
     reg.add(std::make_unique<testing::FakeScenario>("fake_slow", slow_setup));
     reg.add(std::make_unique<testing::FakeScenario>("fake_quick", testing::FakeBehaviour{}));
-    RunPlan plan;
-    plan.entries = {{"fake_*", {{"size", {"1K"}}}}};
-    plan.settings.warmup = 0;
-    plan.settings.min_samples = plan.settings.max_samples = 3;
-    plan.settings.max_time_s = 0.1;
-    plan.settings.sample_time_s = 0.001;
-    plan.settings.rounds = 1;
+    RunPlan plan = fake_plan(0.1, 1);
     const auto results = testing::run_plan(reg, plan, Machine{});
     REQUIRE(results.size() == 2);
     for (const auto& r : results) {

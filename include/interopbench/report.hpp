@@ -1,5 +1,7 @@
 #pragma once
 /// The JSON report: building, atomic writing, loading with validation.
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -83,6 +85,73 @@ void anonymize_report(nlohmann::json& report);
 
 /// Results of a loaded report.
 std::vector<Result> report_results(const nlohmann::json& report);
+
+/// Everything a report says besides its results: the tool, the invocation, the machine.
+/// show, compare and the page read it through read_header, never field by field.
+struct ReportHeader {
+    struct Tool {
+        std::string name, version, git_sha;
+    };
+    struct Invocation {
+        std::vector<std::string> argv;
+        std::string profile, profile_hash; ///< empty: a plan without a profile
+        std::string status;                ///< complete | running | interrupted | aborted
+        std::string started, finished;     ///< ISO-8601 UTC
+        nlohmann::json settings;           ///< as recorded (null when absent)
+        bool anonymized = false;
+    };
+    struct Host {
+        std::string hostname, os, kernel, arch, cpu;
+        int logical_cpus = 0;
+        std::uint64_t memory_bytes = 0;
+    };
+    struct Library {
+        std::string name, version, note;
+    };
+    struct Software {
+        std::string driver_release, cuda_driver, cuda_runtime, cuda_note;
+        bool cuda_available = false;
+        std::vector<Library> libraries; ///< schema 1.0 named NCCL alone ("nccl"): its entry "nccl"
+        /// The version of the library named `name`, or empty.
+        std::string version_of(const std::string& name) const;
+    };
+    struct Device {
+        int ordinal = 0;
+        std::string name, uuid, pci_bus_id, compute_capability;
+        int sm_count = 0;
+        std::uint64_t memory_bytes = 0;
+        int pcie_gen_current = 0, pcie_width_current = 0, pcie_gen_max = 0, pcie_width_max = 0; ///< 0: unknown
+    };
+    /// A GPU of the topology block and its NVLinks (`nvlink_known`: NVML could tell).
+    struct TopologyGpu {
+        std::string label; ///< "GPU0"
+        bool nvlink_known = false;
+        int nvlinks = 0, nvlinks_active = 0;
+    };
+    /// The path between two GPUs: "GPU0>GPU1", "NV18".
+    struct TopologyPair {
+        std::string label, path_class;
+    };
+    struct Topology {
+        nlohmann::json document; ///< the topology block as recorded; null without discovery
+        std::vector<TopologyGpu> gpus;
+        std::vector<TopologyPair> pairs;
+    };
+
+    std::string schema_version; ///< "1.1"
+    Tool tool;
+    Invocation invocation;
+    Host host;
+    Software software;
+    std::vector<Device> devices;
+    Topology topology;
+    std::map<std::string, std::string> environment;
+    std::vector<std::string> warnings;
+};
+
+/// The header of a report. Never throws: a field that is missing or of another type is
+/// empty (0, false); load_report checks what must be there. Reads schema 1.0 and 1.1.
+ReportHeader read_header(const nlohmann::json& report);
 
 /// Current UTC time as ISO-8601 with seconds.
 std::string now_iso8601();

@@ -10,17 +10,6 @@
 #include "interopbench/report.hpp"
 
 namespace interopbench::cli {
-namespace {
-
-// A field of the report for the header lines, whatever its JSON type (the loader checks
-// results only: a crafted header must not end the command with a library message).
-std::string text_of(const nlohmann::json& obj, const char* key, const char* fallback) {
-    if (!obj.is_object() || !obj.contains(key) || obj[key].is_null()) return fallback;
-    const auto& v = obj[key];
-    return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
-} // namespace
 
 void add_show(CLI::App& app, Outcome& out) {
     struct Options {
@@ -38,7 +27,7 @@ void add_show(CLI::App& app, Outcome& out) {
                     "primary (the default: tables show the metrics that fit, CI formats each result's primary metric) "
                     "or all");
     cmd->add_flag("--wide", o->wide, "tables as wide as their content (default: the terminal's width, 100 when not a terminal)");
-    cmd->add_flag("--anonymize", o->anonymize, "leave out host name, UUIDs, serial numbers and home directories");
+    cmd->add_flag("--anonymize", o->anonymize, "leave out host name, UUIDs, serial numbers and absolute paths (home as ~, others as <path>/NAME)");
     cmd->callback([o, &out] {
         // ---- formats CI systems read (see ci_formats.hpp)
         const CiMetrics metrics = parse_ci_metrics(o->metrics);
@@ -70,23 +59,17 @@ void add_show(CLI::App& app, Outcome& out) {
         }
         const auto results = report_results(doc);
         if (format == OutputFormat::table || format == OutputFormat::markdown) {
-            const auto inv = doc.value("invocation", nlohmann::json::object());
-            const auto host = doc.value("host", nlohmann::json::object());
+            const ReportHeader h = read_header(doc);
             // Report text reaches the terminal through display_text only (one line each).
             const auto line = [](const std::string& text) { fmt::print("{}\n", display_text(text)); };
-            line(fmt::format("interopbench {} report, profile {}, {} ({})", text_of(doc["schema"], "version", "?"),
-                             text_of(inv, "profile", "-").empty() ? "-" : text_of(inv, "profile", "-"),
-                             text_of(inv, "started", "?"), text_of(inv, "status", "?")));
-            line(fmt::format("host {} ({}, {} CPUs)", text_of(host, "hostname", "?"), text_of(host, "cpu", "?"),
-                             text_of(host, "logical_cpus", "0")));
-            for (const auto& d : doc.value("devices", nlohmann::json::array()))
-                line(fmt::format("GPU {}: {} {} ({} SMs, {})", text_of(d, "ordinal", "0"), text_of(d, "name", "?"),
-                                 text_of(d, "pci_bus_id", "?"), text_of(d, "sm_count", "0"),
-                                 d.is_object() && d.contains("memory_bytes") && d["memory_bytes"].is_number()
-                                     ? format_value(d["memory_bytes"].get<double>(), "B")
-                                     : std::string("?")));
-            for (const auto& w : doc.value("warnings", nlohmann::json::array()))
-                if (w.is_string()) line("warning: " + w.get<std::string>());
+            const auto known = [](const std::string& text, const char* missing) { return text.empty() ? missing : text; };
+            line(fmt::format("interopbench {} report, profile {}, {} ({})", known(h.schema_version, "?"),
+                             known(h.invocation.profile, "-"), known(h.invocation.started, "?"), known(h.invocation.status, "?")));
+            line(fmt::format("host {} ({}, {} CPUs)", known(h.host.hostname, "?"), known(h.host.cpu, "?"), h.host.logical_cpus));
+            for (const auto& d : h.devices)
+                line(fmt::format("GPU {}: {} {} ({} SMs, {})", d.ordinal, known(d.name, "?"), known(d.pci_bus_id, "?"), d.sm_count,
+                                 d.memory_bytes ? format_value(static_cast<double>(d.memory_bytes), "B") : std::string("?")));
+            for (const auto& w : h.warnings) line("warning: " + w);
         }
         const TableStyle style = table_style(o->wide, o->metrics);
         fmt::print("{}", render_summary(results, format, style.width));

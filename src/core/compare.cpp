@@ -189,58 +189,30 @@ RatioEstimate bootstrap_median_ratio(std::vector<double> base, std::vector<doubl
 
 // ---- fingerprint --------------------------------------------------------------------------
 
-namespace {
-
-std::string text_of(const nlohmann::json& j) {
-    if (j.is_string()) return j.get<std::string>();
-    if (j.is_null()) return {};
-    return j.dump();
-}
-
-const nlohmann::json& member(const nlohmann::json& j, const char* name) {
-    static const nlohmann::json k_null;
-    return j.is_object() && j.contains(name) ? j[name] : k_null;
-}
-
-} // namespace
-
 std::map<std::string, std::pair<std::string, bool>> fingerprint(const nlohmann::json& report) {
+    const ReportHeader h = read_header(report);
     std::map<std::string, std::pair<std::string, bool>> fp;
-    const auto& devices = member(report, "devices");
-    if (devices.is_array()) {
-        fp["GPU count"] = {std::to_string(devices.size()), true};
-        for (const auto& d : devices) {
-            const std::string gpu = "GPU" + text_of(member(d, "ordinal"));
-            fp[gpu + " model"] = {text_of(member(d, "name")), true};
-            const auto& pcie = member(d, "pcie");
-            const auto& gen = member(pcie, "gen_max");
-            if (gen.is_number_integer() && gen.get<std::int64_t>() > 0) // 0: unknown
-                fp[gpu + " PCIe"] = {fmt::format("Gen{} x{}", text_of(gen), text_of(member(pcie, "width_max"))), true};
-        }
+    fp["GPU count"] = {std::to_string(h.devices.size()), true};
+    for (const auto& d : h.devices) {
+        const std::string gpu = fmt::format("GPU{}", d.ordinal);
+        fp[gpu + " model"] = {d.name, true};
+        if (d.pcie_gen_max > 0) // 0: unknown
+            fp[gpu + " PCIe"] = {fmt::format("Gen{} x{}", d.pcie_gen_max, d.pcie_width_max), true};
     }
     // From the topology block: existing NVLinks are hardware; how many are up is state
     // (a link that went down should show as a regression, with its cause listed first).
-    const auto& topo = member(report, "topology");
-    for (const auto& g : member(topo, "gpus").is_array() ? member(topo, "gpus") : nlohmann::json::array()) {
-        const auto& nvlink = member(g, "nvlink");
-        if (!member(nvlink, "known").is_boolean() || !nvlink["known"].get<bool>()) continue;
-        const std::string label = text_of(member(g, "label"));
-        fp[label + " NVLinks"] = {std::to_string(member(nvlink, "links").size()), true};
-        fp[label + " NVLinks active"] = {text_of(member(nvlink, "active")), false};
+    for (const auto& g : h.topology.gpus) {
+        if (!g.nvlink_known) continue;
+        fp[g.label + " NVLinks"] = {std::to_string(g.nvlinks), true};
+        fp[g.label + " NVLinks active"] = {std::to_string(g.nvlinks_active), false};
     }
-    for (const auto& p : member(topo, "pairs").is_array() ? member(topo, "pairs") : nlohmann::json::array())
-        fp[fmt::format("{} path", text_of(member(p, "label")))] = {text_of(member(p, "class")), true};
-    const auto& sw = member(report, "software");
-    for (const auto& [field, key] : {std::pair{"driver", "driver_release"}, std::pair{"CUDA driver", "cuda_driver"},
-                                     std::pair{"CUDA runtime", "cuda_runtime"}})
-        if (const std::string v = text_of(member(sw, key)); !v.empty()) fp[field] = {v, false};
-    // Run-time libraries: schema 1.1 lists them; 1.0 reports named NCCL alone.
-    if (const std::string v = text_of(member(sw, "nccl")); !v.empty()) fp["NCCL"] = {v, false};
-    for (const auto& l : member(sw, "libraries").is_array() ? member(sw, "libraries") : nlohmann::json::array())
-        if (const std::string v = text_of(member(l, "version")); !v.empty()) {
-            std::string name = text_of(member(l, "name"));
-            fp[name == "nccl" ? std::string("NCCL") : name] = {v, false};
-        }
+    for (const auto& p : h.topology.pairs) fp[p.label + " path"] = {p.path_class, true};
+    const auto& sw = h.software;
+    for (const auto& [field, value] : {std::pair{"driver", &sw.driver_release}, std::pair{"CUDA driver", &sw.cuda_driver},
+                                       std::pair{"CUDA runtime", &sw.cuda_runtime}})
+        if (!value->empty()) fp[field] = {*value, false};
+    for (const auto& l : sw.libraries)
+        if (!l.version.empty()) fp[l.name == "nccl" ? std::string("NCCL") : l.name] = {l.version, false};
     return fp;
 }
 
@@ -260,6 +232,18 @@ std::vector<FingerprintDiff> compare_fingerprints(const nlohmann::json& base, co
 // ---- comparing ----------------------------------------------------------------------------
 
 namespace {
+
+// Readers of a result's details and keys, whatever their JSON types.
+std::string text_of(const nlohmann::json& j) {
+    if (j.is_string()) return j.get<std::string>();
+    if (j.is_null()) return {};
+    return j.dump();
+}
+
+const nlohmann::json& member(const nlohmann::json& j, const char* name) {
+    static const nlohmann::json k_null;
+    return j.is_object() && j.contains(name) ? j[name] : k_null;
+}
 
 std::string pct(double ratio) {
     // Beyond +999900% the change reads better as a factor (and (ratio - 1) * 100 may overflow).
@@ -583,12 +567,9 @@ void summarise(CompareOutcome& out) {
     for (auto& f : out.families) std::tie(f.results, f.sensitive) = power[f.family];
 }
 
-std::string profile_label(const nlohmann::json& report) {
-    const auto& inv = member(report, "invocation");
-    const std::string name = text_of(member(inv, "profile"));
-    const std::string hash = text_of(member(inv, "profile_hash"));
-    if (name.empty() && hash.empty()) return "none";
-    return fmt::format("'{}' {}", name.empty() ? "(custom)" : name, hash.substr(0, 12));
+std::string profile_label(const ReportHeader::Invocation& inv) {
+    if (inv.profile.empty() && inv.profile_hash.empty()) return "none";
+    return fmt::format("'{}' {}", inv.profile.empty() ? "(custom)" : inv.profile, inv.profile_hash.substr(0, 12));
 }
 
 } // namespace
@@ -680,27 +661,30 @@ CompareOutcome compare_reports(const nlohmann::json& base, const nlohmann::json&
     const auto base_results = unique_results(base, opt.base_label);
     const auto new_results = unique_results(fresh, opt.new_label);
 
-    if (profile_label(base) != profile_label(fresh) ||
-        text_of(member(member(base, "invocation"), "profile_hash")) !=
-            text_of(member(member(fresh, "invocation"), "profile_hash")))
+    const ReportHeader base_header = read_header(base), new_header = read_header(fresh);
+    const auto& base_inv = base_header.invocation;
+    const auto& new_inv = new_header.invocation;
+    if (profile_label(base_inv) != profile_label(new_inv) || base_inv.profile_hash != new_inv.profile_hash)
         out.warnings.push_back(fmt::format("the resolved profiles differ (base {}, new {}): settings or sweeps changed",
-                                           profile_label(base), profile_label(fresh)));
+                                           profile_label(base_inv), profile_label(new_inv)));
     // The allow-listed environment (CUDA_*, NCCL_*) changes figures without changing hardware.
     std::set<std::string> env_names;
-    for (const auto* rep : {&base, &fresh})
-        if (member(*rep, "environment").is_object())
-            for (const auto& [name, value] : (*rep)["environment"].items()) env_names.insert(name);
+    for (const auto* h : {&base_header, &new_header})
+        for (const auto& [name, value] : h->environment) env_names.insert(name);
+    const auto env = [](const ReportHeader& h, const std::string& name) {
+        const auto it = h.environment.find(name);
+        return it == h.environment.end() ? std::string{} : it->second;
+    };
     for (const auto& name : env_names) {
-        const std::string a = text_of(member(member(base, "environment"), name.c_str()));
-        const std::string b = text_of(member(member(fresh, "environment"), name.c_str()));
+        const std::string a = env(base_header, name), b = env(new_header, name);
         if (a != b)
             out.warnings.push_back(fmt::format("environment variable {} differs (base '{}', new '{}')", name, a, b));
     }
-    for (const auto* rep : {&base, &fresh}) {
-        const std::string status = text_of(member(member(*rep, "invocation"), "status"));
+    for (const auto* h : {&base_header, &new_header}) {
+        const std::string& status = h->invocation.status;
         if (!status.empty() && status != "complete")
             out.warnings.push_back(fmt::format("the {} run is {}: some results may be missing",
-                                               rep == &base ? opt.base_label : opt.new_label, status));
+                                               h == &base_header ? opt.base_label : opt.new_label, status));
     }
     for (const auto& rule : opt.rules) {
         auto matches = [&](const Result& r) {

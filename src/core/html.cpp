@@ -1240,39 +1240,39 @@ std::string topology_matrix(const json& topo) {
     return "<h3>Topology</h3>\n" + table_html(rows);
 }
 
-std::string header_html(const json& report) {
-    const json empty = json::object();
-    const json& host = report.contains("host") ? report["host"] : empty;
-    const json& sw = report.contains("software") ? report["software"] : empty;
-    const json& inv = report.contains("invocation") ? report["invocation"] : empty;
-    const json& tool = report.contains("tool") ? report["tool"] : empty;
-    std::string s = fmt::format("<h1>interopbench report: {}</h1>\n", escape(str_of(host, "hostname", "(host not recorded)")));
-    s += fmt::format("<p class=\"note\">{} to {} ({}), profile {}, interopbench {} {}</p>\n", escape(str_of(inv, "started", "?")),
-                     escape(str_of(inv, "finished", "?")), escape(str_of(inv, "status", "?")),
-                     escape(str_of(inv, "profile", "-").empty() ? "-" : str_of(inv, "profile", "-")),
-                     escape(str_of(tool, "version", "?")), escape(str_of(tool, "git_sha", "")));
+// `text`, or `missing` when the report leaves it empty.
+std::string or_missing(const std::string& text, const char* missing) { return text.empty() ? missing : text; }
+
+std::string header_html(const ReportHeader& h) {
+    const auto& host = h.host;
+    const auto& sw = h.software;
+    const auto& inv = h.invocation;
+    std::string s = fmt::format("<h1>interopbench report: {}</h1>\n", escape(or_missing(host.hostname, "(host not recorded)")));
+    s += fmt::format("<p class=\"note\">{} to {} ({}), profile {}, interopbench {} {}</p>\n", escape(or_missing(inv.started, "?")),
+                     escape(or_missing(inv.finished, "?")), escape(or_missing(inv.status, "?")), escape(or_missing(inv.profile, "-")),
+                     escape(or_missing(h.tool.version, "?")), escape(h.tool.git_sha));
     std::vector<std::vector<std::string>> facts{{"host", "OS", "kernel", "CPU", "CPUs", "memory", "driver", "CUDA", "NCCL"}};
-    const auto mem = num_of(host, "memory_bytes");
-    facts.push_back({str_of(host, "hostname", "-"), str_of(host, "os", "-"), str_of(host, "kernel", "-"), str_of(host, "cpu", "-"),
-                     str_of(host, "logical_cpus", "-"), mem ? tick_label(*mem, "B") : "-",
-                     str_of(sw, "driver_release", "").empty() ? str_of(sw, "cuda_driver", "-") : str_of(sw, "driver_release"),
-                     str_of(sw, "cuda_runtime", "-"), str_of(sw, "nccl", "-").empty() ? "-" : str_of(sw, "nccl", "-")});
+    facts.push_back({or_missing(host.hostname, "-"), or_missing(host.os, "-"), or_missing(host.kernel, "-"), or_missing(host.cpu, "-"),
+                     host.logical_cpus ? std::to_string(host.logical_cpus) : "-",
+                     host.memory_bytes ? tick_label(static_cast<double>(host.memory_bytes), "B") : "-",
+                     or_missing(sw.driver_release.empty() ? sw.cuda_driver : sw.driver_release, "-"), or_missing(sw.cuda_runtime, "-"),
+                     or_missing(sw.version_of("nccl"), "-")});
     s += table_html(facts);
-    if (report.contains("devices") && report["devices"].is_array() && !report["devices"].empty()) {
+    if (!h.devices.empty()) {
         std::vector<std::vector<std::string>> devs{{"GPU", "name", "PCI bus id", "SMs", "memory", "compute capability"}};
-        for (const auto& d : report["devices"]) {
-            const auto m = num_of(d, "memory_bytes");
-            devs.push_back({str_of(d, "ordinal", "?"), str_of(d, "name", "?"), str_of(d, "pci_bus_id", "?"), str_of(d, "sm_count", "?"),
-                            m ? tick_label(*m, "B") : "-", str_of(d, "compute_capability", "-")});
-        }
+        for (const auto& d : h.devices)
+            devs.push_back({std::to_string(d.ordinal), or_missing(d.name, "?"), or_missing(d.pci_bus_id, "?"),
+                            d.sm_count ? std::to_string(d.sm_count) : "?",
+                            d.memory_bytes ? tick_label(static_cast<double>(d.memory_bytes), "B") : "-",
+                            or_missing(d.compute_capability, "-")});
         s += table_html(devs);
     } else {
         s += "<p class=\"note\">no GPU recorded</p>\n";
     }
-    if (report.contains("topology")) s += topology_matrix(report["topology"]);
-    if (report.contains("warnings") && report["warnings"].is_array() && !report["warnings"].empty()) {
+    s += topology_matrix(h.topology.document);
+    if (!h.warnings.empty()) {
         s += "<h3>Warnings</h3><ul>";
-        for (const auto& w : report["warnings"]) s += "<li>" + escape(w.is_string() ? w.get<std::string>() : w.dump()) + "</li>";
+        for (const auto& w : h.warnings) s += "<li>" + escape(w) + "</li>";
         s += "</ul>\n";
     }
     return s;
@@ -1299,10 +1299,9 @@ std::string render_report_page(const nlohmann::json& report) {
         }
         by[r.scenario].push_back(&r);
     }
-    const json empty = json::object();
-    const json& host = report.is_object() && report.contains("host") ? report["host"] : empty;
-    std::string out = page_open("interopbench report " + str_of(host, "hostname", ""));
-    out += header_html(report);
+    const ReportHeader header = read_header(report);
+    std::string out = page_open("interopbench report " + header.host.hostname);
+    out += header_html(header);
     // The verdict first: the same lines as the terminal's summary.
     std::vector<std::string> summary;
     try {

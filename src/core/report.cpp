@@ -650,4 +650,113 @@ std::vector<Result> report_results(const nlohmann::json& report) {
     return out;
 }
 
+// ---- the header -----------------------------------------------------------------------------
+
+namespace {
+
+// Readers of a header field that never throw: what is missing or of another type is empty.
+const nlohmann::json& member(const nlohmann::json& obj, const char* key) {
+    static const nlohmann::json k_null;
+    if (!obj.is_object()) return k_null;
+    const auto it = obj.find(key);
+    return it == obj.end() ? k_null : *it;
+}
+
+const nlohmann::json& array_at(const nlohmann::json& obj, const char* key) {
+    static const nlohmann::json k_empty = nlohmann::json::array();
+    const auto& v = member(obj, key);
+    return v.is_array() ? v : k_empty;
+}
+
+std::string text_at(const nlohmann::json& obj, const char* key) {
+    const auto& v = member(obj, key);
+    return v.is_string() ? v.get<std::string>() : std::string{};
+}
+
+bool flag_at(const nlohmann::json& obj, const char* key) {
+    const auto& v = member(obj, key);
+    return v.is_boolean() && v.get<bool>();
+}
+
+// A count: a number of 0 or more (a fraction cut), else 0.
+std::uint64_t count_at(const nlohmann::json& obj, const char* key) {
+    const auto& v = member(obj, key);
+    if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+    if (v.is_number_integer()) return static_cast<std::uint64_t>(std::max<std::int64_t>(0, v.get<std::int64_t>()));
+    if (v.is_number_float() && v.get<double>() >= 0 && v.get<double>() < 0x1p64) return static_cast<std::uint64_t>(v.get<double>());
+    return 0;
+}
+
+int small_count_at(const nlohmann::json& obj, const char* key) {
+    return static_cast<int>(std::min<std::uint64_t>(count_at(obj, key), INT_MAX));
+}
+
+} // namespace
+
+std::string ReportHeader::Software::version_of(const std::string& name) const {
+    for (const auto& l : libraries)
+        if (l.name == name && !l.version.empty()) return l.version;
+    return {};
+}
+
+ReportHeader read_header(const nlohmann::json& report) {
+    ReportHeader h;
+    h.schema_version = text_at(member(report, "schema"), "version");
+
+    const auto& tool = member(report, "tool");
+    h.tool = {text_at(tool, "name"), text_at(tool, "version"), text_at(tool, "git_sha")};
+
+    const auto& inv = member(report, "invocation");
+    for (const auto& a : array_at(inv, "argv"))
+        if (a.is_string()) h.invocation.argv.push_back(a.get<std::string>());
+    h.invocation.profile = text_at(inv, "profile");
+    h.invocation.profile_hash = text_at(inv, "profile_hash");
+    h.invocation.status = text_at(inv, "status");
+    h.invocation.started = text_at(inv, "started");
+    h.invocation.finished = text_at(inv, "finished");
+    h.invocation.settings = member(inv, "settings");
+    h.invocation.anonymized = flag_at(inv, "anonymized");
+
+    const auto& host = member(report, "host");
+    h.host = {text_at(host, "hostname"), text_at(host, "os"), text_at(host, "kernel"), text_at(host, "arch"),
+              text_at(host, "cpu"), small_count_at(host, "logical_cpus"), count_at(host, "memory_bytes")};
+
+    const auto& sw = member(report, "software");
+    h.software.driver_release = text_at(sw, "driver_release");
+    h.software.cuda_driver = text_at(sw, "cuda_driver");
+    h.software.cuda_runtime = text_at(sw, "cuda_runtime");
+    h.software.cuda_note = text_at(sw, "cuda_note");
+    h.software.cuda_available = flag_at(sw, "cuda_available");
+    for (const auto& l : array_at(sw, "libraries"))
+        h.software.libraries.push_back({text_at(l, "name"), text_at(l, "version"), text_at(l, "note")});
+    // Schema 1.0 named NCCL alone; 1.1 lists every library taken at run time.
+    if (const std::string nccl = text_at(sw, "nccl"); !nccl.empty() && h.software.version_of("nccl").empty())
+        h.software.libraries.push_back({"nccl", nccl, text_at(sw, "nccl_note")});
+
+    // One entry per element, whatever it holds: the GPU count is the array's size.
+    for (const auto& d : array_at(report, "devices")) {
+        const auto& pcie = member(d, "pcie");
+        h.devices.push_back({small_count_at(d, "ordinal"), text_at(d, "name"), text_at(d, "uuid"), text_at(d, "pci_bus_id"),
+                             text_at(d, "compute_capability"), small_count_at(d, "sm_count"), count_at(d, "memory_bytes"),
+                             small_count_at(pcie, "gen_current"), small_count_at(pcie, "width_current"),
+                             small_count_at(pcie, "gen_max"), small_count_at(pcie, "width_max")});
+    }
+
+    const auto& topo = member(report, "topology");
+    h.topology.document = topo;
+    for (const auto& g : array_at(topo, "gpus")) {
+        const auto& nvlink = member(g, "nvlink");
+        h.topology.gpus.push_back({text_at(g, "label"), flag_at(nvlink, "known"),
+                                   static_cast<int>(array_at(nvlink, "links").size()), small_count_at(nvlink, "active")});
+    }
+    for (const auto& p : array_at(topo, "pairs")) h.topology.pairs.push_back({text_at(p, "label"), text_at(p, "class")});
+
+    if (const auto& env = member(report, "environment"); env.is_object())
+        for (const auto& [name, value] : env.items())
+            if (value.is_string()) h.environment[name] = value.get<std::string>();
+    for (const auto& w : array_at(report, "warnings"))
+        if (w.is_string()) h.warnings.push_back(w.get<std::string>());
+    return h;
+}
+
 } // namespace interopbench
