@@ -80,7 +80,6 @@ int round_command(const std::string& plan_file, const std::string& out_file, int
     SessionOptions options;
     options.out = out_file;
     SessionHooks hooks;
-    const int round = plan.value("round", 0);
     // Progress goes to the parent, which shows it (one line per configuration).
     if (progress_fd >= 0)
         hooks.progress = [progress_fd](int, int, std::size_t i, std::size_t n, const Config&) {

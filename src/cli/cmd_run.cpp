@@ -205,8 +205,8 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
         return run_round_process(cs, s, round, o.devices, report);
     };
     if (!o.quiet)
-        hooks.confirming = [](std::size_t flagged, int rounds) {
-            fmt::print(stderr, "confirming {} flagged result(s) with {} re-measurement(s) each\n", flagged, rounds);
+        hooks.confirming = [](std::size_t flagged, int repeats) {
+            fmt::print(stderr, "confirming {} flagged result(s) with {} re-measurement(s) each\n", flagged, repeats);
         };
 
     const SessionResult run = run_session(configs, std::move(rec), machine, options, hooks);
