@@ -802,6 +802,20 @@ bool no_rdma(const DoctorFacts& f, const char* id, std::vector<CheckResult>& out
     return true;
 }
 
+// Calls `each` for every RDMA NIC whose path to a GPU is known, in order; a NIC whose path is
+// not known gets a skip, and with no RDMA NIC or no GPU the check gets the one skip that says so.
+template <class Each>
+void for_each_nic_near_gpu(const DoctorFacts& f, const char* id, std::vector<CheckResult>& out, Each each) {
+    if (no_rdma(f, id, out) || no_gpu(f, id, out))
+        return;
+    for (const RdmaNic& n : f.rdma.nics) {
+        if (n.nearest_gpu.empty())
+            out.push_back(result(id, n.name, CheckStatus::skip, "path to the GPUs unknown (not in hwloc's PCI tree)"));
+        else
+            each(n);
+    }
+}
+
 bool has_token(const std::string& text, const std::vector<std::string>& tokens) {
     std::istringstream in(text);
     std::string t;
@@ -848,13 +862,7 @@ std::vector<CheckResult> check_rdma_peer_memory(const DoctorFacts& f) {
 std::vector<CheckResult> check_rdma_path(const DoctorFacts& f) {
     const char* id = "rdma_path";
     std::vector<CheckResult> out;
-    if (no_rdma(f, id, out) || no_gpu(f, id, out))
-        return out;
-    for (const RdmaNic& n : f.rdma.nics) {
-        if (n.nearest_gpu.empty()) {
-            out.push_back(result(id, n.name, CheckStatus::skip, "path to the GPUs unknown (not in hwloc's PCI tree)"));
-            continue;
-        }
+    for_each_nic_near_gpu(f, id, out, [&](const RdmaNic& n) {
         const std::string evidence = fmt::format("nearest GPU {} over {} ({})", n.nearest_gpu,
                                                  to_string(n.nearest_class), n.gpu_paths);
         switch (n.nearest_class) {
@@ -877,24 +885,18 @@ std::vector<CheckResult> check_rdma_path(const DoctorFacts& f) {
         default:
             out.push_back(result(id, n.name, CheckStatus::skip, evidence + ": path class unknown"));
         }
-    }
+    });
     return out;
 }
 
 std::vector<CheckResult> check_rdma_acs(const DoctorFacts& f) {
     const char* id = "rdma_acs";
     std::vector<CheckResult> out;
-    if (no_rdma(f, id, out) || no_gpu(f, id, out))
-        return out;
-    for (const RdmaNic& n : f.rdma.nics) {
-        if (n.nearest_gpu.empty()) {
-            out.push_back(result(id, n.name, CheckStatus::skip, "path to the GPUs unknown (not in hwloc's PCI tree)"));
-            continue;
-        }
+    for_each_nic_near_gpu(f, id, out, [&](const RdmaNic& n) {
         const std::string between = n.name + " and " + n.nearest_gpu;
         if (n.bridges.empty()) {
             out.push_back(result(id, n.name, CheckStatus::pass, "no PCI bridge between " + between));
-            continue;
+            return;
         }
         std::vector<std::string> redirecting, unknown, clear;
         for (const AcsBridge& b : n.bridges)
@@ -913,7 +915,7 @@ std::vector<CheckResult> check_rdma_acs(const DoctorFacts& f) {
         else
             out.push_back(result(id, n.name, CheckStatus::pass,
                                  fmt::format("no ACS redirect between {}: {}", between, join(clear, "; "))));
-    }
+    });
     return out;
 }
 
