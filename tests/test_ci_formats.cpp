@@ -16,7 +16,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "interopbench/ci_formats.hpp"
+#include "presentation/ci_formats.hpp"
+#include "presentation/formats.hpp"
 #include "interopbench/compare.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/report.hpp"
@@ -289,21 +290,34 @@ void expect_usage_error(const std::string& args, const std::string& words) {
 TEST_SUITE("export") {
 
 TEST_CASE("export: CI format names, --export values and metric selections parse / bad ones are usage errors") {
-    for (const auto f : k_all_formats) CHECK(find_ci_format(to_string(f)) == f);
-    CHECK_FALSE(find_ci_format("json"));
-    CHECK_FALSE(find_ci_format("BMF"));
-    CHECK(ci_format_names() == "benchmark-action-bigger, benchmark-action-smaller, bmf or openmetrics");
+    // The CI formats are the rows of the format table that --export accepts.
+    CHECK(format_names(Command::export_file) == "benchmark-action-bigger, benchmark-action-smaller, bmf, openmetrics");
+    for (const Format& f : formats())
+        if (f.ci()) CHECK((f.report != nullptr && f.comparison != nullptr && f.accepts(Command::show) && f.accepts(Command::compare)));
+    CHECK_THROWS_AS(parse_ci_export("json=x.json"), UsageError);
+    CHECK_THROWS_AS(parse_ci_export("BMF=x.json"), UsageError);
     const auto e = parse_ci_export("openmetrics=out/metrics.txt");
-    CHECK(e.format == CiFormat::openmetrics);
+    REQUIRE(e.format);
+    CHECK(e.format->name == "openmetrics");
     CHECK(e.path == "out/metrics.txt");
     CHECK(parse_ci_export("bmf=a=b.json").path == "a=b.json"); // the first '=' splits
-    for (const char* bad : {"bmf", "=x.json", "bmf=", "xml=x.json", "bencher=x.json"}) {
+    for (const char* bad : {"bmf", "=x.json", "bmf="}) {
         CAPTURE(bad);
         CHECK_THROWS_AS(parse_ci_export(bad), UsageError);
         try {
             parse_ci_export(bad);
         } catch (const UsageError& err) {
             CHECK(std::string(err.hint()).find("FORMAT=PATH") != std::string::npos);
+        }
+    }
+    for (const char* bad : {"xml=x.json", "bencher=x.json"}) { // one line naming the formats
+        CAPTURE(bad);
+        try {
+            parse_ci_export(bad);
+            FAIL("no error");
+        } catch (const UsageError& err) {
+            CHECK(std::string(err.what()).find("formats: benchmark-action-bigger,") != std::string::npos);
+            CHECK(std::string(err.hint()).empty());
         }
     }
     CHECK(parse_ci_metrics("primary") == CiMetrics::primary);
@@ -404,7 +418,7 @@ TEST_CASE("export: only ok results with a finite median go out") {
         result("g/x=1", Status::ok, {}),
     };
     for (const auto f : {CiFormat::benchmark_action_bigger, CiFormat::bmf, CiFormat::openmetrics}) {
-        CAPTURE(to_string(f));
+        CAPTURE(static_cast<int>(f));
         const std::string text = render_ci(results, f, CiMetrics::all);
         CHECK(text.find("a/x=1") != std::string::npos);
         CHECK(text.find("f/x=1") != std::string::npos);
@@ -429,7 +443,7 @@ TEST_CASE("export: names are stable between two runs of the same plan") {
     // regression.json and noisy.json are base.json's plan with other samples.
     for (const auto f : k_all_formats)
         for (const auto which : {CiMetrics::primary, CiMetrics::all}) {
-            CAPTURE(to_string(f));
+            CAPTURE(static_cast<int>(f));
             const auto base = names_of(render_ci(results_of("base.json"), f, which), f);
             CHECK(base == names_of(render_ci(results_of("regression.json"), f, which), f));
             CHECK(base == names_of(render_ci(results_of("noisy.json"), f, which), f));
@@ -494,11 +508,13 @@ TEST_CASE("export: a comparison: the new values with the verdicts, ratios and co
 TEST_CASE("export: paths are checked before any work") {
     const auto dir = interopbench::testing::scratch("ci-exports");
     const std::string a = (dir / "a.json").string(), b = (dir / "b.txt").string();
-    CHECK_NOTHROW(check_ci_exports({{CiFormat::bmf, a}, {CiFormat::openmetrics, b}}, {{"the --out report", ""}}));
-    CHECK_THROWS_AS(check_ci_exports({{CiFormat::bmf, a}, {CiFormat::openmetrics, a}}, {}), UsageError);
-    CHECK_THROWS_AS(check_ci_exports({{CiFormat::bmf, a}}, {{"the --out report", a}}), UsageError);
-    CHECK_THROWS_AS(check_ci_exports({{CiFormat::bmf, (dir / "missing" / "x.json").string()}}, {}), UsageError);
-    CHECK_THROWS_AS(check_ci_exports({{CiFormat::bmf, dir.string()}}, {}), UsageError);
+    const Format* bmf = &find_format("bmf", Command::export_file);
+    const Format* om = &find_format("openmetrics", Command::export_file);
+    CHECK_NOTHROW(check_ci_exports({{bmf, a}, {om, b}}, {{"the --out report", ""}}));
+    CHECK_THROWS_AS(check_ci_exports({{bmf, a}, {om, a}}, {}), UsageError);
+    CHECK_THROWS_AS(check_ci_exports({{bmf, a}}, {{"the --out report", a}}), UsageError);
+    CHECK_THROWS_AS(check_ci_exports({{bmf, (dir / "missing" / "x.json").string()}}, {}), UsageError);
+    CHECK_THROWS_AS(check_ci_exports({{bmf, dir.string()}}, {}), UsageError);
 }
 
 TEST_CASE("export: show and compare print CI formats / bad formats are one error line and exit 2") {
@@ -527,7 +543,7 @@ TEST_CASE("export: show and compare print CI formats / bad formats are one error
     check_bmf(interopbench::testing::slurp(bmf));
     check_openmetrics(interopbench::testing::slurp(om));
 
-    expect_usage_error("show " + base + " --format bencher", "unknown output format 'bencher'");
+    expect_usage_error("show " + base + " --format bencher", "unknown format 'bencher' for show");
     expect_usage_error("show " + base + " --format bmf --metrics some", "unknown metric selection");
     expect_usage_error("compare " + base + " " + base + " --format gitlab", "unknown");
     expect_usage_error("compare " + base + " " + base + " --export bmf", "invalid --export 'bmf'");

@@ -5,16 +5,20 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
+
 #include "families/builtin.hpp"
 #include "interopbench/registry.hpp"
 #include "interopbench/report.hpp"
 #include "interopbench/runner.hpp"
+#include "presentation/formats.hpp"
 #include "test_support.hpp"
 
 using namespace interopbench;
@@ -108,7 +112,7 @@ TEST_CASE("bad sizes, names and options are one-line errors with exit 2") {
     expect_usage_error("run --scenario host_memcpy --size 1G:4K", "start is larger than the end");
     expect_usage_error("run --scenario h2d_cpy", "unknown scenario 'h2d_cpy'");
     expect_usage_error("run --bogus-option", "bogus");
-    expect_usage_error("run --scenario host_memcpy --format xml", "unknown output format");
+    expect_usage_error("run --scenario host_memcpy --format xml", "unknown format 'xml' for run; formats: table, json, csv, markdown");
     expect_usage_error("run --scenario host_memcpy --axis colour=red", "axis named 'colour'");
     expect_usage_error("run --scenario host_memcpy --axis threads=many", "invalid value 'many'");
     expect_usage_error("run --scenario host_memcpy --min-samples 10 --max-samples 5", "below the minimum");
@@ -168,6 +172,92 @@ TEST_CASE("CLI11's wording never reaches the user: each parse error is ours, wit
         CHECK(std::count(r.err.begin(), r.err.end(), '\n') <= 2);
         for (const char* cli11 : {"not expected", "required", "TEXT", "At least", "At Most", "Could not convert"})
             CHECK(r.err.find(cli11) == std::string::npos);
+    }
+}
+
+TEST_CASE("the format table: unique names, a renderer for every command a format names") {
+    std::set<std::string_view> names;
+    for (const Format& f : formats()) {
+        CAPTURE(f.name);
+        CHECK(names.insert(f.name).second);
+        if (!f.alias.empty()) CHECK(names.insert(f.alias).second);
+        CHECK(!f.help.empty());
+        CHECK(f.commands != 0);
+        if (f.accepts(Command::run) || f.accepts(Command::show) || f.accepts(Command::export_file)) CHECK(static_cast<bool>(f.report));
+        if (f.accepts(Command::compare) || f.accepts(Command::export_file)) CHECK(static_cast<bool>(f.comparison));
+        if (f.accepts(Command::list)) CHECK(static_cast<bool>(f.listing));
+        if (f.accepts(Command::topo)) CHECK(static_cast<bool>(f.topology));
+        if (f.accepts(Command::doctor)) CHECK(static_cast<bool>(f.checks));
+        if (f.accepts(Command::fleet)) CHECK(static_cast<bool>(f.fleet));
+    }
+    for (const Command c : k_commands) {
+        CAPTURE(std::string(to_string(c)));
+        CHECK(!format_names(c).empty());
+        for (const Format& f : formats()) {
+            if (f.accepts(c)) CHECK(&find_format(f.name, c) == &f);
+            else CHECK_THROWS_AS(find_format(f.name, c), UsageError);
+        }
+    }
+    CHECK(find_format("md", Command::show).name == "markdown");
+    CHECK(format_names(Command::topo) == "table, json, markdown");
+}
+
+TEST_CASE("every command's --help lists exactly its formats") {
+    for (const Command c : {Command::run, Command::show, Command::compare, Command::list, Command::topo, Command::doctor,
+                            Command::fleet}) {
+        CAPTURE(std::string(to_string(c)));
+        const Run h = run_cli(std::string(to_string(c)) + " --help");
+        REQUIRE(h.code == 0);
+        const auto at = h.out.find("\nformats:\n");
+        REQUIRE(at != std::string::npos);
+        // One line per format, "  NAME  help" (a wrapped help goes on indented further).
+        std::set<std::string> listed, expected;
+        std::istringstream lines(h.out.substr(at + 10));
+        for (std::string line; std::getline(lines, line) && !line.empty();)
+            if (line.size() > 2 && line.rfind("  ", 0) == 0 && line[2] != ' ') listed.insert(line.substr(2, line.find(' ', 2) - 2));
+        for (const Format& f : formats())
+            if (f.accepts(c)) expected.insert(std::string(f.name));
+        CHECK(listed == expected);
+    }
+}
+
+TEST_CASE("a format unknown to a command: exit 2, one line naming the command's formats") {
+    const std::pair<const char*, const char*> commands[] = {
+        {"run -s host_memcpy", "run"}, {"show missing.json", "show"}, {"compare a.json b.json", "compare"},
+        {"list", "list"},              {"topo", "topo"},              {"doctor", "doctor"},
+        {"fleet a.json b.json c.json", "fleet"},
+    };
+    for (const auto& [args, name] : commands) {
+        const Command c = [&] {
+            for (const Command k : k_commands)
+                if (std::string_view(to_string(k)) == name) return k;
+            return Command::run;
+        }();
+        const Run r = run_cli(std::string(args) + " -f jsn");
+        CAPTURE(r.err);
+        CHECK(r.code == 2);
+        CHECK(r.out.empty());
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        CHECK(r.err == fmt::format("error: unknown format 'jsn' for {}; formats: {} (did you mean 'json'?)\n", name,
+                                   format_names(c)));
+    }
+    const Run csv = run_cli("topo -f csv");
+    CHECK(csv.code == 2);
+    CHECK(csv.err == "error: topo has no format 'csv'; formats: table, json, markdown\n");
+    const Run junit = run_cli("show missing.json --format junit");
+    CHECK(junit.code == 2);
+    CHECK(junit.err.find("show has no format 'junit'; formats: table, json, csv, markdown, html, benchmark-action-bigger") == 7);
+}
+
+TEST_CASE("a flag takes no value: --quiet=yes is refused like any other value") {
+    for (const char* args : {"run -s host_memcpy --quiet=yes", "run -s host_memcpy --quiet=maybe", "list --profiles=yes",
+                             "doctor --require-gpu=no"}) {
+        CAPTURE(args);
+        const Run r = run_cli(args);
+        CAPTURE(r.err);
+        CHECK(r.code == 2);
+        CHECK(r.err.find("is a flag and takes no value") != std::string::npos);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') <= 2);
     }
 }
 

@@ -17,6 +17,7 @@
 #include "interopbench/report.hpp"
 #include "interopbench/stats.hpp"
 #include "test_support.hpp"
+#include "presentation/comparison.hpp"
 
 using namespace interopbench;
 using nlohmann::json;
@@ -214,8 +215,6 @@ TEST_CASE("fractions, thresholds and floors parse, bad ones are usage errors") {
     CHECK_THROWS_AS(add_floor(o, "s=2xs"), UsageError);
     CHECK_THROWS_AS(add_floor(o, "s=-1us"), UsageError);
 
-    CHECK(parse_compare_format("junit") == CompareFormat::junit);
-    CHECK_THROWS_AS(parse_compare_format("xml"), UsageError);
 }
 
 TEST_CASE("the bootstrap interval is seeded, brackets the ratio and follows a shift") {

@@ -32,7 +32,7 @@
 #include "interopbench/compare.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/file_io.hpp"
-#include "interopbench/output.hpp"
+#include "presentation/output.hpp"
 #include "interopbench/registry.hpp"
 #include "interopbench/report.hpp"
 #include "topology/topology.hpp"

@@ -16,9 +16,10 @@
 
 #include "interopbench/compare.hpp"
 #include "interopbench/errors.hpp"
-#include "interopbench/html.hpp"
+#include "presentation/html.hpp"
 #include "interopbench/report.hpp"
 #include "test_support.hpp"
+#include "presentation/comparison.hpp"
 
 using namespace interopbench;
 namespace fs = std::filesystem;
@@ -186,7 +187,7 @@ TEST_CASE("html comparison page: differences first, geomean and ratios, escaped 
     CompareOptions o;
     o.base_label = "<script>alert(1)</script>";
     const auto outcome = compare_reports(base, fresh, o);
-    const std::string page = render_comparison(outcome, parse_compare_format("html"));
+    const std::string page = render_comparison(outcome, CompareFormat::html);
     CHECK(count(page, "<script") == 1);
     CHECK(count(page, "<script type=\"application/json\" id=\"interopbench-comparison\">") == 1);
     CHECK(page.find("<script>alert") == std::string::npos);

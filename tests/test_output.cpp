@@ -9,8 +9,9 @@
 #include <fmt/format.h>
 
 #include "interopbench/compare.hpp"
-#include "interopbench/output.hpp"
+#include "presentation/output.hpp"
 #include "interopbench/report.hpp"
+#include "presentation/comparison.hpp"
 
 using namespace interopbench;
 

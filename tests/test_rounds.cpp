@@ -16,12 +16,13 @@
 #include <fmt/format.h>
 
 #include "interopbench/compare.hpp"
-#include "interopbench/output.hpp"
+#include "presentation/output.hpp"
 #include "interopbench/report.hpp"
 #include "interopbench/runner.hpp"
 #include "interopbench/stats.hpp"
 #include "fake_scenario.hpp"
 #include "test_support.hpp"
+#include "presentation/comparison.hpp"
 
 using namespace interopbench;
 using nlohmann::json;

@@ -26,6 +26,7 @@
 #include "interopbench/errors.hpp"
 #include "topology/rdma.hpp"
 #include "topology/topology.hpp"
+#include "presentation/topology_text.hpp"
 
 using namespace interopbench;
 namespace fs = std::filesystem;

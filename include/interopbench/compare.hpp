@@ -1,5 +1,6 @@
 #pragma once
-/// Comparing two reports: matching results, deciding regressions, rendering verdicts.
+/// Comparing two reports: matching results, deciding regressions (presentation/comparison.hpp
+/// renders the outcome).
 ///
 /// Results are matched by key (scenario and canonical parameters, the device slot being
 /// the `device` or `pair` value). For every metric both sides measured, the ratio of
@@ -218,32 +219,9 @@ void apply_confirmations(CompareOutcome& outcome, const nlohmann::json& base,
                          const std::map<std::string, std::vector<nlohmann::json>>& reruns,
                          const CompareOptions& options);
 
-/// Output of `compare`: aligned text, GitHub markdown, JSON, JUnit XML, an HTML page (see
-/// html::render_comparison_page).
-enum class CompareFormat { table, markdown, json, junit, html };
-/// Parses "table|markdown|json|junit|html"; throws UsageError otherwise.
-CompareFormat parse_compare_format(const std::string& text);
-
-/// Renders the outcome. Table and markdown: machine differences first, then warnings, the
-/// summary (counts per verdict, geomean per family) and the results, changed ones first
-/// (markdown folds the unchanged ones into a <details> block). JUnit XML: one test case per
-/// result, regressions as failures, inconclusive and missing results as skipped, machine
-/// differences and warnings as properties.
-std::string render_comparison(const CompareOutcome& outcome, CompareFormat format);
-
-/// Where a verdict is listed: what fails the gate first (regression, missing), then
-/// inconclusive, improvement, new, and unchanged last.
-int listing_rank(Verdict v);
-
-/// The comparison's power in one line: "power: 45 of 57 results can see a 10% change".
-std::string power_line(const CompareOutcome& outcome);
-
-/// The comparison in one line, as it opens every rendering: "FAIL: 1 regression, 2
-/// inconclusive, 54 unchanged of 57 results" (FAIL when a result regressed or went missing).
-std::string verdict_line(const CompareOutcome& outcome);
-
-/// The outcome as a JSON document (the `json` format).
-nlohmann::json comparison_json(const CompareOutcome& outcome);
+/// The metric a result is shown by: the deciding one, else (a verdict set by re-measurements)
+/// the first gated one; nullptr without a ratio.
+const MetricComparison* shown_metric(const ResultComparison& r);
 
 /// failed (1) on any regression or any result of the base missing from the new report;
 /// inconclusive (3) when `fail_on_inconclusive` and some result is inconclusive; ok otherwise.

@@ -7,7 +7,8 @@
 /// the final write (with a fallback file when it fails) and the baseline gate.
 ///
 /// The core knows no family and no hardware library: the caller hands in the registry's
-/// configurations and the machine-specific steps (topology discovery, annotation, progress).
+/// configurations and the machine-specific steps (topology discovery, annotation, progress)
+/// and the renderer of the report's page.
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -39,6 +40,12 @@ struct SessionHooks {
     /// under MPI, every round runs in this process, each with a fresh setup.
     std::function<std::vector<Result>(const std::vector<Config>& configs, const RunSettings& settings, int round)>
         run_round;
+    /// The report's HTML page (SessionOptions::html) from the final report; without it no
+    /// page is written.
+    std::function<std::string(const nlohmann::json& report)> page;
+    /// The conditions now (topology/conditions.hpp): called before the first configuration and
+    /// after the last; the report's "conditions" block. Without it the report has none.
+    std::function<ConditionsSnapshot()> conditions;
 };
 
 struct SessionOptions {

@@ -10,10 +10,12 @@
 
 #include <CLI/CLI.hpp>
 
-#include "interopbench/output.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/runner.hpp"
 #include "interopbench/scenario.hpp"
+#include "interopbench/text.hpp"
+#include "presentation/formats.hpp"
+#include "presentation/output.hpp"
 
 namespace interopbench::cli {
 
@@ -28,6 +30,7 @@ void add_show(CLI::App& app, Outcome& out);
 void add_topo(CLI::App& app, Outcome& out);
 void add_doctor(CLI::App& app, Outcome& out);
 void add_compare(CLI::App& app, Outcome& out);
+void add_fleet(CLI::App& app, Outcome& out);
 void add_round(CLI::App& app, Outcome& out); // internal: later rounds of `run --rounds`
 
 /// Measures round `round` of `configs` in a new process of this binary (`_round`) with the
@@ -84,6 +87,10 @@ private:
     std::size_t m_done_before = 0; ///< configurations of the rounds before this one
     std::size_t m_count = 0;       ///< configurations of this round
 };
+
+/// -f/--format of `command`: the help ("WHAT: table, json, ...") and a "formats:" block in
+/// the command's footer, from the format table. The callback reads the value with find_format.
+void add_format_option(CLI::App* cmd, std::string& format, Command command, const std::string& what);
 
 /// --wide and --metrics, for the commands that print result tables.
 void add_table_options(CLI::App* cmd, bool& wide, std::string& metrics);

@@ -86,6 +86,12 @@ void ProgressLine::clear() {
     if (m_live && m_round > 0) print_stderr("\r\033[K");
 }
 
+void add_format_option(CLI::App* cmd, std::string& format, Command command, const std::string& what) {
+    cmd->add_option("-f,--format", format, what + ": " + format_names(command));
+    const std::string block = format_help(command);
+    cmd->footer(cmd->get_footer().empty() ? block : cmd->get_footer() + "\n\n" + block);
+}
+
 void add_table_options(CLI::App* cmd, bool& wide, std::string& metrics) {
     cmd->add_flag("--wide", wide, "tables as wide as their content (default: the terminal's width, 100 when not a terminal)");
     cmd->add_option("--metrics", metrics, "metric columns of tables: compact (those that fit, the default) or all")

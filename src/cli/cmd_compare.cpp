@@ -6,10 +6,8 @@
 #include <fmt/format.h>
 
 #include "cli/cli.hpp"
-#include "interopbench/ci_formats.hpp"
 #include "interopbench/compare.hpp"
 #include "interopbench/file_io.hpp"
-#include "interopbench/output.hpp"
 #include "interopbench/report.hpp"
 
 namespace interopbench::cli {
@@ -45,12 +43,12 @@ void add_compare(CLI::App& app, Outcome& out) {
                     "count (default s=500ns, so times under 10 us are not gated on fractions of a microsecond where "
                     "the noise between processes was not measured); UNIT=0 removes it; repeatable")
         ->allow_extra_args(false);
-    cmd->add_option("-f,--format", args->format,
-                    "table (default), markdown, json, junit, html (a page with the ratios as charts), or for CI systems " +
-                        ci_format_names() + " (the new report's values with the verdicts)");
+    add_format_option(cmd, args->format, Command::compare,
+                      "output format (html: a page with the ratios as charts; CI formats: the new report's values with "
+                      "the verdicts)");
     cmd->add_option("--out", args->out_file, "write the chosen format to FILE (the table still goes to stdout)");
     cmd->add_option("--export", args->exports,
-                    "also write a CI format to a file, FORMAT=PATH (FORMAT: " + ci_format_names() + "); repeatable")
+                    "also write a CI format to a file, FORMAT=PATH (FORMAT: " + format_names(Command::export_file) + "); repeatable")
         ->allow_extra_args(false);
     cmd->add_option("--metrics", args->metrics,
                     "CI formats: primary (each result's primary and gated metrics, the default) or all");
@@ -58,19 +56,10 @@ void add_compare(CLI::App& app, Outcome& out) {
     cmd->add_flag("--cross-machine", args->cross_machine,
                   "compare reports from different hardware; efficiency against each machine's path bandwidth is compared too");
     cmd->callback([args, &out] {
-        // ---- formats CI systems read (see ci_formats.hpp): --format and --export
-        const auto ci = find_ci_format(args->format);
+        const Format& format = find_format(args->format, Command::compare);
         const CiMetrics ci_metrics = parse_ci_metrics(args->metrics);
         std::vector<CiExport> exports;
         for (const auto& e : args->exports) exports.push_back(parse_ci_export(e));
-        CompareFormat format = CompareFormat::table;
-        if (!ci) {
-            try {
-                format = parse_compare_format(args->format);
-            } catch (const UsageError& e) {
-                throw UsageError(e.what(), "use table, markdown, json, junit, html, " + ci_format_names());
-            }
-        }
         CompareOptions options;
         for (const auto& t : args->thresholds) add_threshold(options, t);
         for (const auto& f : args->floors) add_floor(options, f);
@@ -101,16 +90,17 @@ void add_compare(CLI::App& app, Outcome& out) {
         // Reports of different hardware are refused by compare_reports, in one line naming
         // the differences; --cross-machine lists them all in the output.
         const auto outcome = compare_reports(base, fresh, options);
-        const auto fresh_results = ci || !exports.empty() ? report_results(fresh) : std::vector<Result>{};
-        const std::string text =
-            ci ? render_ci(outcome, fresh_results, *ci, ci_metrics) : render_comparison(outcome, format);
+        const auto fresh_results = format.ci() || !exports.empty() ? report_results(fresh) : std::vector<Result>{};
+        const std::string text = format.comparison({outcome, fresh_results, ci_metrics});
         if (args->out_file.empty()) {
             fmt::print("{}", text);
         } else {
             write_file_atomic(args->out_file, text);
-            fmt::print("{}", !ci && format == CompareFormat::table ? text : render_comparison(outcome, CompareFormat::table));
+            // The file has the chosen format; the terminal the table.
+            const Format& table = find_format("table", Command::compare);
+            fmt::print("{}", &format == &table ? text : table.comparison({outcome, fresh_results, ci_metrics}));
         }
-        for (const auto& e : exports) write_file_atomic(e.path, render_ci(outcome, fresh_results, e.format, ci_metrics));
+        for (const auto& e : exports) write_file_atomic(e.path, e.format->comparison({outcome, fresh_results, ci_metrics}));
         out.code = static_cast<int>(compare_exit_code(outcome, args->fail_on_inconclusive));
     });
 }

@@ -7,7 +7,6 @@
 #include "cli/cli.hpp"
 #include "gpu/gpu_facts.hpp"
 #include "topology/doctor.hpp"
-#include "interopbench/output.hpp"
 
 namespace interopbench::cli {
 
@@ -18,19 +17,14 @@ void add_doctor(CLI::App& app, Outcome& out) {
         "doctor", "Check this machine for what slows data movement down (PCIe link under load, peer access, "
                   "NVLinks, affinity, limits, clocks, ECC, NCCL/CUDA variables, GPUDirect RDMA); exit 1 on any FAIL, "
                   "0 otherwise (without a GPU the GPU checks are skipped)");
-    cmd->add_option("-f,--format", *format, "table|json|markdown")->capture_default_str();
+    add_format_option(cmd, *format, Command::doctor, "output format");
     cmd->add_flag("--require-gpu", *require_gpu, "no usable GPU is a FAIL (exit 1), for CI on GPU machines");
     cmd->callback([format, require_gpu, &out] {
-        const OutputFormat f = parse_format(*format);
-        if (f == OutputFormat::csv)
-            throw UsageError("doctor has no csv output", "use --format table, json or markdown");
+        const Format& f = find_format(*format, Command::doctor);
         DoctorFacts facts = gather_doctor_facts(probe_machine(""));
         facts.require_gpu = *require_gpu;
         const std::vector<CheckResult> results = run_checks(facts);
-        if (f == OutputFormat::json)
-            std::cout << checks_json(results).dump(2) << "\n";
-        else
-            std::cout << render_checks(results, f == OutputFormat::markdown);
+        std::cout << f.checks(results);
         out.code = static_cast<int>(any_failed(results) ? ExitCode::failed : ExitCode::ok);
     });
 }

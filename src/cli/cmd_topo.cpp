@@ -4,7 +4,6 @@
 
 #include "cli/cli.hpp"
 #include "gpu/gpu_facts.hpp"
-#include "interopbench/output.hpp"
 #include "topology/topology.hpp"
 
 namespace interopbench::cli {
@@ -23,7 +22,7 @@ void add_topo(CLI::App& app, Outcome& out) {
     CLI::App* cmd = app.add_subcommand(
         "topo", "GPU topology: path class of every GPU pair and of each NIC to every GPU (nvidia-smi topo -m "
                 "legend), CPU and NUMA affinity, RDMA ports, theoretical bandwidth of each path");
-    cmd->add_option("-f,--format", opts->format, "table|json|markdown")->capture_default_str();
+    add_format_option(cmd, opts->format, Command::topo, "output format");
     cmd->add_option("--from", opts->from,
                     "analyse a recorded hwloc XML topology instead of this machine (from `lstopo --of xml` or "
                     "--export-xml); FILE.nvlink.json beside it is read when present")
@@ -33,9 +32,7 @@ void add_topo(CLI::App& app, Outcome& out) {
                     "PCIe generation and width, CUDA peer facts) to FILE.nvlink.json")
         ->option_text("FILE");
     cmd->callback([opts, &out] {
-        const OutputFormat format = parse_format(opts->format);
-        if (format == OutputFormat::csv)
-            throw UsageError("topo has no csv output", "use --format table, json or markdown");
+        const Format& format = find_format(opts->format, Command::topo);
         Topology topology;
         if (opts->from.empty()) {
             const Machine machine = probe_machine("");
@@ -47,10 +44,7 @@ void add_topo(CLI::App& app, Outcome& out) {
             export_topology(topology, opts->export_xml);
             std::cerr << "wrote " << display_text(opts->export_xml) << " and " << display_text(sidecar_path(opts->export_xml)) << "\n";
         }
-        if (format == OutputFormat::json)
-            std::cout << topology_json(topology).dump(2) << "\n";
-        else
-            std::cout << render_topology(topology, format == OutputFormat::markdown);
+        std::cout << format.topology(topology);
         out.code = static_cast<int>(ExitCode::ok);
     });
 }

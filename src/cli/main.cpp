@@ -22,9 +22,9 @@
 
 #include "cli/cli.hpp"
 #include "families/plugin/warden.hpp"
-#include "interopbench/output.hpp"
 #include "interopbench/params.hpp"
 #include "interopbench/report.hpp"
+#include "interopbench/text.hpp"
 
 namespace {
 
@@ -208,6 +208,12 @@ std::pair<std::string, std::string> describe_parse_error(const CLI::App& app, co
     }
 
     if (dynamic_cast<const CLI::ArgumentMismatch*>(&e)) {
+        // "--quiet was given a disallowed flag override": `--quiet=yes`
+        constexpr std::string_view k_override = " was given a disallowed flag override";
+        if (what.ends_with(k_override)) {
+            const std::string name = what.substr(0, what.size() - k_override.size());
+            return {fmt::format("option '{}' is a flag and takes no value", name), fmt::format("write {} alone; {}", name, hint)};
+        }
         const auto [name, rest] = split_name(what);
         const bool positional = !name.empty() && name[0] != '-';
         std::size_t n = 0, got = 0;
@@ -320,6 +326,10 @@ void add_examples(CLI::App& app) {
         {"compare", "examples:\n  interopbench compare base.json new.json\n"
                     "  interopbench compare base.json new.json --threshold 5% --fail-on-inconclusive -f junit"},
         {"list", "examples:\n  interopbench list\n  interopbench list -s 'storage*'\n  interopbench list --profiles"},
+        {"fleet", "examples:\n  interopbench fleet node*.json                  which machine is the outlier, and why\n"
+                  "  interopbench fleet node*.json -f html --out fleet.html\n"
+                  "  interopbench fleet node*.json --confirm 3 --rerun   keep only outliers that repeat\n"
+                  "  interopbench fleet new-node.json --expect h200.json  against a healthy fleet's figures"},
         {"topo", "examples:\n  interopbench topo\n  interopbench topo -f json"},
         {"doctor", "examples:\n  interopbench doctor\n  interopbench doctor --require-gpu   (on a machine that must have one)"},
     };
@@ -337,7 +347,8 @@ int run(int argc, char** argv) {
         app.set_version_flag("--version", fmt::format("interopbench {} ({})", tool_version(), tool_git_sha()));
         app.require_subcommand(0, 1);
         app.formatter(std::make_shared<WrappingFormatter>()); // before the subcommands, which copy it
-        app.option_defaults()->always_capture_default();
+        // Flags take no value: `--quiet=yes` is refused like `--quiet yes`, never read as true.
+        app.option_defaults()->always_capture_default()->disable_flag_override();
         cli::Outcome out;
         cli::add_run(app, out);
         cli::add_list(app, out);
@@ -345,6 +356,7 @@ int run(int argc, char** argv) {
         cli::add_topo(app, out);
         cli::add_doctor(app, out);
         cli::add_compare(app, out);
+        cli::add_fleet(app, out);
         cli::add_round(app, out);
         app.add_subcommand("version", "print the version and git revision")->callback([] {
             fmt::print("interopbench {} ({})\n", tool_version(), tool_git_sha());

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "interopbench/output.hpp"
+#include "interopbench/text.hpp"
 #include "interopbench/params.hpp"
 #include "topology/topology.hpp"
 

@@ -257,12 +257,6 @@ void export_topology(const Topology& topology, const std::string& path);
 /// in B/s.
 nlohmann::json topology_json(const Topology& topology);
 
-/// Human rendering: a matrix like `nvidia-smi topo -m` (GPU and NIC rows and columns) with CPU
-/// affinity, NUMA affinity, PCIe link and bus id columns, the legend, the NICs (device,
-/// interfaces, ports, nearest GPU), then the host and pair paths with their theoretical
-/// bandwidth and CUDA peer facts, then the notes. `markdown` renders GitHub tables.
-std::string render_topology(const Topology& topology, bool markdown = false);
-
 /// Adds the path each transfer crossed to `results`, from a topology_json document:
 ///  - params with a typed axis `device` (a GPU ordinal): the host<->device path;
 ///  - params with a typed axis `pair` ("A>B"): the GPU pair's path.

@@ -27,11 +27,13 @@
 #include "interopbench/compare.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/file_io.hpp"
-#include "interopbench/output.hpp"
 #include "interopbench/params.hpp"
 #include "interopbench/profile.hpp"
 #include "interopbench/report.hpp"
+#include "presentation/comparison.hpp"
+#include "presentation/output.hpp"
 #include "topology/topology.hpp"
+#include "presentation/topology_text.hpp"
 
 namespace interopbench::fuzz {
 

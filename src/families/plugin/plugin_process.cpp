@@ -19,7 +19,7 @@
 #include <fmt/format.h>
 
 #include "interopbench/cleanup.hpp"
-#include "interopbench/output.hpp"
+#include "interopbench/text.hpp"
 #include "interopbench/runner.hpp"
 
 extern char** environ;

@@ -24,7 +24,7 @@
 #include "families/pipeline/pipeline.hpp"
 #include "hostio/storage_io.hpp"
 #include "interopbench/errors.hpp"
-#include "interopbench/output.hpp"
+#include "presentation/output.hpp"
 #include "interopbench/runner.hpp"
 #include "../../test_support.hpp"
 

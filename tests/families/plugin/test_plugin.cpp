@@ -17,7 +17,7 @@
 
 #include "families/builtin.hpp"
 #include "families/plugin/plugin.hpp"
-#include "interopbench/output.hpp"
+#include "presentation/output.hpp"
 #include "interopbench/cleanup.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/runner.hpp"

@@ -1,9 +1,4 @@
-#include "interopbench/output.hpp"
-
-#include <langinfo.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
-#include <locale.h>
+#include "presentation/output.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -14,146 +9,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "interopbench/errors.hpp"
+#include "interopbench/merge.hpp"
 #include "interopbench/stats.hpp"
+#include "interopbench/text.hpp"
 
 namespace interopbench {
-
-bool ascii_output() {
-    static const bool ascii = [] {
-        // The locale the environment asks for, without making it the process's locale.
-        locale_t loc = ::newlocale(LC_CTYPE_MASK, "", static_cast<locale_t>(nullptr));
-        if (!loc) return true; // an unknown locale name: C, which is ASCII
-        const std::string codeset = ::nl_langinfo_l(CODESET, loc);
-        ::freelocale(loc);
-        return codeset != "UTF-8";
-    }();
-    return ascii;
-}
-
-namespace {
-struct GlyphText {
-    const char* utf8;
-    const char* ascii;
-};
-constexpr GlyphText k_glyphs[] = {
-    {"\u00b1", "+/-"}, {"\u2014", "-"}, {"\u00d7", "x"}, {"\u00b5", "u"}, {"\u2192", "->"},
-};
-} // namespace
-
-const char* glyph(Glyph g) {
-    const auto& t = k_glyphs[static_cast<int>(g)];
-    return ascii_output() ? t.ascii : t.utf8;
-}
-
-std::size_t utf8_sequence(std::string_view text, std::size_t at, std::uint32_t& code_point) {
-    if (at >= text.size()) return 0;
-    const auto c = static_cast<unsigned char>(text[at]);
-    // The length from the lead byte, then the continuation bytes.
-    const std::size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-    if (len == 0 || at + len > text.size()) return 0;
-    std::uint32_t cp = len == 2 ? c & 0x1fu : len == 3 ? c & 0x0fu : c & 0x07u;
-    for (std::size_t k = 1; k < len; ++k) {
-        const auto cc = static_cast<unsigned char>(text[at + k]);
-        if ((cc & 0xc0) != 0x80) return 0;
-        cp = (cp << 6) | (cc & 0x3fu);
-    }
-    if (len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) return 0;
-    if (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) return 0;
-    code_point = cp;
-    return len;
-}
-
-std::string display_text(std::string_view text) {
-    const bool ascii = ascii_output();
-    std::string out;
-    out.reserve(text.size());
-    const auto byte = [&](unsigned char c) { out += fmt::format("\\x{:02x}", c); };
-    for (std::size_t i = 0; i < text.size();) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        if (c < 0x80) {
-            switch (c) {
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
-            default:
-                if (c < 0x20 || c == 0x7f) byte(c);
-                else out += static_cast<char>(c);
-            }
-            ++i;
-            continue;
-        }
-        std::uint32_t cp = 0;
-        const std::size_t len = utf8_sequence(text, i, cp);
-        if (len == 0) {
-            byte(c);
-            ++i;
-            continue;
-        }
-        const std::string_view seq = text.substr(i, len);
-        i += len;
-        if (cp >= 0x80 && cp <= 0x9f) { // C1 controls (CSI is one)
-            out += fmt::format("\\u{:04x}", cp);
-            continue;
-        }
-        if (!ascii) {
-            out += seq;
-            continue;
-        }
-        const GlyphText* g = nullptr;
-        for (const auto& t : k_glyphs)
-            if (seq == t.utf8) g = &t;
-        if (g) out += g->ascii;
-        else out += fmt::format("\\u{:04x}", cp);
-    }
-    return out;
-}
-
-OutputFormat parse_format(const std::string& text) {
-    if (text == "table") return OutputFormat::table;
-    if (text == "json") return OutputFormat::json;
-    if (text == "csv") return OutputFormat::csv;
-    if (text == "markdown" || text == "md") return OutputFormat::markdown;
-    throw UsageError(fmt::format("unknown output format '{}'", text), "use table, json, csv or markdown");
-}
-
-std::string format_value(double v, const std::string& unit) {
-    if (!std::isfinite(v)) return "-";
-    const double a = std::fabs(v);
-    // Beyond any real figure (a damaged or crafted report): exponent notation, never hundreds
-    // of digits.
-    if (a >= 1e18) return fmt::format("{:.3g} {}", v, unit);
-    // Three significant digits: more than the measurement can tell is noise on the screen.
-    auto sig3 = [](double x) { return fmt::format("{:.{}f}", x, std::fabs(x) >= 99.95 ? 0 : std::fabs(x) >= 9.995 ? 1 : 2); };
-    if (unit == "B/s") {
-        if (a >= 0.9995e12) return sig3(v / 1e12) + " TB/s";
-        if (a >= 0.9995e9) return sig3(v / 1e9) + " GB/s";
-        if (a >= 0.9995e6) return sig3(v / 1e6) + " MB/s";
-        return sig3(v / 1e3) + " kB/s";
-    }
-    if (unit == "s") {
-        if (a >= 0.9995) return sig3(v) + " s";
-        if (a >= 0.9995e-3) return sig3(v * 1e3) + " ms";
-        if (a >= 0.9995e-6) return sig3(v * 1e6) + " us";
-        return sig3(v * 1e9) + " ns";
-    }
-    if (unit == "B") {
-        // Whole units stay exact ("64MiB"); anything else reads in the largest unit that
-        // fits, to three significant figures ("4.00GiB", not "4194306KiB").
-        static const char* const k_units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-        int k = 0;
-        double x = a;
-        while (x >= 1024 && k < 6) {
-            x /= 1024;
-            ++k;
-        }
-        if (v == std::floor(v) && a < 1.8e19 && (k == 0 || x == std::floor(x)))
-            return format_size(static_cast<std::uint64_t>(a));
-        return fmt::format("{}{:.{}f}{}", v < 0 ? "-" : "", x, x < 10 ? 2 : x < 100 ? 1 : 0, k_units[k]);
-    }
-    if (unit == "ratio") return fmt::format("{:.3g}%", v * 100);
-    return fmt::format("{:.3g}", v);
-}
 
 namespace {
 std::string render_safe_table(const std::vector<std::vector<std::string>>& rows, bool markdown);
@@ -229,29 +89,7 @@ std::string render_safe_table(const std::vector<std::vector<std::string>>& rows,
     return out;
 }
 
-std::string param_cell(const std::string& name, const std::string& value) {
-    // The size axes of the built-in families (a report keeps values as text, not kinds).
-    if (name == "size" || name == "footprint" || name == "chunk" || name == "batch" || name == "dataset" ||
-        name.find("bytes") != std::string::npos || name.ends_with("_size")) {
-        try {
-            return format_value(static_cast<double>(std::stoull(value)), "B");
-        } catch (const std::exception&) {
-        }
-    }
-    return value;
-}
-
 } // namespace
-
-std::string short_label(const std::string& scenario, const Params& params) {
-    std::string out = scenario;
-    for (const auto& [k, v] : params.items()) {
-        const std::string cell = param_cell(k, v);
-        const bool word = !v.empty() && !std::isdigit(static_cast<unsigned char>(v[0]));
-        out += " " + (word || cell != v ? cell : k + "=" + v);
-    }
-    return out;
-}
 
 namespace {
 
@@ -320,6 +158,8 @@ std::string note_of(const Result& r) {
                             format_duration(o->value("took_s", 0.0)), format_duration(o->value("budget_s", 0.0)),
                             longest, format_duration(most));
     }
+    if (const std::string slowest = slowest_rank_words(r.details); !slowest.empty())
+        note += fmt::format("{}slowest: {}", note.empty() ? "" : "; ", slowest);
     return note;
 }
 
@@ -462,13 +302,19 @@ std::string render_section(const std::vector<const Result*>& rs, bool md, std::s
     return out;
 }
 
-// Skipped results grouped by reason, in order of first appearance, each with its count and
-// its scenarios; with `whole_only`, only scenarios whose every configuration was skipped.
-struct SkipGroup {
-    std::string reason;
-    std::size_t count = 0;
-    std::vector<std::string> scenarios;
-};
+// Scenarios whose every configuration was skipped: one line per reason.
+std::string skipped_lines(const std::vector<Result>& results, bool md, std::size_t width) {
+    std::string out;
+    for (const auto& g : skip_groups(results, true)) {
+        const std::string line = fmt::format("{} configuration{} of {} scenario{} skipped: {} ({})", g.count,
+                                             g.count == 1 ? "" : "s", g.scenarios.size(), g.scenarios.size() == 1 ? "" : "s",
+                                             display_text(g.reason), display_text(fmt::format("{}", fmt::join(g.scenarios, ", "))));
+        out += md ? "- " + line + "\n" : wrap(line, width, "  ");
+    }
+    return out;
+}
+
+} // namespace
 
 std::vector<SkipGroup> skip_groups(const std::vector<Result>& results, bool whole_only) {
     std::set<std::string> measured; // scenarios with a configuration that was not skipped
@@ -486,20 +332,6 @@ std::vector<SkipGroup> skip_groups(const std::vector<Result>& results, bool whol
     }
     return groups;
 }
-
-// Scenarios whose every configuration was skipped: one line per reason.
-std::string skipped_lines(const std::vector<Result>& results, bool md, std::size_t width) {
-    std::string out;
-    for (const auto& g : skip_groups(results, true)) {
-        const std::string line = fmt::format("{} configuration{} of {} scenario{} skipped: {} ({})", g.count,
-                                             g.count == 1 ? "" : "s", g.scenarios.size(), g.scenarios.size() == 1 ? "" : "s",
-                                             display_text(g.reason), display_text(fmt::format("{}", fmt::join(g.scenarios, ", "))));
-        out += md ? "- " + line + "\n" : wrap(line, width, "  ");
-    }
-    return out;
-}
-
-} // namespace
 
 std::vector<std::vector<std::vector<std::string>>> matrix_tables(const std::vector<const nlohmann::json*>& details) {
     std::vector<const nlohmann::json*> seen;
@@ -543,15 +375,6 @@ std::vector<std::vector<std::vector<std::string>>> matrix_tables(const std::vect
     return tables;
 }
 
-std::string format_duration(double seconds) {
-    if (!std::isfinite(seconds) || seconds < 0) return "-";
-    if (seconds < 1) return fmt::format("{:.0f} ms", seconds * 1e3);
-    if (seconds < 60) return fmt::format("{:.0f} s", seconds);
-    const auto total = static_cast<long long>(std::llround(seconds));
-    if (total < 3600) return fmt::format("{} min {:02} s", total / 60, total % 60);
-    return fmt::format("{} h {:02} min", total / 3600, (total % 3600) / 60);
-}
-
 Uncertainty uncertainty(const MetricResult& m) {
     Uncertainty u;
     u.relative = m.stats.n > 1 ? m.stats.rel_ci_halfwidth() : 0;
@@ -561,17 +384,6 @@ Uncertainty uncertainty(const MetricResult& m) {
     }
     if (!std::isfinite(u.relative)) u.relative = 0;
     return u;
-}
-
-std::size_t terminal_width() {
-    if (const char* c = std::getenv("COLUMNS"); c && *c) {
-        char* end = nullptr;
-        const long v = std::strtol(c, &end, 10);
-        if (end && !*end && v >= 40 && v <= 10000) return static_cast<std::size_t>(v);
-    }
-    winsize ws{};
-    if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
-    return 100;
 }
 
 std::string render_results(const std::vector<Result>& results, OutputFormat format, const TableStyle& style) {

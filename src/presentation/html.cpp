@@ -1,7 +1,7 @@
 // The HTML reporter. Every string that comes from a report goes through escape() before it
 // reaches the page; numbers are formatted by the tool. The page has one script element, the
 // embedded report (type application/json, never executed), and no external reference.
-#include "interopbench/html.hpp"
+#include "presentation/html.hpp"
 
 #include <algorithm>
 #include <array>
@@ -12,7 +12,10 @@
 
 #include <fmt/format.h>
 
-#include "interopbench/output.hpp"
+#include "interopbench/html.hpp"
+#include "interopbench/text.hpp"
+#include "presentation/comparison.hpp"
+#include "presentation/output.hpp"
 #include "interopbench/params.hpp"
 #include "interopbench/report.hpp"
 
@@ -50,35 +53,6 @@ std::string escape(std::string_view text) {
         i += len;
     }
     return out;
-}
-
-std::string embed_json(const nlohmann::json& doc) {
-    // Invalid UTF-8 in a report string would make dump() throw; replace it instead.
-    const std::string text = doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    std::string out;
-    out.reserve(text.size() + 64);
-    for (char c : text) {
-        if (c == '<') out += "\\u003c";
-        else out += c;
-    }
-    return out;
-}
-
-bool looks_like_html(std::string_view text) {
-    const auto p = text.find_first_not_of(" \t\r\n");
-    if (p != std::string_view::npos && text.compare(p, 3, "\xef\xbb\xbf") == 0) return looks_like_html(text.substr(p + 3));
-    return p != std::string_view::npos && text[p] == '<';
-}
-
-std::optional<std::string> extract_embedded_report(std::string_view page) {
-    const std::string open = fmt::format("<script type=\"application/json\" id=\"{}\">", k_report_block_id);
-    const auto start = page.find(open);
-    if (start == std::string_view::npos) return std::nullopt;
-    const auto body = start + open.size();
-    // The writer leaves no '<' inside the block, so the first "</script" ends it.
-    const auto end = page.find("</script", body);
-    if (end == std::string_view::npos) return std::nullopt;
-    return std::string(page.substr(body, end - body));
 }
 
 double LinearScale::operator()(double v) const {
@@ -1304,8 +1278,11 @@ std::string render_report_page(const nlohmann::json& report) {
     out += header_html(header);
     // The verdict first: the same lines as the terminal's summary.
     std::vector<std::string> summary;
+    std::vector<SkipGroup> skipped;
     try {
-        summary = summary_lines(report_results(report));
+        const auto results = report_results(report);
+        summary = summary_lines(results);
+        skipped = skip_groups(results, true);
     } catch (const std::exception& e) {
         summary = {std::string("! the results could not be summarised: ") + e.what()};
     }
@@ -1316,29 +1293,14 @@ std::string render_report_page(const nlohmann::json& report) {
     // Scenarios of which every configuration was skipped get no section of their own (a
     // machine without a GPU would show one empty section per GPU scenario): one block per
     // reason says how many there are. The list at the end has every configuration.
-    struct Skipped {
-        std::string reason;
-        std::size_t configurations = 0;
-        std::vector<std::string> scenarios;
-    };
-    std::vector<Skipped> skipped;
     std::set<std::string> all_skipped;
-    for (const auto& sc : scenarios)
-        if (std::all_of(by[sc].begin(), by[sc].end(), [](const Row* r) { return r->status == "skipped"; })) {
-            all_skipped.insert(sc);
-            for (const auto* r : by[sc]) {
-                auto it = std::find_if(skipped.begin(), skipped.end(), [&](const Skipped& g) { return g.reason == r->reason; });
-                if (it == skipped.end()) it = skipped.insert(skipped.end(), {r->reason, 0, {}});
-                ++it->configurations;
-                if (it->scenarios.empty() || it->scenarios.back() != sc) it->scenarios.push_back(sc);
-            }
-        }
     for (const auto& g : skipped) {
+        all_skipped.insert(g.scenarios.begin(), g.scenarios.end());
         std::string names;
         for (const auto& sc : g.scenarios) names += (names.empty() ? "" : ", ") + sc;
         out += fmt::format("<p class=\"skipblock\"><b>Skipped: {}</b><br>{} configuration{} of {} scenario{}: {}</p>\n",
-                           escape(g.reason.empty() ? "no reason recorded" : g.reason), g.configurations,
-                           g.configurations == 1 ? "" : "s", g.scenarios.size(), g.scenarios.size() == 1 ? "" : "s", escape(names));
+                           escape(g.reason.empty() ? "no reason recorded" : g.reason), g.count,
+                           g.count == 1 ? "" : "s", g.scenarios.size(), g.scenarios.size() == 1 ? "" : "s", escape(names));
     }
     // Families of which nothing was measured get no section: the summary and the list at the
     // end say why.

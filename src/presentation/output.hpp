@@ -1,55 +1,21 @@
 #pragma once
-/// Human and machine renderings of results: table, csv, markdown, json.
+/// Human and machine renderings of results: table, csv, markdown, json; the aligned table
+/// every human rendering is made of; the verdict lines that open `run`, `show` and the page.
 #include <cstddef>
-#include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include "interopbench/runner.hpp"
 #include "interopbench/scenario.hpp"
+#include "interopbench/text.hpp"
 
 namespace interopbench {
 
+/// The shape of a rendering of results or scenarios; the names users give are the format
+/// table's (presentation/formats.hpp).
 enum class OutputFormat { table, json, csv, markdown };
-/// Parses "table|json|csv|markdown"; throws UsageError otherwise.
-OutputFormat parse_format(const std::string& text);
-
-/// True when human output must be plain ASCII: the locale's character set (LC_ALL, LC_CTYPE,
-/// LANG; read once, without changing the process's locale) is not UTF-8, as under LANG=C.
-/// The one place that decides; every human renderer asks it through glyph and display_text.
-bool ascii_output();
-
-/// Symbols of the human renderings: "±", "—", "×", "µ", "→" or, under ascii_output(),
-/// "+/-", "-", "x", "u", "->".
-enum class Glyph { plus_minus, dash, times, micro, arrow };
-const char* glyph(Glyph g);
-
-/// Length of the well-formed multi-byte UTF-8 sequence starting at text[at] (2 to 4 bytes;
-/// overlong forms, surrogates and code points past U+10FFFF refused) and its code point;
-/// 0 when the bytes there are not one (an ASCII byte included).
-std::size_t utf8_sequence(std::string_view text, std::size_t at, std::uint32_t& code_point);
-
-/// Text for a terminal or a markdown page, from anything (report fields, file names, error
-/// messages): control characters (C0 with CR, LF and TAB, DEL, C1) and bytes that are not
-/// UTF-8 are shown escaped ("\x1b", "\n"), so a crafted report cannot move the cursor,
-/// forge lines or change colours; under ascii_output() the symbols of Glyph are spelt in
-/// ASCII and other non-ASCII characters escaped ("\u00e9"). Backslashes are kept, so the
-/// function is idempotent. JSON and CSV outputs do not use it: they stay exact.
-std::string display_text(std::string_view text);
-
-/// A value in its unit for people, three significant digits: "55.4 GB/s" (GB = 1e9),
-/// "12.3 us", "1.50KiB" (whole binary sizes stay exact: "64MiB").
-std::string format_value(double value, const std::string& unit);
-
-/// A configuration named for people: the scenario, then each axis value, sizes in binary
-/// units, a number with its axis name: "storage_read 64MiB buffered warm threads=4".
-std::string short_label(const std::string& scenario, const Params& params);
-
-/// A duration for people: "850 ms", "42 s", "3 min 05 s", "1 h 02 min".
-std::string format_duration(double seconds);
 
 /// How tables are laid out for a person.
 struct TableStyle {
@@ -58,10 +24,6 @@ struct TableStyle {
     std::size_t width = 100;
     bool all_metrics = false; ///< every metric column, even when the table is wider (--metrics all)
 };
-
-/// The width a table should fit on standard output: COLUMNS when set, the terminal's width
-/// when stdout is one, 100 otherwise.
-std::size_t terminal_width();
 
 /// The uncertainty people are shown for a result's primary metric: the larger of the 95%
 /// interval's relative half-width and half the relative spread between round medians, and
@@ -78,6 +40,16 @@ Uncertainty uncertainty(const MetricResult& m);
 /// other metrics, n and a note in plain words; scenarios whose every configuration was
 /// skipped are one line per reason at the end. csv has one row per result and metric.
 std::string render_results(const std::vector<Result>& results, OutputFormat format, const TableStyle& style = {});
+
+/// Skipped results grouped by reason, in order of first appearance, each with its count and
+/// its scenarios (in order of first appearance); with `whole_only`, only scenarios whose
+/// every configuration was skipped. The tables, the summary and the page group them so.
+struct SkipGroup {
+    std::string reason;
+    std::size_t count = 0;
+    std::vector<std::string> scenarios;
+};
+std::vector<SkipGroup> skip_groups(const std::vector<Result>& results, bool whole_only);
 
 /// The verdict first: a few lines that open `run`, `show` and the page: how many results are
 /// ok, failed, skipped (one line per reason), noisy; per family its best figure and, where

@@ -10,7 +10,7 @@
 //   shell command; the first word (name and labels, quotes dropped) keys the metric and the
 //   second is its value, compared as a string. OpenMetrics text satisfies that, as long as
 //   no label value holds a '#'.
-#include "interopbench/ci_formats.hpp"
+#include "presentation/ci_formats.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -24,23 +24,14 @@
 
 #include "interopbench/errors.hpp"
 #include "interopbench/file_io.hpp"
-#include "interopbench/output.hpp"
 #include "interopbench/report.hpp"
+#include "interopbench/text.hpp"
+#include "presentation/formats.hpp"
 
 namespace interopbench {
 
 namespace {
 
-struct FormatName {
-    CiFormat format;
-    const char* name;
-};
-constexpr FormatName k_formats[] = {
-    {CiFormat::benchmark_action_bigger, "benchmark-action-bigger"},
-    {CiFormat::benchmark_action_smaller, "benchmark-action-smaller"},
-    {CiFormat::bmf, "bmf"},
-    {CiFormat::openmetrics, "openmetrics"},
-};
 
 // One value that goes out: a metric of an ok result, with its comparison when there is one.
 struct Entry {
@@ -235,25 +226,6 @@ void add_values(OpenMetricsWriter& w, const std::vector<Entry>& es) {
 
 } // namespace
 
-const char* to_string(CiFormat f) {
-    for (const auto& n : k_formats)
-        if (n.format == f) return n.name;
-    return "bmf";
-}
-
-std::optional<CiFormat> find_ci_format(std::string_view name) {
-    for (const auto& n : k_formats)
-        if (name == n.name) return n.format;
-    return std::nullopt;
-}
-
-std::string ci_format_names() {
-    std::string out;
-    for (std::size_t i = 0; i < std::size(k_formats); ++i)
-        out += fmt::format("{}{}", i == 0 ? "" : i + 1 == std::size(k_formats) ? " or " : ", ", k_formats[i].name);
-    return out;
-}
-
 CiMetrics parse_ci_metrics(const std::string& text) {
     if (text == "primary") return CiMetrics::primary;
     if (text == "all") return CiMetrics::all;
@@ -263,14 +235,14 @@ CiMetrics parse_ci_metrics(const std::string& text) {
 
 CiExport parse_ci_export(std::string_view spec) {
     const auto eq = spec.find('=');
-    const std::string hint = fmt::format("write FORMAT=PATH, e.g. bmf=bench.json; FORMAT is {}", ci_format_names());
+    const std::string hint =
+        fmt::format("write FORMAT=PATH, e.g. bmf=bench.json; FORMAT is {}", format_names(Command::export_file));
     if (eq == std::string_view::npos || eq == 0)
         throw UsageError(fmt::format("invalid --export '{}': no format", spec), hint);
     const std::string_view name = spec.substr(0, eq);
-    const auto format = find_ci_format(name);
-    if (!format) throw UsageError(fmt::format("invalid --export '{}': unknown format '{}'", spec, name), hint);
+    const Format& format = find_format(name, Command::export_file);
     if (eq + 1 == spec.size()) throw UsageError(fmt::format("invalid --export '{}': no path", spec), hint);
-    return {*format, std::string(spec.substr(eq + 1))};
+    return {&format, std::string(spec.substr(eq + 1))};
 }
 
 void check_ci_exports(const std::vector<CiExport>& exports,
@@ -284,8 +256,8 @@ void check_ci_exports(const std::vector<CiExport>& exports,
                                  "write the export to another file");
         for (std::size_t j = 0; j < i; ++j)
             if (same(path, exports[j].path))
-                throw UsageError(fmt::format("--export '{}' is given twice ({} and {})", path, to_string(exports[j].format),
-                                             to_string(exports[i].format)),
+                throw UsageError(fmt::format("--export '{}' is given twice ({} and {})", path, exports[j].format->name,
+                                             exports[i].format->name),
                                  "write each format to its own file");
         check_output_path(path);
     }

@@ -7,7 +7,6 @@
 /// per value. Only ok results go out, and of those only metrics with samples and a finite
 /// median; the value is the median, the interval the 95% confidence interval of the median,
 /// both in the report's SI unit (B/s, s, B, ratio, 1).
-#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -18,22 +17,13 @@
 
 namespace interopbench {
 
-/// A format a CI system reads.
+/// A format a CI system reads (the rows of the format table that --export accepts name them).
 enum class CiFormat {
     benchmark_action_bigger,  ///< github-action-benchmark, tool customBiggerIsBetter
     benchmark_action_smaller, ///< github-action-benchmark, tool customSmallerIsBetter
     bmf,                      ///< Bencher Metric Format, `bencher run --adapter json`
     openmetrics,              ///< OpenMetrics text, GitLab `artifacts:reports:metrics`
 };
-
-/// "benchmark-action-bigger", "benchmark-action-smaller", "bmf", "openmetrics".
-const char* to_string(CiFormat f);
-
-/// The format named `name`, or nothing when it names none (a command then tries its own).
-std::optional<CiFormat> find_ci_format(std::string_view name);
-
-/// The names of every CI format, for messages: "benchmark-action-bigger, ..., openmetrics".
-std::string ci_format_names();
 
 /// Which metrics of each result go out.
 enum class CiMetrics {
@@ -44,14 +34,17 @@ enum class CiMetrics {
 /// Parses "primary|all"; throws UsageError otherwise.
 CiMetrics parse_ci_metrics(const std::string& text);
 
-/// A `--export FORMAT=PATH` value.
+struct Format;
+
+/// A `--export FORMAT=PATH` value: a row of the format table (presentation/formats.hpp) that
+/// --export accepts, and the file.
 struct CiExport {
-    CiFormat format = CiFormat::bmf;
+    const Format* format = nullptr;
     std::string path;
 };
 
 /// Parses "FORMAT=PATH"; throws UsageError (naming the formats) for a missing '=', an empty
-/// path or an unknown format.
+/// path or a format --export does not write.
 CiExport parse_ci_export(std::string_view spec);
 
 /// Checks exports before any work: every path writable (check_output_path), no two exports

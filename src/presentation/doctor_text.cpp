@@ -1,0 +1,64 @@
+// The doctor's results for people and programs.
+#include "presentation/doctor_text.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "interopbench/text.hpp"
+
+namespace interopbench {
+
+namespace {
+std::map<CheckStatus, int> counts(const std::vector<CheckResult>& results) {
+    std::map<CheckStatus, int> n{{CheckStatus::pass, 0}, {CheckStatus::warn, 0}, {CheckStatus::fail, 0},
+                                 {CheckStatus::skip, 0}, {CheckStatus::info, 0}};
+    for (const CheckResult& r : results)
+        ++n[r.status];
+    return n;
+}
+} // namespace
+
+nlohmann::json checks_json(const std::vector<CheckResult>& results) {
+    nlohmann::json checks = nlohmann::json::array();
+    for (const CheckResult& r : results)
+        checks.push_back({{"id", r.id}, {"subject", r.subject}, {"status", to_string(r.status)},
+                          {"evidence", r.evidence}, {"fix", r.fix}});
+    auto n = counts(results);
+    return {{"checks", checks},
+            {"summary", {{"pass", n[CheckStatus::pass]}, {"warn", n[CheckStatus::warn]},
+                         {"fail", n[CheckStatus::fail]}, {"skip", n[CheckStatus::skip]}, {"info", n[CheckStatus::info]}}},
+            {"failed", any_failed(results)}};
+}
+
+std::string render_checks(const std::vector<CheckResult>& results, bool markdown) {
+    std::string out;
+    const auto t = [](const std::string& s) { return display_text(s); }; // machine facts reach the terminal escaped
+    if (markdown) {
+        out += "| status | check | subject | evidence | fix |\n|---|---|---|---|---|\n";
+        for (const CheckResult& r : results)
+            out += fmt::format("| {} | {} | {} | {} | {} |\n", to_string(r.status), t(r.id), t(r.subject), t(r.evidence),
+                               t(r.fix));
+    } else {
+        std::size_t id_w = 5, subject_w = 7;
+        for (const CheckResult& r : results) {
+            id_w = std::max(id_w, r.id.size());
+            subject_w = std::max(subject_w, r.subject.size());
+        }
+        for (const CheckResult& r : results) {
+            out += fmt::format("{}  {:<{}}  {:<{}}  {}\n", to_string(r.status), t(r.id), id_w, t(r.subject), subject_w,
+                               t(r.evidence));
+            if (!r.fix.empty() && r.status != CheckStatus::pass)
+                out += fmt::format("{:<{}}{}: {}\n", "", id_w + subject_w + 10,
+                                   r.status == CheckStatus::info ? "advice" : "fix", t(r.fix));
+        }
+    }
+    auto n = counts(results);
+    out += fmt::format("\n{} FAIL, {} WARN, {} PASS, {} SKIP{}\n", n[CheckStatus::fail], n[CheckStatus::warn],
+                       n[CheckStatus::pass], n[CheckStatus::skip],
+                       n[CheckStatus::info] ? fmt::format(", {} INFO", n[CheckStatus::info]) : "");
+    return out;
+}
+
+} // namespace interopbench

@@ -1,0 +1,104 @@
+#pragma once
+/// The one table of output formats: every format's name, one line of help, the commands that
+/// print in it, and its renderers. `run`, `show`, `compare`, `list`, `topo`, `doctor` and `fleet` read
+/// -f/--format through it (and `--export` of run and compare, the CI formats), list its
+/// names in their --help, and name them when a format is unknown or not theirs.
+///
+/// A renderer takes what one kind of command prints: a report's results (run, show,
+/// --export), a comparison (compare, --export), a listing (list), a topology (topo), the
+/// doctor's checks (doctor), a fleet verdict (fleet). Adding a format is a file with its renderer(s) and one row.
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "interopbench/compare.hpp"
+#include "interopbench/fleet.hpp"
+#include "interopbench/runner.hpp"
+#include "interopbench/scenario.hpp"
+#include "presentation/ci_formats.hpp"
+#include "presentation/output.hpp"
+#include "topology/doctor.hpp"
+#include "topology/topology.hpp"
+
+namespace interopbench {
+
+/// Where a format is given: a command's -f/--format, or `--export FORMAT=PATH` (run and
+/// compare: the files CI systems read).
+enum class Command : unsigned {
+    run = 1u << 0,
+    show = 1u << 1,
+    compare = 1u << 2,
+    list = 1u << 3,
+    topo = 1u << 4,
+    doctor = 1u << 5,
+    export_file = 1u << 6,
+    fleet = 1u << 7,
+};
+/// "run", "show", "compare", "list", "topo", "doctor", "--export", "fleet".
+const char* to_string(Command command);
+/// Every Command, in the order above.
+inline constexpr Command k_commands[] = {Command::run,  Command::show,   Command::compare,     Command::list,
+                                         Command::topo, Command::doctor, Command::export_file, Command::fleet};
+
+/// A report's results, as `run` and `show` print them.
+struct ReportView {
+    const nlohmann::json& report;        ///< the report document
+    const std::vector<Result>& results;  ///< its results (run: as measured, before anonymizing)
+    TableStyle style;                    ///< tables
+    CiMetrics metrics = CiMetrics::primary; ///< CI formats
+    bool header = false;                 ///< tables open with the report's header (show)
+};
+
+/// A comparison, as `compare` prints it.
+struct ComparisonView {
+    const CompareOutcome& outcome;
+    const std::vector<Result>& fresh;    ///< the new report's results (CI formats)
+    CiMetrics metrics = CiMetrics::primary;
+};
+
+/// What `list` prints: a plain listing (profiles, families: `rows`, header first, and `doc`),
+/// or, when `rows` is empty, the scenario catalogue.
+struct ListView {
+    std::vector<std::vector<std::string>> rows;
+    nlohmann::json doc;
+    std::vector<const ScenarioInfo*> scenarios;
+    std::vector<std::string> origins; ///< per scenario: the plugin manifest it comes from, or ""
+    bool details = false;             ///< each scenario's axes, metrics and counting
+};
+
+/// One row of the table. A renderer is null where the format does not render that input.
+struct Format {
+    std::string_view name;
+    std::string_view alias; ///< another name that selects it ("md"), or ""
+    std::string_view help;  ///< one line
+    unsigned commands = 0;  ///< bits of Command
+    std::string (*report)(const ReportView&) = nullptr;
+    std::string (*comparison)(const ComparisonView&) = nullptr;
+    std::string (*listing)(const ListView&) = nullptr;
+    std::string (*topology)(const Topology&) = nullptr;
+    std::string (*checks)(const std::vector<CheckResult>&) = nullptr;
+    std::string (*fleet)(const fleet::Outcome&) = nullptr;
+
+    bool accepts(Command command) const { return (commands & static_cast<unsigned>(command)) != 0; }
+    /// A format CI systems read (those --export writes): results go out by key.
+    bool ci() const { return accepts(Command::export_file); }
+};
+
+/// Every format, in the order help and messages list them.
+std::span<const Format> formats();
+
+/// The format `name` (or its alias) of `command`. Throws UsageError, one line without a hint,
+/// naming the command's formats: "unknown format 'x' for compare; formats: table, json, ...
+/// (did you mean 'y'?)", or "topo has no format 'csv'; formats: table, json, markdown".
+const Format& find_format(std::string_view name, Command command);
+
+/// The names of `command`'s formats: "table, json, csv, markdown".
+std::string format_names(Command command);
+
+/// `command`'s formats, one a line with its help, under "formats:" (the commands' --help).
+std::string format_help(Command command);
+
+} // namespace interopbench

@@ -1,0 +1,16 @@
+#pragma once
+/// Renderings of a machine's topology (topology/topology.hpp discovers it; its JSON is the
+/// report's topology block, topology_json).
+#include <string>
+
+#include "topology/topology.hpp"
+
+namespace interopbench {
+
+/// Human rendering: a matrix like `nvidia-smi topo -m` (GPU and NIC rows and columns) with CPU
+/// affinity, NUMA affinity, PCIe link and bus id columns, the legend, the NICs (device,
+/// interfaces, ports, nearest GPU), then the host and pair paths with their theoretical
+/// bandwidth and CUDA peer facts, then the notes. `markdown` renders GitHub tables.
+std::string render_topology(const Topology& topology, bool markdown = false);
+
+} // namespace interopbench
