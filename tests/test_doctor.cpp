@@ -15,6 +15,7 @@
 #include "topology/doctor.hpp"
 #include "topology/rdma.hpp"
 #include "test_support.hpp"
+#include "presentation/doctor_text.hpp"
 
 using namespace interopbench;
 

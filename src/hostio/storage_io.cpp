@@ -658,6 +658,7 @@ nlohmann::json dir_details(const StorageDirFacts& f) {
             {"file_system", f.fs_type},
             {"block_device", f.device},
             {"partition", f.partition},
+            {"device_number", f.device_number},
             {"block_device_pci_bus_id", f.device_pci_bus_id},
             {"block_device_numa_node", f.device_numa_node},
             {"queue",

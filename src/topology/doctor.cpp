@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "interopbench/output.hpp"
+#include "interopbench/text.hpp"
 #include "topology/nvml.hpp"
 
 extern char** environ;
@@ -65,22 +65,29 @@ std::string list_text(const std::vector<unsigned>& v) {
     return join(items, ",");
 }
 
+// Each clock event reason bit: its id (reports) and its words (the doctor's evidence).
+struct ClockReason {
+    std::uint64_t bit;
+    const char* id;
+    const char* words;
+};
+constexpr ClockReason k_clock_reasons[] = {
+    {k_clock_gpu_idle, "gpu_idle", "idle"},
+    {k_clock_app_setting, "app_setting", "application clocks"},
+    {k_clock_sw_power_cap, "sw_power_cap", "software power cap"},
+    {k_clock_hw_slowdown, "hw_slowdown", "hardware slowdown"},
+    {k_clock_sync_boost, "sync_boost", "sync boost"},
+    {k_clock_sw_thermal, "sw_thermal", "software thermal"},
+    {k_clock_hw_thermal, "hw_thermal", "hardware thermal"},
+    {k_clock_hw_power_brake, "hw_power_brake", "hardware power brake"},
+    {k_clock_display_setting, "display_setting", "display clocks"},
+};
+
 std::string clock_reason_names(std::uint64_t bits) {
-    static const std::pair<std::uint64_t, const char*> k_names[] = {
-        {k_clock_gpu_idle, "idle"},
-        {k_clock_app_setting, "application clocks"},
-        {k_clock_sw_power_cap, "software power cap"},
-        {k_clock_hw_slowdown, "hardware slowdown"},
-        {k_clock_sync_boost, "sync boost"},
-        {k_clock_sw_thermal, "software thermal"},
-        {k_clock_hw_thermal, "hardware thermal"},
-        {k_clock_hw_power_brake, "hardware power brake"},
-        {k_clock_display_setting, "display clocks"},
-    };
     std::vector<std::string> names;
-    for (auto [bit, name] : k_names)
-        if (bits & bit)
-            names.emplace_back(name);
+    for (const ClockReason& r : k_clock_reasons)
+        if (bits & r.bit)
+            names.emplace_back(r.words);
     return names.empty() ? "none" : join(names, ", ");
 }
 
@@ -125,6 +132,17 @@ std::string read_line(const std::string& path) {
     return s;
 }
 
+} // namespace
+
+std::vector<std::string> clock_slowdown_ids(std::uint64_t bits) {
+    std::vector<std::string> ids;
+    for (const ClockReason& r : k_clock_reasons)
+        if ((bits & r.bit) && r.bit != k_clock_gpu_idle && r.bit != k_clock_app_setting &&
+            r.bit != k_clock_display_setting)
+            ids.emplace_back(r.id);
+    return ids;
+}
+
 std::vector<unsigned> process_cpus() {
     // Sized for machines far beyond CPU_SETSIZE.
     const int n = 16384;
@@ -138,8 +156,6 @@ std::vector<unsigned> process_cpus() {
     CPU_FREE(set);
     return out;
 }
-
-} // namespace
 
 const char* to_string(CheckStatus s) {
     switch (s) {
@@ -989,57 +1005,6 @@ std::vector<CheckResult> run_checks(const DoctorFacts& f) {
 bool any_failed(const std::vector<CheckResult>& results) {
     return std::any_of(results.begin(), results.end(),
                        [](const CheckResult& r) { return r.status == CheckStatus::fail; });
-}
-
-namespace {
-std::map<CheckStatus, int> counts(const std::vector<CheckResult>& results) {
-    std::map<CheckStatus, int> n{{CheckStatus::pass, 0}, {CheckStatus::warn, 0}, {CheckStatus::fail, 0},
-                                 {CheckStatus::skip, 0}, {CheckStatus::info, 0}};
-    for (const CheckResult& r : results)
-        ++n[r.status];
-    return n;
-}
-} // namespace
-
-nlohmann::json checks_json(const std::vector<CheckResult>& results) {
-    nlohmann::json checks = nlohmann::json::array();
-    for (const CheckResult& r : results)
-        checks.push_back({{"id", r.id}, {"subject", r.subject}, {"status", to_string(r.status)},
-                          {"evidence", r.evidence}, {"fix", r.fix}});
-    auto n = counts(results);
-    return {{"checks", checks},
-            {"summary", {{"pass", n[CheckStatus::pass]}, {"warn", n[CheckStatus::warn]},
-                         {"fail", n[CheckStatus::fail]}, {"skip", n[CheckStatus::skip]}, {"info", n[CheckStatus::info]}}},
-            {"failed", any_failed(results)}};
-}
-
-std::string render_checks(const std::vector<CheckResult>& results, bool markdown) {
-    std::string out;
-    const auto t = [](const std::string& s) { return display_text(s); }; // machine facts reach the terminal escaped
-    if (markdown) {
-        out += "| status | check | subject | evidence | fix |\n|---|---|---|---|---|\n";
-        for (const CheckResult& r : results)
-            out += fmt::format("| {} | {} | {} | {} | {} |\n", to_string(r.status), t(r.id), t(r.subject), t(r.evidence),
-                               t(r.fix));
-    } else {
-        std::size_t id_w = 5, subject_w = 7;
-        for (const CheckResult& r : results) {
-            id_w = std::max(id_w, r.id.size());
-            subject_w = std::max(subject_w, r.subject.size());
-        }
-        for (const CheckResult& r : results) {
-            out += fmt::format("{}  {:<{}}  {:<{}}  {}\n", to_string(r.status), t(r.id), id_w, t(r.subject), subject_w,
-                               t(r.evidence));
-            if (!r.fix.empty() && r.status != CheckStatus::pass)
-                out += fmt::format("{:<{}}{}: {}\n", "", id_w + subject_w + 10,
-                                   r.status == CheckStatus::info ? "advice" : "fix", t(r.fix));
-        }
-    }
-    auto n = counts(results);
-    out += fmt::format("\n{} FAIL, {} WARN, {} PASS, {} SKIP{}\n", n[CheckStatus::fail], n[CheckStatus::warn],
-                       n[CheckStatus::pass], n[CheckStatus::skip],
-                       n[CheckStatus::info] ? fmt::format(", {} INFO", n[CheckStatus::info]) : "");
-    return out;
 }
 
 } // namespace interopbench

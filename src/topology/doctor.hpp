@@ -45,6 +45,14 @@ inline constexpr std::uint64_t k_clock_hw_thermal = 0x40;
 inline constexpr std::uint64_t k_clock_hw_power_brake = 0x80;
 inline constexpr std::uint64_t k_clock_display_setting = 0x100;
 
+/// The ids of the reasons set in `bits` that slow the clocks ("sw_power_cap", "hw_slowdown",
+/// "sync_boost", "sw_thermal", "hw_thermal", "hw_power_brake"): every known bit but idle,
+/// application clocks and display clocks, in bit order.
+std::vector<std::string> clock_slowdown_ids(std::uint64_t bits);
+
+/// The CPUs this process may run on (sched_getaffinity), ascending; empty when unknown.
+std::vector<unsigned> process_cpus();
+
 /// Smallest memlock limit that passes: the largest pinned buffer of the default sweep.
 inline constexpr std::uint64_t k_memlock_min = 1ull << 30;
 
@@ -196,10 +204,5 @@ std::vector<CheckResult> check_rdma_link(const DoctorFacts& f);
 std::vector<CheckResult> run_checks(const DoctorFacts& f);
 /// True when a result is FAIL (the doctor then exits 1; WARN, SKIP and INFO exit 0).
 bool any_failed(const std::vector<CheckResult>& results);
-
-/// {"checks": [{id, subject, status, evidence, fix}...], "summary": {pass, warn, fail, skip, info}}.
-nlohmann::json checks_json(const std::vector<CheckResult>& results);
-/// A table (status, check, subject, evidence) with each fix on the line below, then counts.
-std::string render_checks(const std::vector<CheckResult>& results, bool markdown = false);
 
 } // namespace interopbench

@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -67,6 +68,7 @@ constexpr int k_value_uint = 1, k_value_ulong = 2, k_value_ulonglong = 3;
 constexpr int k_ecc_uncorrected = 1;
 constexpr int k_ecc_volatile = 0, k_ecc_aggregate = 1;
 constexpr int k_retire_sbe = 0, k_retire_dbe = 1;
+constexpr int k_temperature_gpu = 0; // NVML_TEMPERATURE_GPU
 // NVML has had up to 18 links per GPU; probe a little further and stop where NVML says the
 // index is out of range.
 constexpr unsigned k_max_links = 32;
@@ -100,6 +102,8 @@ struct Api {
     nvmlReturn_t (*remapped_rows)(nvmlDevice_t, unsigned*, unsigned*, unsigned*, unsigned*) = nullptr;
     nvmlReturn_t (*compute_mode)(nvmlDevice_t, int*) = nullptr;
     nvmlReturn_t (*compute_procs)(nvmlDevice_t, unsigned*, nvmlProcessInfo_t*) = nullptr;
+    nvmlReturn_t (*graphics_procs)(nvmlDevice_t, unsigned*, nvmlProcessInfo_t*) = nullptr;
+    nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned*) = nullptr;
 
     Api() {
         lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -137,6 +141,8 @@ struct Api {
         bind(remapped_rows, "nvmlDeviceGetRemappedRows");
         bind(compute_mode, "nvmlDeviceGetComputeMode");
         bind(compute_procs, "nvmlDeviceGetComputeRunningProcesses_v3");
+        bind(graphics_procs, "nvmlDeviceGetGraphicsRunningProcesses_v3");
+        bind(temperature, "nvmlDeviceGetTemperature");
         init_rc = init();
         if (init_rc != k_success) {
             note = std::string("nvmlInit_v2 failed: ") +
@@ -201,6 +207,21 @@ int read_uint(F fn, nvmlDevice_t dev) {
     if (fn && fn(dev, &v) == k_success)
         return static_cast<int>(v);
     return 0;
+}
+
+// The processes one of NVML's process lists names; nothing when the call fails.
+using ProcessList = nvmlReturn_t (*)(nvmlDevice_t, unsigned*, nvmlProcessInfo_t*);
+std::optional<std::vector<unsigned>> list_pids(ProcessList fn, nvmlDevice_t dev) {
+    if (!fn)
+        return std::nullopt;
+    std::vector<nvmlProcessInfo_t> procs(64);
+    auto n = static_cast<unsigned>(procs.size());
+    if (fn(dev, &n, procs.data()) != k_success)
+        return std::nullopt;
+    std::vector<unsigned> pids;
+    for (unsigned i = 0; i < n && i < procs.size(); ++i)
+        pids.push_back(procs[i].pid);
+    return pids;
 }
 
 Pcie read_pcie(const Api& a, nvmlDevice_t dev) {
@@ -334,17 +355,33 @@ std::optional<Health> health(const std::string& bus_id) {
     }
     if (a.compute_mode && a.compute_mode(*dev, &mode) == k_success)
         h.compute_mode = mode;
-    if (a.compute_procs) {
-        std::vector<nvmlProcessInfo_t> procs(64);
-        auto n = static_cast<unsigned>(procs.size());
-        if (a.compute_procs(*dev, &n, procs.data()) == k_success) {
-            std::vector<unsigned> pids;
-            for (unsigned i = 0; i < n && i < procs.size(); ++i)
-                pids.push_back(procs[i].pid);
-            h.compute_pids = pids;
-        }
-    }
+    h.compute_pids = list_pids(a.compute_procs, *dev);
     return h;
+}
+
+std::optional<std::vector<unsigned>> running_pids(const std::string& bus_id) {
+    const Api& a = api();
+    auto dev = a.handle(bus_id);
+    if (!dev)
+        return std::nullopt;
+    auto compute = list_pids(a.compute_procs, *dev);
+    auto graphics = list_pids(a.graphics_procs, *dev);
+    if (!compute && !graphics)
+        return std::nullopt;
+    std::vector<unsigned> pids = compute.value_or(std::vector<unsigned>{});
+    for (unsigned pid : graphics.value_or(std::vector<unsigned>{}))
+        if (std::find(pids.begin(), pids.end(), pid) == pids.end())
+            pids.push_back(pid);
+    return pids;
+}
+
+std::optional<int> temperature(const std::string& bus_id) {
+    const Api& a = api();
+    auto dev = a.handle(bus_id);
+    unsigned celsius = 0;
+    if (!dev || !a.temperature || a.temperature(*dev, k_temperature_gpu, &celsius) != k_success)
+        return std::nullopt;
+    return static_cast<int>(celsius);
 }
 
 } // namespace interopbench::nvml

@@ -67,5 +67,10 @@ std::optional<Pcie> pcie(const std::string& bus_id);
 std::optional<std::uint64_t> clock_reasons(const std::string& bus_id);
 /// Health and configuration facts.
 std::optional<Health> health(const std::string& bus_id);
+/// The processes with a context on the GPU: compute and graphics ones, each once; nothing
+/// when NVML cannot list them.
+std::optional<std::vector<unsigned>> running_pids(const std::string& bus_id);
+/// The GPU's core temperature in degrees Celsius.
+std::optional<int> temperature(const std::string& bus_id);
 
 } // namespace interopbench::nvml

@@ -196,41 +196,6 @@ nlohmann::json block_devices_json(const std::vector<BlockDeviceTopo>& devices) {
     return out;
 }
 
-std::string render_block_devices(const std::vector<BlockDeviceTopo>& devices, const Topology& topology, bool markdown) {
-    if (devices.empty()) return {};
-    std::vector<std::string> header = {"Block device", "Kind", "PCI bus id", "NUMA", "Size", "Read-ahead", "Scheduler"};
-    for (std::size_t i = 0; i < topology.gpus.size(); ++i) header.push_back(topology.gpus[i].label(i));
-    std::vector<std::vector<std::string>> rows = {header};
-    for (const BlockDeviceTopo& d : devices) {
-        std::vector<std::string> row = {d.name,
-                                        d.kind,
-                                        d.pci_bus_id.empty() ? "-" : d.pci_bus_id,
-                                        d.numa_node >= 0 ? std::to_string(d.numa_node) : "-",
-                                        fmt::format("{:.1f} GB", static_cast<double>(d.size) / 1e9),
-                                        d.queue.read_ahead_kb >= 0 ? fmt::format("{} KiB", d.queue.read_ahead_kb) : "-",
-                                        d.queue.scheduler.empty() ? "-" : d.queue.scheduler};
-        for (const std::string& p : d.gpu_paths) row.push_back(p);
-        rows.push_back(row);
-    }
-    std::vector<std::size_t> width(header.size(), 0);
-    for (const auto& r : rows)
-        for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
-    std::string out = markdown ? "\n### Block devices (path class to each GPU)\n\n" : "\nBlock devices (path class to each GPU):\n";
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        std::string line = markdown ? "|" : " ";
-        for (std::size_t c = 0; c < rows[i].size(); ++c)
-            line += markdown ? " " + rows[i][c] + " |" : fmt::format(" {:<{}}", rows[i][c], width[c]);
-        while (!line.empty() && line.back() == ' ') line.pop_back();
-        out += line + "\n";
-        if (markdown && i == 0) {
-            std::string sep = "|";
-            for (std::size_t c = 0; c < rows[0].size(); ++c) sep += " --- |";
-            out += sep + "\n";
-        }
-    }
-    return out;
-}
-
 std::string fs_type_name(std::uint64_t magic) {
     switch (magic) {
     case EXT4_SUPER_MAGIC: return "ext4"; // also ext2/ext3: one magic number
@@ -265,6 +230,7 @@ StorageDirFacts storage_dir_facts(const std::string& dir, bool probe) {
     if (::statvfs(dir.c_str(), &sv) == 0) f.free_bytes = static_cast<std::uint64_t>(sv.f_bavail) * sv.f_frsize;
     device_of(st.st_dev, f.device, f.partition);
     if (!f.device.empty()) {
+        f.device_number = read_first_line("/sys/block/" + f.device + "/dev");
         f.queue = read_block_queue(f.device);
         const PciChain chain = pci_chain(resolve("/sys/block/" + f.device));
         if (!chain.functions.empty()) {

@@ -30,9 +30,6 @@ BlockQueue read_block_queue(const std::string& disk);
 
 /// {"block_devices": [...]}-style array for the topology JSON.
 nlohmann::json block_devices_json(const std::vector<BlockDeviceTopo>& devices);
-/// A table of block devices with their path class to each GPU, or "" when there are none.
-std::string render_block_devices(const std::vector<BlockDeviceTopo>& devices, const Topology& topology,
-                                 bool markdown);
 
 /// What is behind a directory: its file system and block device.
 struct StorageDirFacts {
@@ -43,6 +40,7 @@ struct StorageDirFacts {
     std::uint64_t free_bytes = 0;  ///< statvfs f_bavail * f_frsize
     std::string device;       ///< whole-disk block device ("vda"), empty when none
     std::string partition;    ///< the partition ("vda1") when the file system sits on one
+    std::string device_number; ///< the whole disk's "MAJ:MIN" (what cgroup I/O limits name), empty when none
     BlockQueue queue;
     int device_numa_node = -1;
     std::string device_pci_bus_id;
