@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs a host-only scenario as two MPI ranks and checks that rank 0 wrote one merged
-# report holding both ranks' figures. Needs OpenMPI (mpirun) and python3.
+# report holding both ranks' figures and machines ("hosts"), and that the tables name the
+# slowest rank. Needs OpenMPI (mpirun) and python3.
 # Usage: .ci/mpi-test.sh [BUILD_DIR]   (default: build)
 set -euo pipefail
 
@@ -55,5 +56,30 @@ for r in results:
         sys.exit(f"mpi-test: {where}: slowest_rank {slowest} is not a rank")
     if r["metrics"][0]["stats"]["median"] != medians[slowest]:
         sys.exit(f"mpi-test: {where}: the merged median is not the slowest rank's")
-print(f"mpi-test: ok: {len(results)} merged result(s), 2 ranks each")
+hosts = report.get("hosts")
+if not isinstance(hosts, list) or [h.get("rank") for h in hosts] != [0, 1]:
+    sys.exit(f"mpi-test: the report's hosts do not hold both ranks' machines, in rank order: {hosts}")
+for h in hosts:
+    where = f"hosts[{h['rank']}]"
+    for key, kind in (("local_rank", int), ("device", str), ("host", dict), ("software", dict), ("devices", list)):
+        if not isinstance(h.get(key), kind):
+            sys.exit(f"mpi-test: {where}.{key} is missing or not a {kind.__name__}: {h}")
+    if "topology_hash" not in h or "conditions" not in h:
+        sys.exit(f"mpi-test: {where} lacks topology_hash or conditions: {h}")
+    for key in ("hostname", "os", "kernel", "cpu", "logical_cpus", "memory_bytes"):
+        if not h["host"].get(key):
+            sys.exit(f"mpi-test: {where}.host.{key} is missing: {h['host']}")
+    if "cuda_available" not in h["software"] or not isinstance(h["software"].get("libraries"), list):
+        sys.exit(f"mpi-test: {where}.software is not the software block: {h['software']}")
+if hosts[0]["topology_hash"] != hosts[1]["topology_hash"]:
+    sys.exit("mpi-test: two ranks of one host have different topology hashes")
+if report["host"].get("hostname") != hosts[0]["host"]["hostname"]:
+    sys.exit("mpi-test: the top-level host is not rank 0's")
+print(f"mpi-test: ok: {len(results)} merged result(s), 2 ranks each; hosts holds both ranks' machines")
 PY
+
+# The tables name the slowest rank of each merged result.
+tables=$("$bin" show --wide "$out/report.json")
+grep -q "slowest: rank [01] on " <<<"$tables" ||
+    { echo "mpi-test: 'show' does not name the slowest rank:" >&2; echo "$tables" >&2; exit 1; }
+echo "mpi-test: ok: the tables name the slowest rank"

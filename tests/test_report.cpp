@@ -4,13 +4,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <regex>
 
 #include <sys/wait.h>
 
 #include "fake_scenario.hpp"
 #include "interopbench/errors.hpp"
-#include "interopbench/output.hpp"
+#include "presentation/output.hpp"
 #include "interopbench/report.hpp"
 #include "schema_check.hpp"
 #include "test_support.hpp"
@@ -384,4 +385,126 @@ TEST_CASE("read_header: missing and mistyped fields are empty, never an exceptio
     CHECK(h.topology.pairs[0].path_class == "NV18");
     CHECK(h.environment.empty());
     CHECK(h.warnings == std::vector<std::string>{"w"});
+}
+
+TEST_CASE("a multi-process report's hosts: written, read typed, anonymized, validated") {
+    RunRecord rec = sample_run();
+    Machine m;
+    auto rank_host = [](int rank, const std::string& name, const std::string& bus) {
+        return nlohmann::json{{"rank", rank},
+                              {"local_rank", 0},
+                              {"device", bus},
+                              {"host", {{"hostname", name}, {"cpu", "Intel Xeon"}, {"logical_cpus", 16}, {"memory_bytes", 1024}}},
+                              {"software", {{"driver_release", "580.1"}, {"cuda_driver", "13.0"}, {"cuda_runtime", "13.0"},
+                                            {"cuda_available", true},
+                                            {"libraries", {{{"name", "nccl"}, {"version", "2.28.3"}, {"note", "/opt/nccl/lib"}}}}}},
+                              {"devices", {{{"ordinal", 0}, {"name", "NVIDIA H200"}, {"uuid", "GPU-" + name}, {"pci_bus_id", bus},
+                                            {"sm_count", 132}, {"memory_bytes", 1024},
+                                            {"pcie", {{"gen_current", 4}, {"width_current", 16}, {"gen_max", 5}, {"width_max", 16}}}}}},
+                              {"topology_hash", "00112233aabbccdd"},
+                              {"conditions", nullptr}};
+    };
+    rec.hosts = {rank_host(0, "node-a", "0000:1b:00.0"), rank_host(1, "node-b", "0000:2c:00.0")};
+    nlohmann::json doc = build_report(rec, m);
+    REQUIRE(doc["hosts"].size() == 2);
+    const auto schema = testing::SchemaCheck::from_file(INTEROPBENCH_SOURCE_DIR "/reports/report.schema.json");
+    CHECK(schema.errors(doc).empty());
+
+    const ReportHeader h = read_header(doc);
+    REQUIRE(h.hosts.size() == 2);
+    CHECK(h.hosts[1].rank == 1);
+    CHECK(h.hosts[1].device == "0000:2c:00.0");
+    CHECK(h.hosts[1].host.hostname == "node-b");
+    CHECK(h.hosts[1].host.logical_cpus == 16);
+    CHECK(h.hosts[1].software.driver_release == "580.1");
+    CHECK(h.hosts[1].software.version_of("nccl") == "2.28.3");
+    REQUIRE(h.hosts[1].devices.size() == 1);
+    CHECK(h.hosts[1].devices[0].uuid == "GPU-node-b");
+    CHECK(h.hosts[1].devices[0].pcie_gen_current == 4);
+    CHECK(h.hosts[1].devices[0].pcie_gen_max == 5);
+    CHECK(h.hosts[1].topology_hash == "00112233aabbccdd");
+    CHECK(h.hosts[1].conditions.is_null());
+    // One process: no hosts array, the top-level host is the one host.
+    CHECK_FALSE(build_report(sample_run(), m).contains("hosts"));
+    CHECK(read_header(build_report(sample_run(), m)).hosts.empty());
+
+    anonymize_report(doc);
+    const ReportHeader a = read_header(doc);
+    REQUIRE(a.hosts.size() == 2);
+    CHECK(a.hosts[0].host.hostname.empty());
+    CHECK_FALSE(doc["hosts"][0]["host"].contains("hostname"));
+    CHECK(a.hosts[0].devices[0].uuid.empty());
+    CHECK(a.hosts[0].devices[0].pci_bus_id == "0000:1b:00.0");
+    CHECK(a.hosts[0].software.libraries[0].note == "<path>/lib");
+    CHECK(absolute_paths(doc).empty());
+
+    const auto dir = temp_dir();
+    const auto path = (dir / "hosts.json").string();
+    write(path, doc.dump());
+    CHECK(load_report(path)["hosts"].size() == 2);
+    auto rejected = [&](const std::function<void(nlohmann::json&)>& spoil, const std::string& words) {
+        nlohmann::json bad = doc;
+        spoil(bad);
+        write(path, bad.dump());
+        try {
+            load_report(path);
+            FAIL("accepted: " << bad["hosts"].dump());
+        } catch (const UsageError& e) {
+            const std::string what = e.what();
+            CAPTURE(what);
+            CHECK(what.find(words) != std::string::npos);
+        }
+    };
+    rejected([](auto& d) { d["hosts"] = nlohmann::json::array({7}); }, "'hosts[0]' must be an object (it is number)");
+    rejected([](auto& d) { d["hosts"] = {{"rank", 0}}; }, "'hosts' must be an array (it is object)");
+    rejected([](auto& d) { d["hosts"] = "node-a"; }, "'hosts' must be an array (it is string)");
+    rejected([](auto& d) { d["hosts"][1]["rank"] = "1"; }, "'hosts[1].rank' must be an integer of 0 or more (it is string)");
+    rejected([](auto& d) { d["hosts"][1].erase("rank"); }, "'hosts[1].rank' is missing");
+    rejected([](auto& d) { d["hosts"][0]["devices"] = {"GPU0"}; }, "'hosts[0].devices' must be an array of objects");
+    rejected([](auto& d) { d["hosts"][0]["host"] = "node-a"; }, "'hosts[0].host' must be an object (it is string)");
+    rejected([](auto& d) { d["hosts"][0]["topology_hash"] = 7; }, "'hosts[0].topology_hash' must be a string or null");
+    fs::remove_all(dir);
+
+    // Mistyped fields read as empty, never an exception.
+    const auto garbled = nlohmann::json::parse(R"({"hosts": [7, {"rank": "x", "host": [], "devices": {"a": 1}}]})");
+    ReportHeader g;
+    CHECK_NOTHROW(g = read_header(garbled));
+    REQUIRE(g.hosts.size() == 2);
+    CHECK(g.hosts[1].rank == 0);
+    CHECK(g.hosts[1].devices.empty());
+}
+
+TEST_CASE("topology_hash: hosts wired alike share it, whatever their names and state") {
+    const auto topology = [](const std::string& pair_class, int active, const std::string& uuid) {
+        return nlohmann::json{
+            {"source", "this machine"},
+            {"host", {{"packages", 2}, {"cores", 64}, {"pus", 128}, {"nvidia_pci_gpus", 2}}},
+            {"numa_nodes", {{{"os_index", 0}, {"cpus", "0-63"}, {"memory", 1000 + active}}}},
+            {"gpus", {{{"name", "NVIDIA H200"}, {"pci_bus_id", "0000:1b:00.0"}, {"uuid", uuid},
+                       {"pcie", {{"gen_current", active}, {"gen_max", 5}, {"width_max", 16}}},
+                       {"nvlink", {{"active", active}, {"links", {{{"link", 0}, {"active", active > 0}, {"peer", "gpu"}}}}}}}}},
+            {"pairs", {{{"from", 0}, {"to", 1}, {"class", pair_class}, {"bandwidth", 1e11 + active}}}},
+            {"nics", nlohmann::json::array()}};
+    };
+    const std::string a = topology_hash(topology("NV18", 1, "GPU-a"));
+    CHECK(a.size() == 16);
+    CHECK(topology_hash(topology("NV18", 0, "GPU-b")) == a); // link state, memory, names: not wiring
+    CHECK(topology_hash(topology("SYS", 1, "GPU-a")) != a);
+    CHECK(topology_hash(nullptr).empty());
+}
+
+TEST_CASE("the tool's own environment settings stay out of the report's environment") {
+    ::unsetenv("INTEROPBENCH_OWN_ENV");
+    ::setenv("NCCL_TEST_USER_SETTING", "1", 1);
+    set_own_environment("NCCL_TEST_OWN_SETTING", "/tmp/x");
+    set_own_environment("NCCL_TEST_OWN_SETTING", "/tmp/y"); // listed once
+    CHECK(std::string(std::getenv("NCCL_TEST_OWN_SETTING")) == "/tmp/y");
+    CHECK(std::string(std::getenv("INTEROPBENCH_OWN_ENV")) == "NCCL_TEST_OWN_SETTING");
+    CHECK(own_environment("NCCL_TEST_OWN_SETTING"));
+    CHECK_FALSE(own_environment("NCCL_TEST_OWN"));
+    const nlohmann::json env = environment_json();
+    CHECK(env.contains("NCCL_TEST_USER_SETTING"));
+    CHECK_FALSE(env.contains("NCCL_TEST_OWN_SETTING"));
+    CHECK_FALSE(env.contains("INTEROPBENCH_OWN_ENV"));
+    for (const char* name : {"NCCL_TEST_USER_SETTING", "NCCL_TEST_OWN_SETTING", "INTEROPBENCH_OWN_ENV"}) ::unsetenv(name);
 }

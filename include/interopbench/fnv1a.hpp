@@ -1,6 +1,7 @@
 #pragma once
 /// FNV-1a 64: the one copy of the byte-string hash behind the profile digest (profile_hash,
-/// recorded in reports), the names of report temporaries and the compare bootstrap's seeds.
+/// recorded in reports), the topology hash of multi-process reports, the names of report
+/// temporaries and the compare bootstrap's seeds.
 /// Fully specified, so a digest recorded in one report is reproduced by any later build on any
 /// machine; not meant to resist deliberate collisions.
 #include <cstdint>

@@ -2,11 +2,13 @@
 /// The JSON report: building, atomic writing, loading with validation.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "interopbench/conditions.hpp"
 #include "interopbench/runner.hpp"
 #include "interopbench/scenario.hpp"
 
@@ -29,9 +31,27 @@ nlohmann::json host_json();
 nlohmann::json environment_json();
 /// True for the names that environment_json keeps.
 bool environment_allowed(const std::string& name);
+/// Sets environment variable `name` to `value` as the tool's own setting (where NCCL writes
+/// its debug log, for one): environment_json leaves it out, so that reports and comparisons
+/// show the user's environment only. The names are listed in INTEROPBENCH_OWN_ENV, so that
+/// the processes the tool starts (later rounds) know them as the tool's too.
+void set_own_environment(const std::string& name, const std::string& value);
+/// True when `name` was set by set_own_environment, here or in the process that started this one.
+bool own_environment(const std::string& name);
 /// Software and devices blocks from the machine.
 nlohmann::json software_json(const Machine& machine);
 nlohmann::json devices_json(const Machine& machine);
+
+/// A hash of the topology block's wiring (GPUs and their PCIe paths, NVLinks, GPU pairs,
+/// NUMA nodes, NICs and their paths), 16 hex digits: hosts wired alike share it, whatever
+/// their names, serial numbers, free memory or link state. Empty for a null topology.
+std::string topology_hash(const nlohmann::json& topology);
+
+/// What one process of a multi-process run ran on, for the report's "hosts" array:
+/// {"host": host_json(), "software": software_json, "devices": the selected GPUs as
+/// devices_json writes them, "topology_hash", "conditions": null (the rank's run conditions
+/// go there)}.
+nlohmann::json host_fingerprint(const Machine& machine, const nlohmann::json& topology);
 
 /// The whole run, as it goes into the report.
 struct RunRecord {
@@ -42,6 +62,11 @@ struct RunRecord {
     std::vector<Result> results;
     std::vector<std::string> warnings;
     nlohmann::json topology = nullptr; ///< from topology discovery, or null
+    /// Multi-process runs: one entry per rank (merge_rank_results), written as "hosts"; null otherwise.
+    nlohmann::json hosts = nullptr;
+    /// The conditions when the first configuration started and after the last ended (the
+    /// report's "conditions" block); nothing where no snapshot was taken.
+    std::optional<ConditionsSnapshot> conditions_start, conditions_end;
 };
 
 /// Assembles the report document.
@@ -74,10 +99,10 @@ std::string json_error_text(const nlohmann::json::exception& e);
 nlohmann::json load_report(const std::string& path);
 
 /// Removes what identifies a machine or a person, for reports shared outside a company:
-/// host names (dropped, the ranks' hosts of multi-process results too), UUIDs and serial
-/// numbers (emptied: devices keep their required fields), and in every string (argv,
-/// details, reasons, warnings, notes) home directories become "~" and every other absolute
-/// path "<path>/" and its last component ("--out=/data/r.json" -> "--out=<path>/r.json",
+/// host names (dropped, the ranks' hosts of multi-process results and the "hosts" array's
+/// too), UUIDs and serial numbers (emptied: devices keep their required fields), and in
+/// every string (argv, details, reasons, warnings, notes) home directories become "~" and
+/// every other absolute path "<path>/" and its last component ("--out=/data/r.json" -> "--out=<path>/r.json",
 /// "/tmp/x/ib-storage.dat" -> "<path>/ib-storage.dat"): no absolute path is left. argv[0]
 /// is its base name. Keeps hardware models, PCI bus ids (the topology needs them),
 /// versions, settings and results. Sets invocation.anonymized = true. Idempotent.
@@ -137,6 +162,16 @@ struct ReportHeader {
         std::vector<TopologyGpu> gpus;
         std::vector<TopologyPair> pairs;
     };
+    /// One process of a multi-process run (the report's "hosts" array): where it ran, on what.
+    struct RankHost {
+        int rank = 0, local_rank = 0;
+        std::string device;          ///< the rank's GPU (PCI bus id); empty when it had none
+        Host host;
+        Software software;
+        std::vector<Device> devices; ///< the rank's GPU(s)
+        std::string topology_hash;   ///< equal on hosts wired alike; empty without topology
+        nlohmann::json conditions;   ///< the rank's "conditions" block as recorded; null when absent
+    };
 
     std::string schema_version; ///< "1.1"
     Tool tool;
@@ -145,8 +180,14 @@ struct ReportHeader {
     Software software;
     std::vector<Device> devices;
     Topology topology;
+    /// A multi-process run: every rank's machine, in rank order (host, software and devices
+    /// above are rank 0's). Empty for one process: host and devices are the one host.
+    std::vector<RankHost> hosts;
     std::map<std::string, std::string> environment;
     std::vector<std::string> warnings;
+    /// The conditions the run ran under (conditions.hpp); nothing in a report without them.
+    using Conditions = ReportConditions;
+    std::optional<Conditions> conditions;
 };
 
 /// The header of a report. Never throws: a field that is missing or of another type is

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -25,6 +26,7 @@ RankResults decode(const std::string& text, std::size_t index) {
         out.who.local_rank = j.value("local_rank", 0);
         out.who.host = j.value("host", std::string{});
         out.who.device = j.value("device", std::string{});
+        if (const auto f = j.find("fingerprint"); f != j.end()) out.who.fingerprint = *f;
         out.results = j.at("results").get<std::vector<Result>>();
     } catch (const std::exception& e) {
         throw std::runtime_error(
@@ -87,21 +89,51 @@ std::string encode_rank_results(const RankIdentity& who, const std::vector<Resul
                               {"local_rank", who.local_rank},
                               {"host", who.host},
                               {"device", who.device},
+                              {"fingerprint", who.fingerprint},
                               {"results", results}};
     return j.dump();
 }
 
-std::vector<Result> merge_rank_results(const std::vector<std::string>& gathered) {
+std::string slowest_rank_words(const nlohmann::json& details) {
+    // Read from reports, so every field may be missing or of another type.
+    const auto integer = [](const nlohmann::json& obj, const char* key) -> std::optional<std::int64_t> {
+        const auto it = obj.find(key);
+        if (it == obj.end() || !it->is_number_integer()) return std::nullopt;
+        return it->get<std::int64_t>();
+    };
+    if (!details.is_object() || integer(details, "world_size").value_or(0) < 2) return {};
+    const auto slow = integer(details, "slowest_rank");
+    const auto ranks = details.find("ranks");
+    if (!slow || ranks == details.end() || !ranks->is_array()) return {};
+    std::string words = fmt::format("rank {}", *slow);
+    for (const auto& e : *ranks)
+        if (e.is_object() && integer(e, "rank") == slow) {
+            if (const auto h = e.find("host"); h != e.end() && h->is_string() && !h->get_ref<const std::string&>().empty())
+                words += " on " + h->get<std::string>();
+            if (const auto d = e.find("device"); d != e.end() && d->is_string() && !d->get_ref<const std::string&>().empty())
+                words += fmt::format(" (GPU {})", d->get<std::string>());
+            break;
+        }
+    return words;
+}
+
+MergedRanks merge_rank_results(const std::vector<std::string>& gathered) {
     std::vector<RankResults> ranks;
     ranks.reserve(gathered.size());
     for (std::size_t i = 0; i < gathered.size(); ++i) ranks.push_back(decode(gathered[i], i));
+
+    MergedRanks out;
+    for (const auto& rank : ranks) {
+        nlohmann::json entry = {{"rank", rank.who.rank}, {"local_rank", rank.who.local_rank}, {"device", rank.who.device}};
+        if (rank.who.fingerprint.is_object()) entry.update(rank.who.fingerprint);
+        out.hosts.push_back(std::move(entry));
+    }
 
     std::vector<std::string> keys;
     for (const auto& rank : ranks)
         for (const auto& r : rank.results)
             if (std::find(keys.begin(), keys.end(), r.key) == keys.end()) keys.push_back(r.key);
 
-    std::vector<Result> out;
     for (const auto& key : keys) {
         std::vector<const Result*> per_rank;
         for (const auto& rank : ranks) {
@@ -156,7 +188,7 @@ std::vector<Result> merge_rank_results(const std::vector<std::string>& gathered)
         merged.details["world_size"] = ranks.size();
         if (slow >= 0) merged.details["slowest_rank"] = ranks[static_cast<std::size_t>(slow)].who.rank;
         merged.details["ranks"] = std::move(entries);
-        out.push_back(std::move(merged));
+        out.results.push_back(std::move(merged));
     }
     return out;
 }

@@ -93,6 +93,24 @@ bool environment_allowed(const std::string& name) {
     return false;
 }
 
+namespace {
+constexpr const char* k_own_env = "INTEROPBENCH_OWN_ENV"; // the names set_own_environment set, comma separated
+} // namespace
+
+bool own_environment(const std::string& name) {
+    const char* list = std::getenv(k_own_env);
+    if (!list || name.empty()) return false;
+    const std::string padded = "," + std::string(list) + ",";
+    return padded.find("," + name + ",") != std::string::npos;
+}
+
+void set_own_environment(const std::string& name, const std::string& value) {
+    ::setenv(name.c_str(), value.c_str(), 1);
+    if (own_environment(name)) return;
+    const char* list = std::getenv(k_own_env);
+    ::setenv(k_own_env, (list && *list ? std::string(list) + "," + name : name).c_str(), 1);
+}
+
 nlohmann::json environment_json() {
     nlohmann::json env = nlohmann::json::object();
     for (char** e = environ; e && *e; ++e) {
@@ -100,7 +118,7 @@ nlohmann::json environment_json() {
         const auto eq = kv.find('=');
         if (eq == std::string::npos) continue;
         const std::string name = kv.substr(0, eq);
-        if (environment_allowed(name)) env[name] = kv.substr(eq + 1);
+        if (environment_allowed(name) && !own_environment(name)) env[name] = kv.substr(eq + 1);
     }
     return env;
 }
@@ -146,6 +164,55 @@ nlohmann::json devices_json(const Machine& m) {
     return out;
 }
 
+std::string topology_hash(const nlohmann::json& topology) {
+    if (!topology.is_object()) return {};
+    // The wiring only: what differs between two hosts built alike (names, serial numbers,
+    // free memory, link state, measured bandwidths) stays out.
+    const auto pick = [](const nlohmann::json& from, std::initializer_list<const char*> keys) {
+        nlohmann::json out = nlohmann::json::object();
+        if (from.is_object())
+            for (const char* k : keys)
+                if (const auto it = from.find(k); it != from.end()) out[k] = *it;
+        return out;
+    };
+    const auto each = [](const nlohmann::json& list, const auto& f) {
+        nlohmann::json out = nlohmann::json::array();
+        if (list.is_array())
+            for (const auto& e : list) out.push_back(f(e));
+        return out;
+    };
+    const auto at = [](const nlohmann::json& obj, const char* key) {
+        return obj.is_object() && obj.contains(key) ? obj[key] : nlohmann::json();
+    };
+    nlohmann::json wiring = pick(topology, {"has_nvswitch", "has_infiniband"});
+    wiring["host"] = pick(at(topology, "host"), {"packages", "cores", "pus", "nvidia_pci_gpus"});
+    wiring["numa_nodes"] = each(at(topology, "numa_nodes"), [&](const auto& n) { return pick(n, {"os_index", "cpus"}); });
+    wiring["gpus"] = each(at(topology, "gpus"), [&](const auto& g) {
+        nlohmann::json out = pick(g, {"name", "pci_bus_id", "cpus", "numa_nodes", "pci_path"});
+        out["pcie"] = pick(at(g, "pcie"), {"gen_max", "width_max"});
+        out["host_path"] = pick(at(g, "host_path"), {"class"});
+        out["nvlinks"] = each(at(at(g, "nvlink"), "links"), [&](const auto& l) { return pick(l, {"link", "peer", "peer_pci_bus_id"}); });
+        return out;
+    });
+    wiring["pairs"] = each(at(topology, "pairs"), [&](const auto& p) { return pick(p, {"from", "to", "class", "nvlinks", "via_nvswitch"}); });
+    wiring["nics"] = each(at(topology, "nics"), [&](const auto& n) {
+        return pick(n, {"name", "kind", "pci_bus_id", "numa_node", "gpu_paths", "nic_paths"});
+    });
+    return fmt::format("{:016x}", fnv1a(wiring.dump()));
+}
+
+nlohmann::json host_fingerprint(const Machine& machine, const nlohmann::json& topology) {
+    nlohmann::json devices = nlohmann::json::array();
+    for (const auto& d : devices_json(machine))
+        if (d.value("selected", false)) devices.push_back(d);
+    const std::string hash = topology_hash(topology);
+    return {{"host", host_json()},
+            {"software", software_json(machine)},
+            {"devices", std::move(devices)},
+            {"topology_hash", hash.empty() ? nlohmann::json(nullptr) : nlohmann::json(hash)},
+            {"conditions", nullptr}};
+}
+
 nlohmann::json build_report(const RunRecord& run, const Machine& machine) {
     nlohmann::json results = nlohmann::json::array();
     std::map<std::string, int> counts{{"ok", 0}, {"skipped", 0}, {"failed", 0}, {"interrupted", 0}};
@@ -172,6 +239,8 @@ nlohmann::json build_report(const RunRecord& run, const Machine& machine) {
     doc["software"] = software_json(machine);
     doc["devices"] = devices_json(machine);
     doc["topology"] = run.topology;
+    if (run.hosts.is_array()) doc["hosts"] = run.hosts;
+    if (run.conditions_start) doc["conditions"] = conditions_json(*run.conditions_start, run.conditions_end);
     doc["environment"] = environment_json();
     doc["results"] = std::move(results);
     doc["summary"] = counts;
@@ -447,6 +516,43 @@ std::string result_problem(const nlohmann::json& r) {
     return {};
 }
 
+// The first field of the "hosts" array (multi-process runs) that read_header cannot read, as
+// "'hosts[1].rank' must be an integer of 0 or more (it is string)"; empty when it is fine or absent.
+std::string hosts_problem(const nlohmann::json& doc) {
+    const auto hosts = doc.find("hosts");
+    if (hosts == doc.end()) return {};
+    if (!hosts->is_array()) return fmt::format("'hosts' must be an array (it is {})", json_type(*hosts));
+    const auto count = [](const nlohmann::json& v) {
+        return v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0);
+    };
+    struct Field {
+        const char* key;
+        bool (*ok)(const nlohmann::json&);
+        const char* kind;
+    };
+    const Field fields[] = {
+        {"rank", +count, "an integer of 0 or more"},
+        {"local_rank", +count, "an integer of 0 or more"},
+        {"device", [](const nlohmann::json& v) { return v.is_string(); }, "a string"},
+        {"host", [](const nlohmann::json& v) { return v.is_object(); }, "an object"},
+        {"software", [](const nlohmann::json& v) { return v.is_object(); }, "an object"},
+        {"devices", [](const nlohmann::json& v) {
+             return v.is_array() && std::all_of(v.begin(), v.end(), [](const nlohmann::json& d) { return d.is_object(); });
+         }, "an array of objects"},
+        {"topology_hash", [](const nlohmann::json& v) { return v.is_string() || v.is_null(); }, "a string or null"},
+        {"conditions", [](const nlohmann::json& v) { return v.is_object() || v.is_null(); }, "an object or null"},
+    };
+    for (std::size_t i = 0; i < hosts->size(); ++i) {
+        const auto& e = (*hosts)[i];
+        if (!e.is_object()) return fmt::format("'hosts[{}]' must be an object (it is {})", i, json_type(e));
+        if (!e.contains("rank")) return fmt::format("'hosts[{}].rank' is missing", i);
+        for (const Field& f : fields)
+            if (const auto v = e.find(f.key); v != e.end() && !f.ok(*v))
+                return fmt::format("'hosts[{}].{}' must be {} (it is {})", i, f.key, f.kind, json_type(*v));
+    }
+    return {};
+}
+
 // Only "1.N" (N decimal, no leading zero) is a version of this major; "M.N" with M > 1 is newer.
 struct SchemaVersion {
     bool valid = false;
@@ -538,6 +644,8 @@ nlohmann::json load_report(const std::string& path) {
         }
         ++i;
     }
+    if (const std::string p = hosts_problem(doc); !p.empty())
+        throw UsageError(fmt::format("report '{}': {}", path, p), damaged);
     return doc;
 }
 
@@ -693,6 +801,43 @@ int small_count_at(const nlohmann::json& obj, const char* key) {
 
 } // namespace
 
+namespace {
+
+ReportHeader::Host read_host(const nlohmann::json& host) {
+    return {text_at(host, "hostname"), text_at(host, "os"), text_at(host, "kernel"), text_at(host, "arch"),
+            text_at(host, "cpu"), small_count_at(host, "logical_cpus"), count_at(host, "memory_bytes")};
+}
+
+ReportHeader::Software read_software(const nlohmann::json& sw) {
+    ReportHeader::Software out;
+    out.driver_release = text_at(sw, "driver_release");
+    out.cuda_driver = text_at(sw, "cuda_driver");
+    out.cuda_runtime = text_at(sw, "cuda_runtime");
+    out.cuda_note = text_at(sw, "cuda_note");
+    out.cuda_available = flag_at(sw, "cuda_available");
+    for (const auto& l : array_at(sw, "libraries"))
+        out.libraries.push_back({text_at(l, "name"), text_at(l, "version"), text_at(l, "note")});
+    // Schema 1.0 named NCCL alone; 1.1 lists every library taken at run time.
+    if (const std::string nccl = text_at(sw, "nccl"); !nccl.empty() && out.version_of("nccl").empty())
+        out.libraries.push_back({"nccl", nccl, text_at(sw, "nccl_note")});
+    return out;
+}
+
+// One entry per element, whatever it holds: the GPU count is the array's size.
+std::vector<ReportHeader::Device> read_devices(const nlohmann::json& devices) {
+    std::vector<ReportHeader::Device> out;
+    for (const auto& d : devices) {
+        const auto& pcie = member(d, "pcie");
+        out.push_back({small_count_at(d, "ordinal"), text_at(d, "name"), text_at(d, "uuid"), text_at(d, "pci_bus_id"),
+                       text_at(d, "compute_capability"), small_count_at(d, "sm_count"), count_at(d, "memory_bytes"),
+                       small_count_at(pcie, "gen_current"), small_count_at(pcie, "width_current"),
+                       small_count_at(pcie, "gen_max"), small_count_at(pcie, "width_max")});
+    }
+    return out;
+}
+
+} // namespace
+
 std::string ReportHeader::Software::version_of(const std::string& name) const {
     for (const auto& l : libraries)
         if (l.name == name && !l.version.empty()) return l.version;
@@ -717,29 +862,20 @@ ReportHeader read_header(const nlohmann::json& report) {
     h.invocation.settings = member(inv, "settings");
     h.invocation.anonymized = flag_at(inv, "anonymized");
 
-    const auto& host = member(report, "host");
-    h.host = {text_at(host, "hostname"), text_at(host, "os"), text_at(host, "kernel"), text_at(host, "arch"),
-              text_at(host, "cpu"), small_count_at(host, "logical_cpus"), count_at(host, "memory_bytes")};
-
-    const auto& sw = member(report, "software");
-    h.software.driver_release = text_at(sw, "driver_release");
-    h.software.cuda_driver = text_at(sw, "cuda_driver");
-    h.software.cuda_runtime = text_at(sw, "cuda_runtime");
-    h.software.cuda_note = text_at(sw, "cuda_note");
-    h.software.cuda_available = flag_at(sw, "cuda_available");
-    for (const auto& l : array_at(sw, "libraries"))
-        h.software.libraries.push_back({text_at(l, "name"), text_at(l, "version"), text_at(l, "note")});
-    // Schema 1.0 named NCCL alone; 1.1 lists every library taken at run time.
-    if (const std::string nccl = text_at(sw, "nccl"); !nccl.empty() && h.software.version_of("nccl").empty())
-        h.software.libraries.push_back({"nccl", nccl, text_at(sw, "nccl_note")});
-
-    // One entry per element, whatever it holds: the GPU count is the array's size.
-    for (const auto& d : array_at(report, "devices")) {
-        const auto& pcie = member(d, "pcie");
-        h.devices.push_back({small_count_at(d, "ordinal"), text_at(d, "name"), text_at(d, "uuid"), text_at(d, "pci_bus_id"),
-                             text_at(d, "compute_capability"), small_count_at(d, "sm_count"), count_at(d, "memory_bytes"),
-                             small_count_at(pcie, "gen_current"), small_count_at(pcie, "width_current"),
-                             small_count_at(pcie, "gen_max"), small_count_at(pcie, "width_max")});
+    h.host = read_host(member(report, "host"));
+    h.software = read_software(member(report, "software"));
+    h.devices = read_devices(array_at(report, "devices"));
+    for (const auto& e : array_at(report, "hosts")) {
+        ReportHeader::RankHost r;
+        r.rank = small_count_at(e, "rank");
+        r.local_rank = small_count_at(e, "local_rank");
+        r.device = text_at(e, "device");
+        r.host = read_host(member(e, "host"));
+        r.software = read_software(member(e, "software"));
+        r.devices = read_devices(array_at(e, "devices"));
+        r.topology_hash = text_at(e, "topology_hash");
+        r.conditions = member(e, "conditions");
+        h.hosts.push_back(std::move(r));
     }
 
     const auto& topo = member(report, "topology");
@@ -756,6 +892,7 @@ ReportHeader read_header(const nlohmann::json& report) {
             if (value.is_string()) h.environment[name] = value.get<std::string>();
     for (const auto& w : array_at(report, "warnings"))
         if (w.is_string()) h.warnings.push_back(w.get<std::string>());
+    h.conditions = read_conditions(member(report, "conditions"));
     return h;
 }
 

@@ -15,7 +15,6 @@
 
 #include "interopbench/cleanup.hpp"
 #include "interopbench/errors.hpp"
-#include "interopbench/html.hpp"
 #include "interopbench/merge.hpp"
 
 namespace interopbench {
@@ -68,9 +67,16 @@ void gather_ranks(RunRecord& rec, const Machine& machine) {
     char host[256] = {};
     gethostname(host, sizeof host - 1);
     const DeviceInfo* gpu = machine.selected.empty() ? nullptr : machine.device(machine.selected.front());
-    const RankIdentity who{machine.world->rank(), machine.world->local_rank(), host, gpu ? gpu->pci_bus_id : std::string{}};
+    // Every rank's machine and the conditions it ran under go into the report's "hosts".
+    nlohmann::json fingerprint = host_fingerprint(machine, rec.topology);
+    if (rec.conditions_start) fingerprint["conditions"] = conditions_json(*rec.conditions_start, rec.conditions_end);
+    const RankIdentity who{machine.world->rank(), machine.world->local_rank(), host, gpu ? gpu->pci_bus_id : std::string{},
+                           std::move(fingerprint)};
     const auto gathered = machine.world->gather(encode_rank_results(who, rec.results), 0);
-    if (machine.world->rank() == 0) rec.results = merge_rank_results(gathered);
+    if (machine.world->rank() != 0) return;
+    auto merged = merge_rank_results(gathered);
+    rec.results = std::move(merged.results);
+    rec.hosts = std::move(merged.hosts);
 }
 
 } // namespace
@@ -109,6 +115,7 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
     };
 
     rec.started = now_iso8601();
+    if (hooks.conditions) rec.conditions_start = hooks.conditions();
     const RunSettings round_settings = rec.plan.settings.per_round();
     Runner runner(machine, round_settings);
     // Checkpoint: a long run killed half-way still leaves its finished results, of every
@@ -180,6 +187,7 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
         rec.results = merge_rounds(std::move(all));
     }
     rec.finished = now_iso8601();
+    if (hooks.conditions) rec.conditions_end = hooks.conditions();
     out.interrupted = g_interrupted;
     out.fatal = runner.fatal();
     rec.status = out.interrupted ? "interrupted" : out.fatal.empty() ? "complete" : "aborted";
@@ -204,11 +212,11 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
                 }
             }
         }
-        if (!options.html.empty()) {
+        if (!options.html.empty() && hooks.page) {
             // The page of the same final report, written the same way (no fallback: the
             // report itself holds everything the page shows).
             try {
-                write_file_atomic(options.html, html::render_report_page(out.report));
+                write_file_atomic(options.html, hooks.page(out.report));
                 out.html_written = options.html;
             } catch (const std::exception& e) {
                 out.html_error = e.what();

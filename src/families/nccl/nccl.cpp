@@ -21,8 +21,10 @@
 // Verification after sampling: inputs are refilled with small integers, outputs
 // poisoned, one operation runs, and every element of every output is compared (exact
 // for integer-valued data; avg of floating types within rounding).
-// Caveats: NCCL does not say through its API which transport it chose (NCCL_DEBUG=INFO
-// does); each configuration builds its own communicator, so NCCL's set-up cost is paid
+// NCCL says which transports it chose (network, GPUDirect RDMA, each channel's transport)
+// only in its debug log: unless the user set NCCL_DEBUG*, NCCL writes it (INFO, subsystems
+// INIT and NET) to a private file, read after sampling into details.nccl_transport.
+// Caveats: each configuration builds its own communicator, so NCCL's set-up cost is paid
 // per configuration but outside the timings; NVLink SHARP stays off unless the user sets
 // NCCL_NVLS_ENABLE.
 #include "families/nccl/nccl.hpp"
@@ -43,11 +45,18 @@
 #include "interopbench/splitmix.hpp"
 
 #if INTEROPBENCH_WITH_NCCL
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
+#include "interopbench/cleanup.hpp"
+#include "interopbench/private_dir.hpp"
+#include "interopbench/report.hpp"
 #include "gpu/cuda_util.hpp"
 #include "gpu/nccl_loader.hpp"
 #include "gpu/kernels.hpp"
@@ -344,6 +353,71 @@ constexpr double k_teardown_timeout_s = 10;
 constexpr int k_max_ops_per_sample = 100;  // held streams: stay far below the launch queue depth
 constexpr std::uint64_t k_hold_timeout_ns = 10'000'000'000ull;
 constexpr std::size_t k_stage_bytes = 64u << 20;
+constexpr std::size_t k_max_log_bytes = 4u << 20; // of NCCL's log read per configuration
+
+/// NCCL's debug log, which this process asks NCCL to write into a file of its private
+/// directory (made with O_EXCL, removed at exit and by the signal path): NCCL says which
+/// transports it chose only there. Set up once, before the first communicator, and only
+/// when the user set none of NCCL_DEBUG, NCCL_DEBUG_SUBSYS and NCCL_DEBUG_FILE (the tool's own
+/// settings, inherited by a later round's process, do not count: that process makes its own).
+struct DebugLog {
+    std::string path;    ///< empty when not recorded
+    std::string why_not; ///< then, why
+    cleanup::Guard guard;
+};
+
+DebugLog make_debug_log() {
+    DebugLog log;
+    for (const char* name : {"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE"})
+        if (std::getenv(name) && !own_environment(name)) {
+            log.why_not = fmt::format("{} is set, so NCCL's debug log is the user's", name);
+            return log;
+        }
+    try {
+        const std::string path = private_dir() + "/nccl-debug.log";
+        if (path.find('%') != std::string::npos) {
+            log.why_not = "the temporary directory's path holds a '%', which NCCL_DEBUG_FILE would expand";
+            return log;
+        }
+        ::close(create_new_file(path));
+        log.guard = cleanup::Guard(path);
+        set_own_environment("NCCL_DEBUG", "INFO");
+        set_own_environment("NCCL_DEBUG_SUBSYS", "INIT,NET");
+        set_own_environment("NCCL_DEBUG_FILE", path);
+        log.path = path;
+    } catch (const std::exception& e) {
+        log.why_not = e.what();
+    }
+    return log;
+}
+
+const DebugLog& debug_log() {
+    static DebugLog log = make_debug_log();
+    return log;
+}
+
+std::uint64_t log_size(const std::string& path) {
+    std::error_code ec;
+    const auto n = std::filesystem::file_size(path, ec);
+    return ec ? 0 : n;
+}
+
+/// The "nccl_transport" detail from what NCCL logged since byte `from`.
+nlohmann::json transport_since(std::uint64_t from) {
+    const DebugLog& log = debug_log();
+    if (log.path.empty()) {
+        nlohmann::json t = nccl::transport_from_log({});
+        t["source"] = nullptr;
+        t["reason"] = "not recorded: " + log.why_not;
+        return t;
+    }
+    std::ifstream in(log.path, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(from));
+    std::string text(k_max_log_bytes, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+    return nccl::transport_from_log(text);
+}
 
 /// Communicators of this process, finalised on destruction (aborted when that fails or
 /// does not finish in time, so a lost peer cannot hang the tool).
@@ -436,6 +510,8 @@ public:
         m_nccl_dtype = static_cast<ncclDataType_t>(nccl::find_dtype(m_dtype)->nccl_code);
         const auto op = std::find(nccl::k_ops.begin(), nccl::k_ops.end(), m_op);
         m_nccl_op = op == nccl::k_ops.end() ? ncclSum : static_cast<ncclRedOp_t>(op - nccl::k_ops.begin());
+        // NCCL's log is set up before NCCL's first call that logs; this configuration's lines start here.
+        if (const DebugLog& log = debug_log(); !log.path.empty()) m_log_start = log_size(log.path);
         // The id goes first: every rank then makes the same MPI calls in the same order even
         // when a local step fails later (the NCCL deadline catches that).
         const ncclUniqueId id = unique_id();
@@ -514,8 +590,7 @@ public:
                                  "MPI barrier (streams not held across processes)"
                                : "CUDA events per GPU around the sample's operations, streams held by a spin kernel "
                                  "while they are enqueued; the slowest GPU's time"},
-            {"transport", "not exposed by NCCL's API; run with NCCL_DEBUG=INFO to see the channels and transports "
-                          "NCCL chose"},
+            {"nccl_transport", transport_since(m_log_start)},
             {"nvls_enable", nvls ? nvls : ""},
             {"verification", m_model.method()},
         };
@@ -829,6 +904,7 @@ private:
     int m_reps = 1;
     std::vector<std::unique_ptr<LocalRank>> m_ranks;
     Comms m_comms; ///< after m_ranks: communicators go before the streams and buffers they use
+    std::uint64_t m_log_start = 0; ///< NCCL's debug log's size when this configuration began
 };
 
 #endif // INTEROPBENCH_WITH_NCCL

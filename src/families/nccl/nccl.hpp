@@ -1,12 +1,14 @@
 #pragma once
 /// The arithmetic of the NCCL collective scenarios, free of CUDA and NCCL calls so it is
 /// testable anywhere: bus-bandwidth factors, the size convention and its rounding rule,
-/// and the values used to verify results.
+/// the values used to verify results, and the reading of NCCL's debug log.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include <nlohmann/json.hpp>
 
 namespace interopbench::nccl {
 
@@ -82,5 +84,20 @@ private:
     std::uint64_t m_range = 1; ///< inputs are 1..m_range (prod: 1 or 2)
     bool m_tolerant = false;   ///< compare within rounding instead of bit for bit
 };
+
+/// Which transports NCCL chose, from its debug log (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,NET):
+/// the only place NCCL says it. Reads the INFO lines ("host:pid:tid [dev] NCCL INFO ...") and
+/// returns the result's "nccl_transport" detail:
+///  - "network": the network NCCL would use between nodes ("Using network IB", else the NET
+///    plugin assigned to the communicator, else the NET/IB or NET/Socket device lines): "IB",
+///    "Socket" or a plugin's name; null when the log does not say;
+///  - "net_plugin": the external NET plugin loaded ("NET/Plugin: Loaded net plugin NAME"), or null;
+///  - "gdr": whether the network path uses GPUDirect RDMA: from the NET channels when NCCL
+///    opened any ("via NET/IB/0/GDRDMA"), else whether NCCL found it on the NICs ("GPU Direct
+///    RDMA Enabled for HCA"); null when the log says neither;
+///  - "channels_via": each transport of the channels NCCL connected, first seen first, device
+///    and rank numbers left out ("P2P/IPC", "P2P/CUMEM/read", "SHM/direct/direct", "NET/IB/GDRDMA");
+///  - "source": "NCCL debug log".
+nlohmann::json transport_from_log(std::string_view log);
 
 } // namespace interopbench::nccl

@@ -286,6 +286,7 @@ TEST_CASE("the pointer-chase order is one cycle through every node") {
 
 #include "gpu/nccl_loader.hpp"
 #include "interopbench/merge.hpp"
+#include "interopbench/report.hpp"
 #include "families/nccl/nccl.hpp"
 
 namespace {
@@ -640,6 +641,8 @@ std::string encoded(int rank, std::vector<Result> results) {
     return encode_rank_results({rank, rank, "node" + std::to_string(rank / 2), "0000:1b:00.0"}, results);
 }
 
+std::vector<Result> merged_results(const std::vector<std::string>& gathered) { return merge_rank_results(gathered).results; }
+
 } // namespace
 
 TEST_SUITE("mpi") {
@@ -649,7 +652,7 @@ TEST_CASE("merging keeps the slowest rank's statistics and every rank's figures"
     fast.details = {{"from", 0}};
     auto slow = rank_result("a/size=1024", Status::ok, {2.0, 2.2, 1.8});
     slow.details = {{"from", 1}};
-    const auto merged = merge_rank_results({encoded(0, {fast}), encoded(1, {slow})});
+    const auto merged = merged_results({encoded(0, {fast}), encoded(1, {slow})});
     REQUIRE(merged.size() == 1);
     const Result& m = merged[0];
     CHECK(m.key == "a/size=1024");
@@ -671,40 +674,40 @@ TEST_CASE("merging keeps the slowest rank's statistics and every rank's figures"
     CHECK(m.wall_time_s == doctest::Approx(2.0));
 
     // Where higher is better, the slowest rank has the lowest median.
-    const auto bw = merge_rank_results({encoded(0, {rank_result("b/x", Status::ok, {5, 5, 5}, Better::higher)}),
+    const auto bw = merged_results({encoded(0, {rank_result("b/x", Status::ok, {5, 5, 5}, Better::higher)}),
                                         encoded(1, {rank_result("b/x", Status::ok, {9, 9, 9}, Better::higher)})});
     CHECK(bw[0].metrics[0].stats.median == 5);
     CHECK(bw[0].details["slowest_rank"] == 0);
 }
 
 TEST_CASE("merged status: a failure on any rank fails the result, and reasons name the ranks") {
-    const auto failed = merge_rank_results({encoded(0, {rank_result("a/x", Status::ok, {1, 1, 1})}),
+    const auto failed = merged_results({encoded(0, {rank_result("a/x", Status::ok, {1, 1, 1})}),
                                             encoded(1, {rank_result("a/x", Status::failed, {}, Better::lower, "boom")})});
     CHECK(failed[0].status == Status::failed);
     CHECK(failed[0].reason == "rank 1: boom");
     CHECK(failed[0].details["ranks"][1]["reason"] == "boom");
 
-    const auto skipped = merge_rank_results(
+    const auto skipped = merged_results(
         {encoded(0, {rank_result("a/x", Status::skipped, {}, Better::lower, "no GPU")}),
          encoded(1, {rank_result("a/x", Status::skipped, {}, Better::lower, "no GPU")})});
     CHECK(skipped[0].status == Status::skipped);
     CHECK(skipped[0].reason == "no GPU");
     CHECK(!skipped[0].details.contains("slowest_rank"));
 
-    const auto partly = merge_rank_results(
+    const auto partly = merged_results(
         {encoded(0, {rank_result("a/x", Status::ok, {1, 1, 1})}),
          encoded(1, {rank_result("a/x", Status::skipped, {}, Better::lower, "no GPU")})});
     CHECK(partly[0].status == Status::skipped);
     CHECK(partly[0].reason == "rank 1: no GPU");
 
-    const auto stopped = merge_rank_results(
+    const auto stopped = merged_results(
         {encoded(0, {rank_result("a/x", Status::interrupted, {1}, Better::lower, "interrupted")}),
          encoded(1, {rank_result("a/x", Status::ok, {1, 1, 1})})});
     CHECK(stopped[0].status == Status::interrupted);
 }
 
 TEST_CASE("a result missing on a rank fails, keys keep rank 0's order") {
-    const auto merged = merge_rank_results(
+    const auto merged = merged_results(
         {encoded(0, {rank_result("a/x", Status::ok, {1, 1, 1}), rank_result("b/x", Status::ok, {1, 1, 1})}),
          encoded(1, {rank_result("a/x", Status::ok, {1, 1, 1}), rank_result("c/x", Status::ok, {1, 1, 1})})});
     REQUIRE(merged.size() == 3);
@@ -721,24 +724,85 @@ TEST_CASE("a result missing on a rank fails, keys keep rank 0's order") {
 TEST_CASE("one rank's results survive encoding and merging") {
     auto r = rank_result("a/size=1024", Status::ok, {3, 4, 5});
     r.counting = "bytes once";
-    const auto merged = merge_rank_results({encoded(0, {r})});
+    const auto merged = merged_results({encoded(0, {r})});
     REQUIRE(merged.size() == 1);
     CHECK(merged[0].counting == "bytes once");
     CHECK(merged[0].metrics[0].samples == std::vector<double>{3, 4, 5});
     CHECK(merged[0].metrics[0].stats.median == 4);
     CHECK(merged[0].details["world_size"] == 1);
     CHECK(merged[0].details["ranks"][0]["device"] == "0000:1b:00.0");
-    CHECK(merge_rank_results({encoded(0, {})}).empty());
+    CHECK(merged_results({encoded(0, {})}).empty());
+}
+
+TEST_CASE("every rank's fingerprint reaches the merged report's hosts, the slowest rank is named") {
+    // Two hosts alike, one rank each: rank 1 on node1 drives its second GPU and is slower.
+    Machine m;
+    m.driver_release = "580.1";
+    m.devices = {DeviceInfo{}, DeviceInfo{}};
+    m.devices[0].name = m.devices[1].name = "NVIDIA H200";
+    m.devices[0].pci_bus_id = "0000:1b:00.0";
+    m.devices[1].pci_bus_id = "0000:2c:00.0";
+    m.devices[1].ordinal = 1;
+    m.devices[1].uuid = "GPU-1111";
+    m.devices[1].pcie_gen_current = 4;
+    m.devices[1].pcie_gen_max = 5;
+    m.set_library({"nccl", "2.28.3", ""});
+    const nlohmann::json topology = {{"gpus", {{{"name", "NVIDIA H200"}, {"pci_bus_id", "0000:1b:00.0"}}}}};
+    auto fingerprint = [&](int selected, const std::string& host) {
+        m.selected = {selected};
+        nlohmann::json f = host_fingerprint(m, topology);
+        f["host"]["hostname"] = host;
+        return f;
+    };
+    const nlohmann::json f0 = fingerprint(0, "node0"), f1 = fingerprint(1, "node1");
+    CHECK(f1["devices"].size() == 1); // the rank's GPU only
+    CHECK(f1["devices"][0]["pci_bus_id"] == "0000:2c:00.0");
+    CHECK(f1["devices"][0]["pcie"]["gen_current"] == 4);
+    CHECK(f1["software"]["driver_release"] == "580.1");
+    CHECK(f1["software"]["libraries"][0]["version"] == "2.28.3");
+    CHECK(f1["conditions"].is_null());
+    CHECK(f0["topology_hash"].is_string());
+    CHECK(f0["topology_hash"] == f1["topology_hash"]);
+
+    const auto merged = merge_rank_results(
+        {encode_rank_results({0, 0, "node0", "0000:1b:00.0", f0}, {rank_result("a/x", Status::ok, {1, 1, 1})}),
+         encode_rank_results({1, 0, "node1", "0000:2c:00.0", f1}, {rank_result("a/x", Status::ok, {2, 2, 2})})});
+    REQUIRE(merged.hosts.size() == 2);
+    CHECK(merged.hosts[0]["rank"] == 0);
+    CHECK(merged.hosts[0]["host"]["hostname"] == "node0");
+    CHECK(merged.hosts[1]["rank"] == 1);
+    CHECK(merged.hosts[1]["local_rank"] == 0);
+    CHECK(merged.hosts[1]["device"] == "0000:2c:00.0");
+    CHECK(merged.hosts[1]["host"]["hostname"] == "node1");
+    CHECK(merged.hosts[1]["devices"][0]["uuid"] == "GPU-1111");
+    CHECK(merged.hosts[1]["conditions"].is_null());
+    REQUIRE(merged.results.size() == 1);
+    CHECK(slowest_rank_words(merged.results[0].details) == "rank 1 on node1 (GPU 0000:2c:00.0)");
+    CHECK(slowest_rank_words(nlohmann::json::object()).empty());
+    // Details read from a report may hold anything: never an exception.
+    CHECK(slowest_rank_words({{"world_size", "2"}, {"slowest_rank", 1}}).empty());
+    CHECK(slowest_rank_words({{"world_size", 2}, {"slowest_rank", "1"}, {"ranks", nlohmann::json::array()}}).empty());
+    CHECK(slowest_rank_words({{"world_size", 2}, {"slowest_rank", 1}, {"ranks", {7, {{"rank", "1"}}, {{"rank", 1}, {"host", 3}}}}}) ==
+          "rank 1");
+
+    // A rank without a fingerprint still has its entry; the slowest rank's host may be gone
+    // (anonymized), or its GPU (a host-only rank).
+    const auto bare = merge_rank_results({encode_rank_results({0, 0, "", ""}, {rank_result("a/x", Status::ok, {1, 1, 1})}),
+                                          encode_rank_results({1, 1, "", ""}, {rank_result("a/x", Status::ok, {3, 3, 3})})});
+    CHECK(bare.hosts[1] == nlohmann::json{{"rank", 1}, {"local_rank", 1}, {"device", ""}});
+    CHECK(slowest_rank_words(bare.results[0].details) == "rank 1");
+    CHECK(merged_results({encoded(0, {rank_result("a/x", Status::ok, {1, 1, 1})})})[0].details.contains("slowest_rank"));
+    CHECK(slowest_rank_words(merged_results({encoded(0, {rank_result("a/x", Status::ok, {1, 1, 1})})})[0].details).empty());
 }
 
 TEST_CASE("unreadable gathered text names the rank") {
     try {
-        merge_rank_results({encoded(0, {}), "not json"});
+        merged_results({encoded(0, {}), "not json"});
         FAIL("accepted");
     } catch (const std::runtime_error& e) {
         CHECK(std::string(e.what()).find("rank 1") != std::string::npos);
     }
-    CHECK_THROWS_AS(merge_rank_results({R"({"results": []})"}), std::runtime_error);
+    CHECK_THROWS_AS(merged_results({R"({"results": []})"}), std::runtime_error);
 }
 
 } // TEST_SUITE("mpi")
