@@ -6,14 +6,15 @@
 #include "families/builtin.hpp"
 #include "cli/cli.hpp"
 #include "gpu/gpu_facts.hpp"
-#include "interopbench/ci_formats.hpp"
 #include "interopbench/compare.hpp"
 #include "interopbench/file_io.hpp"
-#include "interopbench/output.hpp"
 #include "interopbench/profile.hpp"
 #include "interopbench/report.hpp"
 #include "interopbench/runner.hpp"
 #include "interopbench/session.hpp"
+#include "topology/conditions.hpp"
+#include "presentation/ci_formats.hpp"
+#include "presentation/html.hpp"
 #include "topology/topology.hpp"
 
 namespace interopbench::cli {
@@ -22,6 +23,7 @@ namespace {
 struct RunOptions {
     std::string scenarios, sizes, devices, profile, out, html, format = "table", metrics = "compact";
     std::vector<std::string> axes;
+    std::vector<std::string> only; // result keys to measure exactly
     bool quiet = false, require_gpu = false, no_numa_bind = false, no_topology = false, progress = false, wide = false;
     bool anonymize = false;
     std::vector<std::string> exports;       ///< --export FORMAT=PATH (CI formats)
@@ -74,7 +76,33 @@ nlohmann::json load_baseline(const RunOptions::Baseline& b, const std::string& o
 
 RunPlan build_plan(const RunOptions& o, const Registry& registry) {
     RunPlan plan;
-    if (!o.scenarios.empty()) {
+    if (!o.only.empty()) {
+        if (!o.scenarios.empty())
+            throw UsageError("--only and --scenario both choose what to run", "give result keys with --only, or scenarios with --scenario");
+        // Exact configurations, as reports name them: SCENARIO/AXIS=VALUE,...; a profile gives settings only.
+        if (!o.profile.empty()) plan.settings = load_profile(o.profile, registry).settings;
+        for (const auto& key : o.only) {
+            const auto slash = key.find('/');
+            if (slash == std::string::npos || slash == 0)
+                throw UsageError(fmt::format("invalid --only '{}'", key),
+                                 "give a result key as a report names it, e.g. h2d_copy/size=1048576,host_mem=pinned,engine=ce,device=0");
+            PlanEntry entry{key.substr(0, slash), {}};
+            (void)registry.select(entry.pattern); // unknown names fail here, with suggestions
+            std::string_view rest = std::string_view(key).substr(slash + 1);
+            while (!rest.empty()) {
+                const auto comma = rest.find(',');
+                const std::string_view item = rest.substr(0, comma);
+                const auto eq = item.find('=');
+                if (eq == std::string_view::npos || eq == 0 || eq + 1 == item.size())
+                    throw UsageError(fmt::format("invalid --only '{}': '{}' is not AXIS=VALUE", key, item),
+                                     "give a result key as a report names it, e.g. h2d_copy/size=1048576,host_mem=pinned,engine=ce,device=0");
+                entry.axes[std::string(item.substr(0, eq))] = {std::string(item.substr(eq + 1))};
+                rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+            }
+            plan.entries.push_back(std::move(entry));
+        }
+        plan.profile = o.profile;
+    } else if (!o.scenarios.empty()) {
         // Explicit selection: the profile (when named) contributes its settings only.
         if (!o.profile.empty()) plan.settings = load_profile(o.profile, registry).settings;
         plan.entries.push_back({o.scenarios, {}});
@@ -108,10 +136,10 @@ RunPlan build_plan(const RunOptions& o, const Registry& registry) {
 
 /// Prints the comparison with the baseline (stderr when stdout carries JSON or CSV).
 void print_gate(const RunOptions& o, const CompareOutcome& outcome) {
-    const OutputFormat format = parse_format(o.format);
-    const bool to_stdout = format == OutputFormat::table || format == OutputFormat::markdown;
-    const std::string text =
-        render_comparison(outcome, format == OutputFormat::markdown ? CompareFormat::markdown : CompareFormat::table);
+    const std::string_view format = find_format(o.format, Command::run).name;
+    const bool to_stdout = format == "table" || format == "markdown";
+    const std::vector<Result> none;
+    const std::string text = find_format(to_stdout ? format : "table", Command::compare).comparison({outcome, none});
     if (to_stdout && !o.quiet) fmt::print("\n{}", text);
     else if (!to_stdout) fmt::print(stderr, "\n{}", text);
 }
@@ -125,10 +153,10 @@ bool write_exports(const std::vector<CiExport>& exports, CiMetrics metrics, cons
     for (const auto& e : exports) {
         try {
             // With --baseline, annotated with the comparison, as 'compare --export' writes them.
-            write_file_atomic(e.path, run.gate ? render_ci(*run.gate, results, e.format, metrics)
-                                               : render_ci(results, e.format, metrics));
+            write_file_atomic(e.path, run.gate ? e.format->comparison({*run.gate, results, metrics})
+                                               : e.format->report({run.report, results, {}, metrics}));
         } catch (const std::exception& err) {
-            fmt::print(stderr, "error: the {} export was not written: {}\n", to_string(e.format), display_text(err.what()));
+            fmt::print(stderr, "error: the {} export was not written: {}\n", e.format->name, display_text(err.what()));
             ok = false;
         }
     }
@@ -136,7 +164,8 @@ bool write_exports(const std::vector<CiExport>& exports, CiMetrics metrics, cons
 }
 
 int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
-    const OutputFormat format = parse_format(o.format);
+    const Format& format = find_format(o.format, Command::run);
+    const TableStyle style = table_style(o.wide, o.metrics);
     if (!o.out.empty()) check_output_path(o.out); // before any measuring
     if (!o.html.empty()) {
         check_output_path(o.html);
@@ -178,6 +207,8 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     options.confirm = o.baseline.confirm;
     builtin_families().preflight(rec.plan.settings, configs); // family checks of bad input, before measuring
     SessionHooks hooks;
+    hooks.page = html::render_report_page;
+    hooks.conditions = [&machine] { return take_conditions(machine); };
     hooks.annotate = [](const nlohmann::json& topology, std::vector<Result>& results) {
         if (topology.is_object()) annotate_results(topology, results);
         builtin_families().annotate(results);
@@ -214,14 +245,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     if (!run.root) return run.record.status == "complete" ? 0 : 1;
 
     for (const auto& w : run.checkpoint_warnings) fmt::print(stderr, "warning: {}\n", display_text(w));
-    if (!o.quiet) {
-        if (format == OutputFormat::json) fmt::print("{}\n", run.report.dump(2));
-        else {
-            const TableStyle style = table_style(o.wide, o.metrics);
-            fmt::print("{}", render_summary(run.record.results, format, style.width));
-            fmt::print("{}", render_results(run.record.results, format, style));
-        }
-    }
+    if (!o.quiet) fmt::print("{}", format.report({run.report, run.record.results, style}));
     if (!o.quiet) fmt::print(stderr, "took {}\n", format_duration(line.elapsed()));
     const std::string& status = run.record.status;
     if (!o.quiet)
@@ -264,15 +288,19 @@ void add_run(CLI::App& app, Outcome& out) {
     cmd->add_option("-s,--scenario", o->scenarios, "scenario ids or globs, comma separated (e.g. 'h2d*,d2h_copy')");
     cmd->add_option("--size", o->sizes, "sizes for every scenario with a size axis: 4K,1M or LO:HI[:xF|:+S], e.g. 4K:1G:x4");
     cmd->add_option("-a,--axis", o->axes, "set an axis: NAME=V1,V2 (repeatable), e.g. host_mem=pinned,registered");
+    cmd->add_option("--only", o->only,
+                    "measure exactly the configuration of a result key, as reports name it (SCENARIO/AXIS=VALUE,...; "
+                    "repeatable), e.g. to re-measure what 'fleet' or 'compare' flagged")
+        ->allow_extra_args(false);
     cmd->add_option("-d,--devices", o->devices, "GPUs to use: ordinals or PCI bus ids, comma separated (default all)");
     cmd->add_option("-p,--profile", o->profile, "named profile (quick, ci, full) or a profile JSON file");
     cmd->add_option("-o,--out", o->out, "write the JSON report to FILE (atomically)");
     cmd->add_option("--html", o->html, "also write the report as one self-contained HTML page with charts to FILE (atomically)");
-    cmd->add_option("-f,--format", o->format, "stdout format: table, json, csv, markdown");
+    add_format_option(cmd, o->format, Command::run, "stdout format");
     add_table_options(cmd, o->wide, o->metrics);
     cmd->add_option("--export", o->exports,
                     "also write the results in a CI format to a file (atomically, after the report), FORMAT=PATH with "
-                    "FORMAT " + ci_format_names() + "; repeatable")
+                    "FORMAT " + format_names(Command::export_file) + "; repeatable")
         ->allow_extra_args(false);
     cmd->add_option("--export-metrics", o->export_metrics,
                     "metrics in the --export files: primary (each result's primary metric, the default) or all");

@@ -1,0 +1,228 @@
+// `interopbench fleet REPORT...`: many machines' reports (or one multi-node report), one
+// verdict: which machine or GPU is an outlier within its hardware class, and why. Exit 0
+// without an outlier, 1 with one, 2 for bad input.
+#include <memory>
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "cli/cli.hpp"
+#include "interopbench/file_io.hpp"
+#include "interopbench/fleet.hpp"
+#include "interopbench/params.hpp"
+#include "interopbench/private_dir.hpp"
+#include "interopbench/report.hpp"
+#include "presentation/fleet_view.hpp"
+#include "presentation/formats.hpp"
+
+extern char** environ;
+
+namespace interopbench::cli {
+
+namespace {
+
+/// The report paths of a --files-from list: one per line, blank lines and '#' lines skipped.
+std::vector<std::string> read_list(const std::string& path) {
+    const std::string text = read_input_file(path, "--files-from list", 64ull << 20);
+    std::vector<std::string> out;
+    std::size_t at = 0;
+    while (at <= text.size()) {
+        const auto nl = text.find('\n', at);
+        std::string line = text.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
+        if (!line.empty() && line.front() != '#') out.push_back(line);
+        if (nl == std::string::npos) break;
+        at = nl + 1;
+    }
+    return out;
+}
+
+std::string this_host() {
+    char name[256] = {};
+    if (gethostname(name, sizeof name - 1) != 0) return {};
+    return name;
+}
+
+std::string self_exe() {
+    char buf[4096];
+    const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string("interopbench");
+}
+
+/// The command line of a confirmation step: on this host directly, on another through
+/// mpirun (the launcher multi-node runs use).
+std::vector<std::string> step_command(const fleet::Member& m, const fleet::ConfirmStep& step, const std::string& exe) {
+    std::vector<std::string> cmd;
+    if (!m.hostname.empty() && m.hostname != this_host()) cmd = {"mpirun", "--host", m.hostname, "-np", "1"};
+    cmd.push_back(exe);
+    cmd.insert(cmd.end(), step.args.begin(), step.args.end());
+    return cmd;
+}
+
+std::string shell_quoted(const std::vector<std::string>& words) {
+    std::vector<std::string> out;
+    for (const auto& w : words) {
+        const bool plain = !w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                                             "-_./=:,+@%") == std::string::npos;
+        if (plain) {
+            out.push_back(w);
+            continue;
+        }
+        std::string q = "'";
+        for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        out.push_back(q + "'");
+    }
+    return fmt::format("{}", fmt::join(out, " "));
+}
+
+/// Runs `cmd` (no shell) and returns its exit status, or -1 when it could not start.
+int run_command(const std::vector<std::string>& cmd) {
+    std::vector<char*> argv;
+    for (const auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    if (posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+} // namespace
+
+void add_fleet(CLI::App& app, Outcome& out) {
+    struct Args {
+        std::vector<std::string> reports, confirmed_by;
+        std::string files_from, format = "table", out_file, threshold = "10%", expect, write_expect, confirm_dir;
+        double spread_factor = 3;
+        int confirm = 0;
+        bool rerun = false, skip_unreadable = false;
+    };
+    auto args = std::make_shared<Args>();
+    auto* cmd = app.add_subcommand("fleet", "judge many machines' reports together: which machine or GPU is an outlier, and why");
+    cmd->footer(
+        "Machines are grouped by hardware class (GPU models, their maximum link, CPU model) and judged apart. A figure is "
+        "an outlier when it falls short of its class's median by more than the threshold, the class's spread (robust, "
+        "times --spread-factor) and its own spread between rounds; each outlier gets the probable causes the facts in its "
+        "report support.\n"
+        "Exit codes: 0 no outlier, 1 an outlier, 2 usage or input error.");
+    cmd->add_option("reports", args->reports,
+                    "reports of the machines (JSON from 'interopbench run --out'), or one multi-node report (mpirun)")
+        ->expected(0, 1000000);
+    cmd->add_option("--files-from", args->files_from, "also read report paths from FILE, one per line (for large fleets)");
+    add_format_option(cmd, args->format, Command::fleet, "output format");
+    cmd->add_option("--out", args->out_file, "write the chosen format to FILE (the table still goes to stdout)");
+    cmd->add_option("--threshold", args->threshold, "smallest shortfall from the class's median that can be an outlier (10%)");
+    cmd->add_option("--spread-factor", args->spread_factor,
+                    "robust standard deviations of the class a figure must fall beyond (3)");
+    cmd->add_option("--expect", args->expect,
+                    "judge against the expected medians and spreads of this file (written by --write-expect from a healthy "
+                    "fleet) where it has the class and result");
+    cmd->add_option("--write-expect", args->write_expect, "write the fleet's medians and spreads to FILE for later --expect");
+    cmd->add_option("--confirm", args->confirm,
+                    "print how to re-measure only the flagged results on only the flagged machines, in N rounds");
+    cmd->add_option("--confirm-dir", args->confirm_dir, "folder for the re-measured reports (default: . when printing)");
+    cmd->add_flag("--rerun", args->rerun,
+                  "with --confirm: run those re-measurements (here, or through mpirun --host on other hosts) and keep an "
+                  "outlier only when it repeats");
+    cmd->add_option("--confirmed-by", args->confirmed_by,
+                    "re-measured reports of flagged machines: an outlier is kept only when it repeats in them")
+        ->expected(1, 1000000)
+        ->allow_extra_args(false);
+    cmd->add_flag("--skip-unreadable", args->skip_unreadable, "leave out (and name) files that are no report instead of failing");
+    cmd->callback([args, &out] {
+        const Format& format = find_format(args->format, Command::fleet);
+        std::vector<std::string> files = args->reports;
+        if (!args->files_from.empty())
+            for (auto& f : read_list(args->files_from)) files.push_back(std::move(f));
+        if (files.empty())
+            throw UsageError("fleet needs reports", "write: interopbench fleet A.json B.json C.json (or --files-from LIST)");
+        fleet::Options options;
+        options.threshold = parse_fraction(args->threshold, "--threshold");
+        if (!(options.threshold > 0) || options.threshold >= 1)
+            throw UsageError(fmt::format("--threshold '{}' is not between 0 and 100%", args->threshold), "write e.g. --threshold 10%");
+        if (!(args->spread_factor >= 0) || args->spread_factor > 100)
+            throw UsageError(fmt::format("--spread-factor {} is out of range", args->spread_factor), "write a number from 0 to 100, e.g. 3");
+        options.spread_factor = args->spread_factor;
+        options.skip_unreadable = args->skip_unreadable;
+        if (args->confirm < 0 || args->confirm > 100)
+            throw UsageError(fmt::format("--confirm {} is out of range", args->confirm), "write a number of rounds from 1 to 100, e.g. 3");
+        if (args->rerun && args->confirm == 0) throw UsageError("--rerun needs --confirm N", "write e.g. --confirm 3 --rerun");
+        for (const auto& path : {args->out_file, args->write_expect})
+            if (!path.empty()) {
+                check_output_path(path);
+                for (const auto& input : files)
+                    if (same_file(path, input))
+                        throw UsageError(fmt::format("'{}' is the input report '{}': it would be overwritten", path, input),
+                                         "write to another file");
+            }
+        std::optional<fleet::Expectations> expect;
+        if (!args->expect.empty())
+            expect = fleet::parse_expectations(
+                [&] {
+                    try {
+                        return parse_json(read_input_file(args->expect, "--expect file", k_max_profile_bytes));
+                    } catch (const nlohmann::json::exception& e) {
+                        throw UsageError(fmt::format("--expect file '{}' is not valid JSON: {}", args->expect, json_error_text(e)),
+                                         "give a file written by 'interopbench fleet --write-expect'");
+                    }
+                }(),
+                fmt::format("--expect file '{}'", args->expect));
+
+        fleet::Outcome outcome = fleet::analyse(files, options, expect ? &*expect : nullptr);
+        if (!args->confirmed_by.empty()) fleet::apply_confirmations(outcome, args->confirmed_by);
+
+        std::string plan_text;
+        if (args->confirm > 0 && !outcome.outliers.empty()) {
+            const std::string dir = !args->confirm_dir.empty() ? args->confirm_dir : args->rerun ? private_dir() : ".";
+            const auto steps = fleet::confirm_plan(outcome, args->confirm, dir);
+            const std::string exe = args->rerun ? self_exe() : "interopbench";
+            if (!args->rerun) {
+                plan_text = "\nre-measure only the flagged results on only the flagged machines, then judge again:\n";
+                std::vector<std::string> outs;
+                for (const auto& s : steps) {
+                    plan_text += "  " + shell_quoted(step_command(outcome.members[s.member], s, exe)) + "\n";
+                    outs.push_back(s.out);
+                }
+                std::vector<std::string> again{"interopbench", "fleet"};
+                again.insert(again.end(), files.begin(), files.end());
+                again.push_back("--confirmed-by");
+                again.insert(again.end(), outs.begin(), outs.end());
+                plan_text += "  " + shell_quoted(again) + "\n";
+            } else {
+                std::vector<std::string> made;
+                for (const auto& s : steps) {
+                    const auto command = step_command(outcome.members[s.member], s, exe);
+                    print_stderr(fmt::format("fleet: re-measuring on {}: {}\n", outcome.members[s.member].label,
+                                             shell_quoted(command)));
+                    const int rc = run_command(command);
+                    if (rc == 0 || rc == 1) made.push_back(s.out); // 1: the run measured but had a failure
+                    else
+                        print_stderr(fmt::format("fleet: the re-measurement on {} did not finish (exit {}); its outliers stay "
+                                                 "unconfirmed\n",
+                                                 outcome.members[s.member].label, rc));
+                }
+                std::vector<std::string> readable;
+                for (const auto& f : made)
+                    if (access(f.c_str(), R_OK) == 0) readable.push_back(f);
+                if (!readable.empty()) fleet::apply_confirmations(outcome, readable);
+            }
+        }
+
+        if (!args->write_expect.empty()) write_file_atomic(args->write_expect, fleet::expectations_json(outcome).dump(2) + "\n");
+        const bool human = format.name == "table" || format.name == "markdown";
+        const std::string text = format.fleet(outcome) + (human ? plan_text : "");
+        if (args->out_file.empty()) {
+            fmt::print("{}", text);
+        } else {
+            write_file_atomic(args->out_file, text);
+            fmt::print("{}", format.name == "table" ? text : fleet::render_text(outcome, false) + plan_text);
+        }
+        out.code = fleet::exit_code(outcome);
+    });
+}
+
+} // namespace interopbench::cli

@@ -1,0 +1,318 @@
+// fleet: classes, reference medians, outliers and their causes, exclusions, expectations,
+// confirmations, multi-node reports, bad input. Reports are built by build_report, so they
+// have the shape runs write.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "interopbench/errors.hpp"
+#include "interopbench/fleet.hpp"
+#include "interopbench/report.hpp"
+#include "presentation/fleet_view.hpp"
+#include "test_support.hpp"
+
+using namespace interopbench;
+
+namespace {
+
+struct Fig {
+    std::string key; ///< scenario/axes
+    double value;
+    std::vector<double> rounds = {};
+    std::string status = "ok";
+};
+
+Result make_result(const Fig& f) {
+    Result r;
+    r.key = f.key;
+    r.scenario = f.key.substr(0, f.key.find('/'));
+    r.family = r.scenario.rfind("storage", 0) == 0 ? "storage" : r.scenario.rfind("h2d", 0) == 0 ? "copy" : "layout";
+    std::vector<std::pair<std::string, std::string>> axes;
+    std::string rest = f.key.substr(f.key.find('/') + 1);
+    for (std::size_t at = 0; at < rest.size();) {
+        const auto comma = rest.find(',', at);
+        const std::string item = rest.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+        axes.emplace_back(item.substr(0, item.find('=')), item.substr(item.find('=') + 1));
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+    }
+    r.params = Params(axes);
+    r.status = status_from_string(f.status);
+    if (r.status == Status::failed) r.reason = "device error: an illegal memory access";
+    MetricResult m;
+    m.info = {"bandwidth", "B/s", Better::higher, ""};
+    m.stats = compute_stats({f.value * 0.99, f.value, f.value * 1.01});
+    m.stats.median = f.value;
+    m.round_medians = f.rounds;
+    r.metrics.push_back(m);
+    r.stop_reason = "converged";
+    return r;
+}
+
+/// A report of host `host` with `figs`, its conditions and GPUs as given.
+nlohmann::json report_of(const std::string& host, const std::vector<Fig>& figs, nlohmann::json conditions = nullptr,
+                         const std::string& finished = "2026-12-05T06:00:00Z") {
+    RunRecord rec;
+    rec.argv = {"interopbench", "run"};
+    rec.started = "2026-12-05T05:59:00Z";
+    rec.finished = finished;
+    for (const auto& f : figs) rec.results.push_back(make_result(f));
+    Machine m;
+    auto doc = build_report(rec, m);
+    doc["host"]["hostname"] = host;
+    doc["host"]["cpu"] = "Test CPU 9000";
+    doc["host"]["kernel"] = "Linux 6.1";
+    doc["host"]["logical_cpus"] = 16;
+    doc["tool"]["git_sha"] = "abc1234";
+    if (!conditions.is_null()) doc["conditions"] = conditions;
+    return doc;
+}
+
+std::string write(const std::filesystem::path& dir, const std::string& name, const nlohmann::json& doc) {
+    const auto p = dir / name;
+    std::ofstream(p) << doc.dump();
+    return p.string();
+}
+
+const std::string k_cold = "storage_read/size=67108864,path=odirect,cache=cold,chunk=16777216,threads=1,qd=0";
+const std::string k_warm = "storage_read/size=67108864,path=buffered,cache=warm,chunk=16777216,threads=1,qd=0";
+
+nlohmann::json throttled() {
+    return {{"process",
+             {{"cpus_allowed_count", 16},
+              {"cgroup",
+               {{"io_limits", {{{"device", "254:0"}, {"kind", "read_bps"}, {"value", 367001600}, {"source", "blkio.throttle.read_bps_device"}}}},
+                {"cpu_quota_cpus", nullptr}}}}},
+            {"load_average", {{"start", 0.2}, {"end", 0.4}}}};
+}
+
+/// Five machines, node-b and node-d slowed on cold reads; node-b's report shows a cgroup limit.
+std::vector<std::string> five(const std::filesystem::path& dir) {
+    std::vector<std::string> files;
+    const double healthy[] = {2.61e9, 0.36e9, 2.48e9, 0.35e9, 2.55e9};
+    const char* names[] = {"node-a", "node-b", "node-c", "node-d", "node-e"};
+    for (int i = 0; i < 5; ++i)
+        files.push_back(write(dir, std::string(names[i]) + ".json",
+                              report_of(names[i], {{k_cold, healthy[i]}, {k_warm, 9.0e9 + i * 0.05e9}},
+                                        i == 1 ? throttled() : nlohmann::json())));
+    return files;
+}
+
+} // namespace
+
+TEST_CASE("fleet names exactly the slowed machines, with the cause their report supports") {
+    const auto dir = testing::scratch("fleet-five");
+    const auto outcome = fleet::analyse(five(dir), {});
+    REQUIRE(outcome.members.size() == 5);
+    REQUIRE(outcome.classes.size() == 1);
+    REQUIRE(outcome.outliers.size() == 2);
+    std::set<std::string> named;
+    for (const auto& o : outcome.outliers) {
+        const auto& f = outcome.rows[o.row].figures[o.figure];
+        named.insert(outcome.members[f.member].label);
+        CHECK(outcome.rows[o.row].key == k_cold);
+        CHECK(f.ratio < 0.2);
+        if (outcome.members[f.member].label == "node-b") {
+            REQUIRE(!o.causes.empty());
+            CHECK(o.causes[0].find("reads limited to") != std::string::npos);
+            CHECK(o.causes[0].find("cgroup on device 254:0") != std::string::npos);
+        } else {
+            CHECK(o.causes.back().find("no fact in its report explains it") != std::string::npos);
+        }
+    }
+    CHECK(named == std::set<std::string>{"node-b", "node-d"});
+    CHECK(fleet::exit_code(outcome) == 1);
+    CHECK(fleet::verdict_line(outcome).rfind("FAIL: 2 outlier(s) on 2 of 5 machines", 0) == 0);
+    const auto text = fleet::render_text(outcome, false);
+    CHECK(text.find("node-b") != std::string::npos);
+    const auto j = fleet::render_json(outcome);
+    CHECK(j["outliers"].size() == 2);
+    CHECK(j["pass"] == false);
+    const auto page = fleet::render_page(outcome);
+    CHECK(page.find("class=\"out\"") != std::string::npos);
+    CHECK(page.find("cause: reads limited") != std::string::npos);
+}
+
+TEST_CASE("fleet passes a healthy fleet and judges no key measured on fewer than three machines") {
+    const auto dir = testing::scratch("fleet-healthy");
+    std::vector<std::string> files;
+    for (int i = 0; i < 4; ++i)
+        files.push_back(write(dir, fmt::format("h{}.json", i),
+                              report_of(fmt::format("h{}", i), {{k_warm, 9.0e9 * (1 + 0.01 * i)}})));
+    files.push_back(write(dir, "h4.json", report_of("h4", {{k_warm, 9.1e9}, {k_cold, 1e9}})));
+    const auto outcome = fleet::analyse(files, {});
+    CHECK(outcome.outliers.empty());
+    CHECK(fleet::exit_code(outcome) == 0);
+    CHECK(fleet::verdict_line(outcome).rfind("PASS", 0) == 0);
+    bool cold_not_judged = false;
+    for (const auto& r : outcome.rows)
+        if (r.key == k_cold) cold_not_judged = !r.judged && r.not_judged.find("3 are needed") != std::string::npos;
+    CHECK(cold_not_judged);
+}
+
+TEST_CASE("fleet spares a figure whose own rounds spread more than its shortfall") {
+    const auto dir = testing::scratch("fleet-noisy");
+    std::vector<std::string> files;
+    for (int i = 0; i < 4; ++i) files.push_back(write(dir, fmt::format("n{}.json", i), report_of(fmt::format("n{}", i), {{k_warm, 9e9}})));
+    // 15% short, but its rounds ranged 30%: its own noise, not the machine.
+    files.push_back(write(dir, "n4.json", report_of("n4", {{k_warm, 7.65e9, {6.9e9, 7.65e9, 9.2e9}}})));
+    auto outcome = fleet::analyse(files, {});
+    CHECK(outcome.outliers.empty());
+    // The same shortfall with steady rounds is an outlier.
+    files.back() = write(dir, "n4.json", report_of("n4", {{k_warm, 7.65e9, {7.6e9, 7.65e9, 7.7e9}}}));
+    outcome = fleet::analyse(files, {});
+    CHECK(outcome.outliers.size() == 1);
+}
+
+TEST_CASE("fleet judges hardware classes apart") {
+    const auto dir = testing::scratch("fleet-classes");
+    std::vector<std::string> files;
+    for (int i = 0; i < 3; ++i) files.push_back(write(dir, fmt::format("a{}.json", i), report_of(fmt::format("a{}", i), {{k_warm, 9e9}})));
+    for (int i = 0; i < 3; ++i) {
+        auto doc = report_of(fmt::format("b{}", i), {{k_warm, 4e9}});
+        doc["host"]["cpu"] = "Slower CPU 100";
+        files.push_back(write(dir, fmt::format("b{}.json", i), doc));
+    }
+    const auto outcome = fleet::analyse(files, {});
+    CHECK(outcome.classes.size() == 2);
+    CHECK(outcome.outliers.empty());
+}
+
+TEST_CASE("fleet leaves out duplicates, machines with nothing in common and files given twice, and says so") {
+    const auto dir = testing::scratch("fleet-dups");
+    auto files = five(dir);
+    // node-a again, newer and healthy: the older node-a is left out.
+    files.push_back(write(dir, "node-a-again.json", report_of("node-a", {{k_cold, 2.6e9}, {k_warm, 9e9}}, nullptr, "2026-12-05T07:00:00Z")));
+    files.push_back(write(dir, "other.json", report_of("other", {{"layout_transpose/size=1024,variant=cpu", 1e9}})));
+    files.push_back(files.front());
+    const auto outcome = fleet::analyse(files, {});
+    CHECK(outcome.members.size() == 5);
+    std::string all;
+    for (const auto& e : outcome.excluded) all += e + "\n";
+    CHECK(all.find("node-a.json: the same machine (node-a)") != std::string::npos);
+    CHECK(all.find("other.json: other has no result in common") != std::string::npos);
+    CHECK(all.find("given twice") != std::string::npos);
+}
+
+TEST_CASE("fleet refuses bad input with one clear error, or leaves it out when asked") {
+    const auto dir = testing::scratch("fleet-bad");
+    auto files = five(dir);
+    std::ofstream(dir / "junk.json") << "{\"schema\": 3}";
+    files.push_back((dir / "junk.json").string());
+    CHECK_THROWS_AS(fleet::analyse(files, {}), UsageError);
+    fleet::Options skip;
+    skip.skip_unreadable = true;
+    const auto outcome = fleet::analyse(files, skip);
+    CHECK(outcome.excluded.size() == 1);
+    CHECK(outcome.outliers.size() == 2);
+    auto v2 = report_of("node-z", {{k_cold, 1e9}});
+    v2["schema"]["version"] = "2.0";
+    CHECK_THROWS_AS(fleet::analyse({write(dir, "v2.json", v2)}, {}), UsageError);
+    CHECK_THROWS_AS(fleet::analyse({}, {}), UsageError);
+    // Two machines: nothing can be judged.
+    CHECK_THROWS_WITH_AS(fleet::analyse({files[0], files[2]}, {}), doctest::Contains("no result could be judged"), UsageError);
+}
+
+TEST_CASE("fleet --expect judges a lone machine against a healthy fleet's figures") {
+    const auto dir = testing::scratch("fleet-expect");
+    std::vector<std::string> healthy;
+    for (int i = 0; i < 4; ++i)
+        healthy.push_back(write(dir, fmt::format("g{}.json", i), report_of(fmt::format("g{}", i), {{k_cold, 2.5e9 * (1 + 0.01 * i)}})));
+    const auto reference = fleet::expectations_json(fleet::analyse(healthy, {}));
+    const auto expect = fleet::parse_expectations(reference, "test");
+    REQUIRE(expect.size() == 1);
+    const auto slow = write(dir, "new.json", report_of("new", {{k_cold, 0.35e9}}, throttled()));
+    const auto outcome = fleet::analyse({slow}, {}, &expect);
+    REQUIRE(outcome.outliers.size() == 1);
+    CHECK(outcome.rows[0].reference == "expected");
+    const auto fine = write(dir, "fine.json", report_of("fine", {{k_cold, 2.52e9}}));
+    CHECK(fleet::analyse({fine}, {}, &expect).outliers.empty());
+    CHECK_THROWS_AS(fleet::parse_expectations({{"schema", "interopbench.fleet-expect"}, {"version", 7}}, "f"), UsageError);
+    CHECK_THROWS_AS(fleet::parse_expectations({{"schema", "x"}}, "f"), UsageError);
+    nlohmann::json bad = reference;
+    bad["expectations"][0]["median"] = -1;
+    CHECK_THROWS_AS(fleet::parse_expectations(bad, "f"), UsageError);
+}
+
+TEST_CASE("fleet keeps an outlier only when its re-measurement repeats it") {
+    const auto dir = testing::scratch("fleet-confirm");
+    auto outcome = fleet::analyse(five(dir), {});
+    REQUIRE(outcome.outliers.size() == 2);
+    const auto plan = fleet::confirm_plan(outcome, 3, (dir / "again").string());
+    REQUIRE(plan.size() == 2);
+    CHECK(std::find(plan[0].args.begin(), plan[0].args.end(), "--only") != plan[0].args.end());
+    CHECK(std::find(plan[0].args.begin(), plan[0].args.end(), k_cold) != plan[0].args.end());
+    // node-b slow again, node-d fine this time (a passing disturbance).
+    const auto b = write(dir, "b-again.json", report_of("node-b", {{k_cold, 0.37e9}}, throttled()));
+    const auto d = write(dir, "d-again.json", report_of("node-d", {{k_cold, 2.5e9}}));
+    fleet::apply_confirmations(outcome, {b, d});
+    REQUIRE(outcome.outliers.size() == 1);
+    CHECK(outcome.members[outcome.rows[outcome.outliers[0].row].figures[outcome.outliers[0].figure].member].label == "node-b");
+    CHECK(outcome.outliers[0].confirmation == "repeated");
+    REQUIRE(outcome.dropped.size() == 1);
+    CHECK(outcome.dropped[0].confirmation == "not repeated");
+    auto anonymous = report_of("", {{k_cold, 1e9}});
+    anonymous["host"].erase("hostname");
+    CHECK_THROWS_AS(fleet::apply_confirmations(outcome, {write(dir, "anon.json", anonymous)}), UsageError);
+}
+
+TEST_CASE("fleet reads every (host, GPU) of a multi-node report and names the slow rank's host") {
+    const auto dir = testing::scratch("fleet-ranks");
+    auto doc = report_of("rank0-host", {{"h2d_copy/size=268435456,host_mem=pinned,engine=ce", 55e9}});
+    nlohmann::json ranks = nlohmann::json::array();
+    const double values[] = {55.1e9, 54.9e9, 41.0e9, 55.3e9};
+    for (int i = 0; i < 4; ++i)
+        ranks.push_back({{"rank", i}, {"local_rank", 0}, {"host", fmt::format("gpu-node-{}", i)}, {"device", "0000:1b:00.0"},
+                         {"status", "ok"}, {"metrics", {{"bandwidth", {{"n", 20}, {"median", values[i]}}}}}});
+    doc["results"][0]["details"]["ranks"] = ranks;
+    doc["results"][0]["details"]["world_size"] = 4;
+    const auto outcome = fleet::analyse({write(dir, "mpi.json", doc)}, {});
+    CHECK(outcome.members.size() >= 4);
+    REQUIRE(outcome.outliers.size() == 1);
+    const auto& f = outcome.rows[outcome.outliers[0].row].figures[outcome.outliers[0].figure];
+    CHECK(outcome.members[f.member].label == "gpu-node-2");
+    CHECK(f.gpu == "0000:1b:00.0");
+}
+
+TEST_CASE("fleet calls a configuration that failed where its class measured it an outlier, with the failure as cause") {
+    const auto dir = testing::scratch("fleet-failed");
+    std::vector<std::string> files;
+    for (int i = 0; i < 3; ++i) files.push_back(write(dir, fmt::format("f{}.json", i), report_of(fmt::format("f{}", i), {{k_warm, 9e9}})));
+    files.push_back(write(dir, "f3.json", report_of("f3", {{k_warm, 0, {}, "failed"}})));
+    const auto outcome = fleet::analyse(files, {});
+    REQUIRE(outcome.outliers.size() == 1);
+    CHECK(outcome.outliers[0].causes[0].find("failed there: device error") != std::string::npos);
+}
+
+TEST_CASE("fleet names software that differs from the rest of the class as a cause") {
+    const auto dir = testing::scratch("fleet-kernel");
+    std::vector<std::string> files;
+    for (int i = 0; i < 4; ++i) files.push_back(write(dir, fmt::format("k{}.json", i), report_of(fmt::format("k{}", i), {{k_warm, 9e9}})));
+    auto doc = report_of("k4", {{k_warm, 6e9}});
+    doc["host"]["kernel"] = "Linux 5.4";
+    files.push_back(write(dir, "k4.json", doc));
+    const auto outcome = fleet::analyse(files, {});
+    REQUIRE(outcome.outliers.size() == 1);
+    CHECK(outcome.outliers[0].causes[0] == "kernel Linux 5.4 where most of its class has Linux 6.1");
+}
+
+TEST_CASE("fleet reads a thousand reports one at a time") {
+    const auto dir = testing::scratch("fleet-many");
+    auto doc = report_of("m", {{k_warm, 9e9}});
+    std::vector<std::string> files;
+    for (int i = 0; i < 1000; ++i) {
+        doc["host"]["hostname"] = fmt::format("m{:04}", i);
+        doc["results"][0]["metrics"][0]["stats"]["median"] = i == 500 ? 4e9 : 9e9;
+        files.push_back(write(dir, fmt::format("m{:04}.json", i), doc));
+    }
+    const auto outcome = fleet::analyse(files, {});
+    CHECK(outcome.members.size() == 1000);
+    REQUIRE(outcome.outliers.size() == 1);
+    CHECK(outcome.members[outcome.rows[0].figures[outcome.outliers[0].figure].member].label == "m0500");
+}
