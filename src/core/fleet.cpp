@@ -393,6 +393,14 @@ std::vector<std::string> causes_of(const Row& row, const Figure& f, const Member
     differs(&Member::nccl, "NCCL", row.family == "nccl");
     differs(&Member::kernel, "kernel", true);
     differs(&Member::tool_revision, "interopbench revision", true);
+    if (!m.tool_revision.empty() && majority(class_members, &Member::tool_revision).empty()) {
+        std::set<std::string> revisions;
+        for (const auto* other : class_members) revisions.insert(other->tool_revision);
+        if (revisions.size() > 1)
+            out.push_back(fmt::format("measured with interopbench {}, one of {} revisions in its class: the difference may "
+                                      "be the code's",
+                                      m.tool_revision, revisions.size()));
+    }
     // Warnings most of its class did not have.
     for (const auto& w : m.warnings) {
         const auto shared = std::count_if(class_members.begin(), class_members.end(), [&](const Member* other) {

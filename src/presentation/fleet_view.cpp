@@ -55,7 +55,7 @@ std::string outlier_line(const Outcome& o, const Outlier& x) {
 std::vector<std::vector<std::string>> results_table(const Outcome& o, const std::string& klass) {
     std::vector<std::vector<std::string>> t{{"result", "n", "median", "spread", "lowest", "outliers"}};
     for (const auto& row : o.rows) {
-        if (row.hardware_class != klass) continue;
+        if (row.hardware_class != klass || !row.judged) continue;
         std::size_t n = 0, outliers = 0;
         const Figure* lowest = nullptr;
         for (const auto& f : row.figures) {
@@ -67,7 +67,7 @@ std::vector<std::vector<std::string>> results_table(const Outcome& o, const std:
         t.push_back({row_label(row), std::to_string(n),
                      row.judged ? format_value(row.median, row.unit) + (row.reference == "expected" ? " (expected)" : "") : "-",
                      row.judged ? fmt::format("{:.1f}%", row.spread * 100) : "-",
-                     lowest ? fmt::format("{} {}", percent(lowest->ratio), where(o, *lowest)) : row.not_judged.empty() ? "-" : "not judged",
+                     lowest ? fmt::format("{} {}", percent(lowest->ratio), where(o, *lowest)) : "-",
                      outliers ? std::to_string(outliers) : ""});
     }
     return t;
@@ -109,6 +109,12 @@ std::string render_text(const Outcome& o, bool markdown) {
         }
         if (any || markdown) s += "\n";
         s += render_table(results_table(o, klass), markdown);
+        std::size_t unjudged = 0;
+        for (const auto& r : o.rows) unjudged += r.hardware_class == klass && !r.judged ? 1 : 0;
+        if (unjudged)
+            line(fmt::format("{}{} more result(s) measured on fewer than 3 machines or GPUs of this class: not judged "
+                             "(-f json lists them)",
+                             markdown ? "\n" : "", unjudged));
     }
     return s;
 }

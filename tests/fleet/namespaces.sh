@@ -5,6 +5,9 @@
 # limit as its cause. Then the two are re-measured, one still limited, one free (a passing
 # disturbance): `fleet --confirmed-by` keeps the first and drops the second.
 #
+# Last, the same as one multi-node report: four MPI ranks in namespaces of their own, one
+# limited; fleet over that single report names its host (skipped without mpirun/MPI).
+#
 # Needs root, unshare and a cgroup I/O controller (v1 blkio or v2 io) that can limit the
 # folder's disk; otherwise it exits 77 (skipped) saying why.
 # Usage: namespaces.sh INTEROPBENCH WORK_DIR
@@ -23,7 +26,7 @@ mkdir -p "$work/store" "$work/reports"
 dev=$(stat -c '%Hd:%Ld' "$work/store")
 [ -e "/sys/dev/block/$dev" ] || skip "the storage folder is not on a block device ($dev): a cgroup cannot limit it"
 if [ -e "/sys/dev/block/$dev/partition" ]; then dev=$(cat "/sys/dev/block/$dev/../dev"); fi
-limit=$((100 * 1000 * 1000)) # bytes/s: a healthy cold read here runs at 1.5-3.5 GB/s
+limit=$((50 * 1000 * 1000)) # bytes/s: a healthy cold read here runs at 1-3.5 GB/s
 
 cg=""
 cleanup() {
@@ -50,7 +53,7 @@ run() {
     unshare --uts /bin/sh -c '
         hostname "$1" || exit 90
         if [ "$2" = 1 ]; then echo $$ >"$3/cgroup.procs" || exit 91; fi
-        exec "$4" run -s storage_read --size 64M -a path=odirect -a cache=cold --max-time 2 \
+        exec "$4" run -s storage_read --size 32M -a path=odirect -a cache=cold --max-time 2 \
             --storage-dir "$5" --no-topology -q --out "$6"
     ' sh "$1" "$2" "$cg" "$bin" "$work/store" "$3"
 }
@@ -99,4 +102,43 @@ dropped = sorted({o["machine"] for o in j["dropped"]})
 if kept != ["node-b"] or dropped != ["node-f"]:
     sys.exit(f"FAIL: kept {kept} and dropped {dropped}; expected node-b kept, node-f dropped")
 print("re-measured: node-b repeated (kept), node-f did not (dropped)")
+PY
+
+# One multi-node report: four MPI ranks, each in a namespace of its own (its own host name),
+# rank 2 reading through the limit. The merged report must hold every rank's fingerprint, and
+# fleet over that one report must name exactly rank 2's host, with the limit as cause.
+if ! command -v mpirun >/dev/null; then echo "multi-node part skipped: mpirun not found"; exit 0; fi
+set +e
+OMPI_MCA_rmaps_base_oversubscribe=1 mpirun --allow-run-as-root --oversubscribe -np 4 /bin/sh -c '
+    r=$OMPI_COMM_WORLD_RANK
+    exec unshare --uts /bin/sh -c "
+        hostname rank-host-$r || exit 90
+        if [ $r = 2 ]; then echo \$\$ >$1/cgroup.procs || exit 91; fi
+        exec $2 run -s storage_read --size 32M -a path=odirect -a cache=cold --max-time 2 --storage-dir $3 --no-topology -q --out $4"
+' sh "$cg" "$bin" "$work/store" "$work/mpi.json" >"$work/mpi.txt" 2>&1
+rc=$?
+set -e
+if [ "$rc" != 0 ] && grep -q "built without MPI" "$work/mpi.txt"; then echo "multi-node part skipped: built without MPI"; exit 0; fi
+[ "$rc" = 0 ] || { cat "$work/mpi.txt"; echo "FAIL: mpirun exited $rc"; exit 1; }
+set +e
+"$bin" fleet "$work/mpi.json" -f json --out "$work/mpi-fleet.json" >"$work/mpi-fleet.txt"
+rc=$?
+set -e
+cat "$work/mpi-fleet.txt"
+[ "$rc" = 1 ] || { echo "FAIL: fleet over the multi-node report exited $rc, expected 1"; exit 1; }
+python3 - "$work/mpi.json" "$work/mpi-fleet.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+hosts = sorted(h["host"]["hostname"] for h in report.get("hosts", []))
+if hosts != [f"rank-host-{r}" for r in range(4)]:
+    sys.exit(f"FAIL: the merged report's hosts are {hosts}, expected rank-host-0..3")
+if not all(isinstance(h.get("conditions"), dict) for h in report["hosts"]):
+    sys.exit("FAIL: a host's fingerprint lacks its conditions")
+j = json.load(open(sys.argv[2]))
+named = sorted({o["machine"] for o in j["outliers"]})
+if named != ["rank-host-2"]:
+    sys.exit(f"FAIL: fleet named {named}, expected exactly rank-host-2")
+if not any("cgroup" in c for o in j["outliers"] for c in o["causes"]):
+    sys.exit(f"FAIL: no cgroup limit among the causes: {j['outliers']}")
+print("multi-node: every host's fingerprint in one report; fleet named exactly the limited rank's host")
 PY
