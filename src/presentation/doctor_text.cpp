@@ -46,12 +46,31 @@ std::string render_checks(const std::vector<CheckResult>& results, bool markdown
             id_w = std::max(id_w, r.id.size());
             subject_w = std::max(subject_w, r.subject.size());
         }
+        // Evidence and fix wrapped under their column to the terminal's width.
+        const std::size_t indent = id_w + subject_w + 10, width = terminal_width();
+        const auto wrapped = [&](const std::string& text) {
+            const std::size_t room = width > indent + 30 ? width - indent : 0;
+            std::string lines, line;
+            std::size_t at = 0;
+            while (at <= text.size()) {
+                std::size_t sp = text.find(' ', at);
+                if (sp == std::string::npos) sp = text.size();
+                const std::string word = text.substr(at, sp - at);
+                if (room && !line.empty() && line.size() + 1 + word.size() > room) {
+                    lines += line + "\n" + std::string(indent, ' ');
+                    line.clear();
+                }
+                line += (line.empty() ? "" : " ") + word;
+                at = sp + 1;
+            }
+            return lines + line;
+        };
         for (const CheckResult& r : results) {
             out += fmt::format("{}  {:<{}}  {:<{}}  {}\n", to_string(r.status), t(r.id), id_w, t(r.subject), subject_w,
-                               t(r.evidence));
+                               wrapped(t(r.evidence)));
             if (!r.fix.empty() && r.status != CheckStatus::pass)
-                out += fmt::format("{:<{}}{}: {}\n", "", id_w + subject_w + 10,
-                                   r.status == CheckStatus::info ? "advice" : "fix", t(r.fix));
+                out += fmt::format("{:<{}}{}\n", "", indent,
+                                   wrapped(fmt::format("{}: {}", r.status == CheckStatus::info ? "advice" : "fix", t(r.fix))));
         }
     }
     auto n = counts(results);

@@ -600,8 +600,17 @@ std::string render_scenarios(const std::vector<const ScenarioInfo*>& scenarios, 
             out += fmt::format("{},{},{},\"{}\"\n", s->id, s->family, s->needs_gpu ? "yes" : "no", s->summary);
         return out;
     }
+    // One line per scenario: on a terminal the summary is cut to its width (list -s NAME has it whole).
+    std::size_t id_w = 8, family_w = 6;
+    for (const auto* s : scenarios) {
+        id_w = std::max(id_w, columns(s->id));
+        family_w = std::max(family_w, columns(s->family));
+    }
+    const std::size_t used = id_w + family_w + 3 + 6, width = md || details ? 0 : terminal_width();
+    const std::size_t room = width > used + 20 ? width - used : 0;
     std::vector<std::vector<std::string>> rows{{"scenario", "family", "gpu", "summary"}};
-    for (const auto* s : scenarios) rows.push_back({s->id, s->family, s->needs_gpu ? "yes" : "no", s->summary});
+    for (const auto* s : scenarios)
+        rows.push_back({s->id, s->family, s->needs_gpu ? "yes" : "no", shorten_to(display_text(s->summary), room)});
     out += render_table(rows, md);
     if (!details) {
         out += md ? "\nAxes, defaults and metrics of a scenario: `interopbench list -s NAME`.\n"
