@@ -68,7 +68,10 @@ std::string listing_as(const ListView& v, OutputFormat format) {
             if (!v.origins[i].empty()) doc[i]["origin"] = v.origins[i];
         return doc.dump(2) + "\n";
     }
-    if (format != OutputFormat::csv && plugins.size() > 1) text += "\n" + render_table(plugins, md);
+    if (format != OutputFormat::csv && plugins.size() > 1) {
+        text += '\n'; // appended apart: GCC 12 warns falsely (-Wrestrict) on "\n" + string here
+        text += render_table(plugins, md);
+    }
     return text;
 }
 std::string listing_table(const ListView& v) { return listing_as(v, OutputFormat::table); }
