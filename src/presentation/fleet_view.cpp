@@ -93,7 +93,10 @@ std::string render_text(const Outcome& o, bool markdown) {
         for (const auto& m : o.members)
             if (m.hardware_class == klass) names.push_back(m.label);
         s += "\n";
-        line(fmt::format("{}class {}: {} machine(s): {}", markdown ? "## " : "", klass, names.size(), fmt::join(names, ", ")));
+        const std::size_t shown = std::min<std::size_t>(names.size(), 12); // a large fleet: -f json lists them all
+        line(fmt::format("{}class {}: {} machine(s): {}{}", markdown ? "## " : "", klass, names.size(),
+                         fmt::join(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+                         names.size() > shown ? fmt::format(" and {} more", names.size() - shown) : ""));
         s += "\n";
         bool any = false;
         for (const auto& x : o.outliers) {
