@@ -15,6 +15,7 @@
 #include "interopbench/fleet.hpp"
 #include "interopbench/report.hpp"
 #include "presentation/fleet_view.hpp"
+#include "presentation/formats.hpp"
 #include "test_support.hpp"
 
 using namespace interopbench;
@@ -315,4 +316,22 @@ TEST_CASE("fleet reads a thousand reports one at a time") {
     CHECK(outcome.members.size() == 1000);
     REQUIRE(outcome.outliers.size() == 1);
     CHECK(outcome.members[outcome.rows[0].figures[outcome.outliers[0].figure].member].label == "m0500");
+}
+
+TEST_CASE("show opens with every rank's host and what limited the run") {
+    auto doc = report_of("h0", {{k_cold, 1e9}}, throttled());
+    doc["hosts"] = nlohmann::json::array({
+        {{"rank", 0}, {"local_rank", 0}, {"device", ""}, {"host", {{"hostname", "h0"}}}},
+        {{"rank", 1}, {"local_rank", 0}, {"device", "0000:1b:00.0"}, {"host", {{"hostname", "h1"}}}},
+    });
+    const auto results = report_results(doc);
+    const Format& table = find_format("table", Command::show);
+    const std::string text = table.report(ReportView{doc, results, TableStyle{}, CiMetrics::primary, true});
+    CHECK(text.find("2 ranks: 0 h0, 1 h1 0000:1b:00.0\n") != std::string::npos);
+    CHECK(text.find("conditions: reads limited to 367 MB/s by a cgroup on 254:0") != std::string::npos);
+    // Nothing limited: no conditions line.
+    auto plain = report_of("h2", {{k_cold, 1e9}});
+    const auto plain_results = report_results(plain);
+    CHECK(table.report(ReportView{plain, plain_results, TableStyle{}, CiMetrics::primary, true}).find("conditions:") ==
+          std::string::npos);
 }

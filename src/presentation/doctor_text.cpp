@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "interopbench/text.hpp"
+#include "presentation/output.hpp"
 
 namespace interopbench {
 
@@ -49,21 +50,10 @@ std::string render_checks(const std::vector<CheckResult>& results, bool markdown
         // Evidence and fix wrapped under their column to the terminal's width.
         const std::size_t indent = id_w + subject_w + 10, width = terminal_width();
         const auto wrapped = [&](const std::string& text) {
-            const std::size_t room = width > indent + 30 ? width - indent : 0;
-            std::string lines, line;
-            std::size_t at = 0;
-            while (at <= text.size()) {
-                std::size_t sp = text.find(' ', at);
-                if (sp == std::string::npos) sp = text.size();
-                const std::string word = text.substr(at, sp - at);
-                if (room && !line.empty() && line.size() + 1 + word.size() > room) {
-                    lines += line + "\n" + std::string(indent, ' ');
-                    line.clear();
-                }
-                line += (line.empty() ? "" : " ") + word;
-                at = sp + 1;
-            }
-            return lines + line;
+            std::string w = wrap(text, width > indent + 30 ? width : 0, std::string(indent, ' '));
+            w.erase(0, indent); // the first line goes on the check's row
+            w.pop_back();       // and the row ends it
+            return w;
         };
         for (const CheckResult& r : results) {
             out += fmt::format("{}  {:<{}}  {:<{}}  {}\n", to_string(r.status), t(r.id), id_w, t(r.subject), subject_w,

@@ -94,9 +94,11 @@ std::string render_text(const Outcome& o, bool markdown) {
             if (m.hardware_class == klass) names.push_back(m.label);
         s += "\n";
         const std::size_t shown = std::min<std::size_t>(names.size(), 12); // a large fleet: -f json lists them all
-        line(fmt::format("{}class {}: {} machine(s): {}{}", markdown ? "## " : "", klass, names.size(),
-                         fmt::join(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
-                         names.size() > shown ? fmt::format(" and {} more", names.size() - shown) : ""));
+        const std::string heading =
+            fmt::format("class {}: {} machine(s): {}{}", klass, names.size(),
+                        fmt::join(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+                        names.size() > shown ? fmt::format(" and {} more", names.size() - shown) : "");
+        s += markdown ? "## " + display_text(heading) + "\n" : wrap(display_text(heading), terminal_width(), "");
         s += "\n";
         bool any = false;
         for (const auto& x : o.outliers) {

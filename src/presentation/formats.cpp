@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "interopbench/conditions.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/file_io.hpp"
 #include "interopbench/params.hpp"
@@ -31,6 +32,18 @@ std::string header_lines(const nlohmann::json& report) {
     for (const auto& d : h.devices)
         line(fmt::format("GPU {}: {} {} ({} SMs, {})", d.ordinal, known(d.name, "?"), known(d.pci_bus_id, "?"), d.sm_count,
                          d.memory_bytes ? format_value(static_cast<double>(d.memory_bytes), "B") : std::string("?")));
+    // A multi-process report: every rank's host and GPU (the lines above are rank 0's).
+    if (h.hosts.size() > 1) {
+        std::vector<std::string> ranks;
+        for (const auto& r : h.hosts)
+            ranks.push_back(fmt::format("{} {}{}", r.rank, known(r.host.hostname, "?"), r.device.empty() ? "" : " " + r.device));
+        const std::size_t shown = std::min<std::size_t>(ranks.size(), 8);
+        line(fmt::format("{} ranks: {}{}", ranks.size(), fmt::join(ranks.begin(), ranks.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+                         ranks.size() > shown ? fmt::format(" and {} more (-f json has them all)", ranks.size() - shown) : ""));
+    }
+    // What the run ran under, when something limited it (cgroup limits, other processes on a GPU, ...).
+    if (h.conditions)
+        if (const std::string note = conditions_note(*h.conditions); !note.empty()) line("conditions: " + note);
     for (const auto& w : h.warnings) line("warning: " + w);
     return out;
 }

@@ -108,26 +108,6 @@ std::string shorten_to(const std::string& s, std::size_t width) {
     return out + "...";
 }
 
-// Words wrapped to `width` columns (0: one line), each line indented by `indent`.
-std::string wrap(const std::string& text, std::size_t width, const std::string& indent) {
-    if (width == 0 || columns(indent + text) <= width) return indent + text + "\n";
-    std::string out, line;
-    std::size_t at = 0;
-    while (at < text.size()) {
-        std::size_t sp = text.find(' ', at);
-        if (sp == std::string::npos) sp = text.size();
-        const std::string word = text.substr(at, sp - at);
-        if (!line.empty() && columns(indent + line + " " + word) > width) {
-            out += indent + line + "\n";
-            line.clear();
-        }
-        line += (line.empty() ? "" : " ") + word;
-        at = sp + 1;
-    }
-    if (!line.empty()) out += indent + line + "\n";
-    return out;
-}
-
 // Why sampling stopped, in words a person reads; nothing when it converged.
 std::string stop_words(const std::string& why) {
     if (why == "converged" || why.empty()) return "";
@@ -636,5 +616,25 @@ std::string render_scenarios(const std::vector<const ScenarioInfo*>& scenarios, 
     }
     return out;
 }
+
+std::string wrap(const std::string& text, std::size_t width, const std::string& indent) {
+    if (width == 0 || columns(indent + text) <= width) return indent + text + "\n";
+    std::string out, line;
+    std::size_t at = 0;
+    while (at < text.size()) {
+        std::size_t sp = text.find(' ', at);
+        if (sp == std::string::npos) sp = text.size();
+        const std::string word = text.substr(at, sp - at);
+        if (!line.empty() && columns(indent + line + " " + word) > width) {
+            out += indent + line + "\n";
+            line.clear();
+        }
+        line += (line.empty() ? "" : " ") + word;
+        at = sp + 1;
+    }
+    if (!line.empty()) out += indent + line + "\n";
+    return out;
+}
+
 
 } // namespace interopbench

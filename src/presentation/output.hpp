@@ -65,6 +65,10 @@ std::string render_summary(const std::vector<Result>& results, OutputFormat form
 /// through display_text.
 std::string render_table(const std::vector<std::vector<std::string>>& rows, bool markdown = false);
 
+/// Words of `text` wrapped to `width` columns (0: one line), every line indented by `indent`
+/// and ended by a newline. Text for a terminal (display_text it first).
+std::string wrap(const std::string& text, std::size_t width, const std::string& indent);
+
 /// The matrices results carry in `details.matrix` ({title, rows, columns, cells}: e.g. the
 /// frameworks plugin's zero-copy / copies / refuses by dtype and protocol) as tables, each a
 /// header row ("matrix", "row", the columns) and a row per matrix row; every distinct title

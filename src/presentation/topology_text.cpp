@@ -168,7 +168,7 @@ std::string render_topology(const Topology& topo, bool markdown) {
         for (std::size_t i = 0; i < topo.gpus.size(); ++i) {
             const GpuTopo& g = topo.gpus[i];
             const double bw = g.host_bandwidth();
-            paths.push_back({"host>" + g.label(i), g.host_path() + (g.nvlinks_to_cpu ? "" : " " + g.pcie.label()),
+            paths.push_back({"host>" + g.label(i), g.nvlinks_to_cpu ? g.host_path() : fmt::format("{} {}", g.host_path(), g.pcie.label()),
                              bw > 0 ? format_value(bw, "B/s") : "?", "", "", ""});
         }
         for (const PairTopo& p : topo.pairs) {
@@ -186,7 +186,7 @@ std::string render_topology(const Topology& topo, bool markdown) {
     if (!topo.notes.empty()) {
         out += "\nNotes:\n";
         for (const std::string& n : topo.notes)
-            out += fmt::format("{}{}\n", markdown ? "- " : "  ", display_text(n));
+            out += markdown ? fmt::format("- {}\n", display_text(n)) : wrap(display_text(n), terminal_width(), "  ");
     }
     return out;
 }
