@@ -7,9 +7,9 @@
 /// gets the fleet's median and robust spread of its primary metric, and every (machine, GPU)
 /// figure its ratio to that median, oriented so that below 1 is worse. A figure is an
 /// outlier when its shortfall (1 - ratio) exceeds all three of: the threshold (default 10%),
-/// the fleet's spread (three robust standard deviations: 1.4826 x the median deviation of
-/// the ratios of the faster half, which slow outliers cannot widen) and its own spread
-/// between rounds (the range of its round
+/// the fleet's spread (three robust standard deviations of the log ratios: 1.4826 x their
+/// median deviation over the faster half, which slow outliers cannot widen; as a shortfall,
+/// 1 - exp(-3 sigma)) and its own spread between rounds (the range of its round
 /// medians over their median). A configuration that failed on a machine where others of its
 /// class measured it is an outlier too. Each outlier gets the probable causes the facts in
 /// its report support (link below its maximum, NVLinks down, clocks held back, other
@@ -89,7 +89,7 @@ struct Row {
     bool judged = false;
     std::string not_judged; ///< why not: "measured on 2 machines; 3 needed"
     double median = 0;      ///< the reference: the fleet's median, or the expected value
-    double spread = 0;      ///< robust relative standard deviation of the reference
+    double spread = 0;      ///< robust standard deviation of the log ratios (about the relative one when small)
     std::string reference = "fleet"; ///< "fleet" or "expected"
 };
 

@@ -176,6 +176,9 @@ Loaded load_one(const std::string& file) {
     Loaded out;
     out.members.push_back(member_from_header(header, file));
     const auto hosts = hosts_of(header, file);
+    // A multi-node report: rank 0's host too is described by its fingerprint (the GPUs its
+    // ranks used), like every other host, so that hosts of one kind share a class.
+    if (const auto own = hosts.find(out.members[0].hostname); own != hosts.end()) out.members[0] = own->second;
     std::map<std::string, std::size_t> by_host; // multi-node: host name -> member index
     const auto member_of_host = [&](const std::string& host) -> std::size_t {
         if (host.empty() || host == out.members[0].hostname) return 0;
@@ -431,11 +434,13 @@ void judge_row(Row& row, const Options& o, const Expectations* expect) {
     } else if (values.size() >= k_min_fleet) {
         row.median = median_of(values);
         // The spread is measured on the faster half (ratio >= 1), which slow outliers cannot
-        // widen: for symmetric noise the median deviation there is the same 0.6745 sigma.
+        // widen, in logarithms, where faster and slower are alike (a ratio cannot fall below
+        // 0 but can rise past 2): for symmetric noise the median deviation there is the same
+        // 0.6745 sigma.
         std::vector<double> deviations;
         for (double v : values) {
             const double ratio = row.higher_is_better ? v / row.median : row.median / v;
-            if (ratio >= 1) deviations.push_back(ratio - 1);
+            if (ratio >= 1) deviations.push_back(std::log(ratio));
         }
         row.spread = k_mad_to_sigma * median_of(deviations);
         row.judged = row.median > 0;
@@ -450,7 +455,8 @@ void judge_row(Row& row, const Options& o, const Expectations* expect) {
             continue;
         }
         f.ratio = row.higher_is_better ? f.value / row.median : row.median / f.value;
-        f.bar = std::max({o.threshold, o.spread_factor * row.spread, f.own_spread});
+        // The spread's bar as a shortfall: below exp(-factor x sigma) of the median.
+        f.bar = std::max({o.threshold, 1 - std::exp(-o.spread_factor * row.spread), f.own_spread});
         f.outlier = 1 - f.ratio > f.bar;
     }
 }

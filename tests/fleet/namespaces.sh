@@ -27,6 +27,8 @@ dev=$(stat -c '%Hd:%Ld' "$work/store")
 [ -e "/sys/dev/block/$dev" ] || skip "the storage folder is not on a block device ($dev): a cgroup cannot limit it"
 if [ -e "/sys/dev/block/$dev/partition" ]; then dev=$(cat "/sys/dev/block/$dev/../dev"); fi
 limit=$((50 * 1000 * 1000)) # bytes/s: a healthy cold read here runs at 1-3.5 GB/s
+# fleet is asked for a 40% shortfall: the limited runs fall 95% short, while healthy cold reads
+# of a loaded 2-core machine can move 20% between processes (the default 10% would flag them).
 
 cg=""
 cleanup() {
@@ -65,7 +67,7 @@ for node in a b c d e f g h; do
 done
 
 set +e
-"$bin" fleet "$work"/reports/node-*.json -f json --out "$work/fleet.json" >"$work/fleet.txt"
+"$bin" fleet "$work"/reports/node-*.json --threshold 40% -f json --out "$work/fleet.json" >"$work/fleet.txt"
 rc=$?
 set -e
 cat "$work/fleet.txt"
@@ -84,12 +86,12 @@ print("fleet named exactly the limited runs, each with its cgroup limit")
 PY
 
 # Re-measure the flagged: node-b still limited, node-f free this time.
-"$bin" fleet "$work"/reports/node-*.json --confirm 1 >"$work/plan.txt" || true
+"$bin" fleet "$work"/reports/node-*.json --threshold 40% --confirm 1 >"$work/plan.txt" || true
 grep -q -- "--only storage_read/" "$work/plan.txt" || { cat "$work/plan.txt"; echo "FAIL: no re-measurement plan"; exit 1; }
 run node-b 1 "$work/node-b-again.json"
 run node-f 0 "$work/node-f-again.json"
 set +e
-"$bin" fleet "$work"/reports/node-*.json --confirmed-by "$work/node-b-again.json" "$work/node-f-again.json" -f json \
+"$bin" fleet "$work"/reports/node-*.json --threshold 40% --confirmed-by "$work/node-b-again.json" "$work/node-f-again.json" -f json \
     --out "$work/confirmed.json" >/dev/null
 rc=$?
 set -e
@@ -121,7 +123,7 @@ set -e
 if [ "$rc" != 0 ] && grep -q "built without MPI" "$work/mpi.txt"; then echo "multi-node part skipped: built without MPI"; exit 0; fi
 [ "$rc" = 0 ] || { cat "$work/mpi.txt"; echo "FAIL: mpirun exited $rc"; exit 1; }
 set +e
-"$bin" fleet "$work/mpi.json" -f json --out "$work/mpi-fleet.json" >"$work/mpi-fleet.txt"
+"$bin" fleet "$work/mpi.json" --threshold 40% -f json --out "$work/mpi-fleet.json" >"$work/mpi-fleet.txt"
 rc=$?
 set -e
 cat "$work/mpi-fleet.txt"
