@@ -59,6 +59,10 @@ std::unique_ptr<World> make_mpi_world(int& argc, char**& argv);
 void set_world(World* world);
 World* current_world();
 
+/// The path of this executable, for starting it again (round processes, fleet --rerun).
+/// Throws std::runtime_error when /proc/self/exe cannot be read.
+std::string self_path();
+
 /// The process's arguments as given (recorded in reports).
 void set_argv(int argc, char** argv);
 const std::vector<std::string>& invocation_argv();

@@ -46,12 +46,6 @@ std::string this_host() {
     return name;
 }
 
-std::string self_exe() {
-    char buf[4096];
-    const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string("interopbench");
-}
-
 /// The command line of a confirmation step: on this host directly, on another through
 /// mpirun (the launcher multi-node runs use).
 std::vector<std::string> step_command(const fleet::Member& m, const fleet::ConfirmStep& step, const std::string& exe) {
@@ -179,7 +173,7 @@ void add_fleet(CLI::App& app, Outcome& out) {
         if (args->confirm > 0 && !outcome.outliers.empty()) {
             const std::string dir = !args->confirm_dir.empty() ? args->confirm_dir : args->rerun ? private_dir() : ".";
             const auto steps = fleet::confirm_plan(outcome, args->confirm, dir);
-            const std::string exe = args->rerun ? self_exe() : "interopbench";
+            const std::string exe = args->rerun ? self_path() : "interopbench";
             if (!args->rerun) {
                 plan_text = "\nre-measure only the flagged results on only the flagged machines, then judge again:\n";
                 std::vector<std::string> outs;

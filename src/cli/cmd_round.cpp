@@ -42,15 +42,6 @@ constexpr int k_plan_version = 1;
 /// the plan says which plugin folders the child trusts, so no other user may write it.
 std::string temp_path(const char* what, int round) { return fmt::format("{}/round-{}-{}.json", private_dir(), round, what); }
 
-/// The path of this executable, for starting it again.
-std::string self_path() {
-    char buf[4096];
-    const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n <= 0) throw std::runtime_error("cannot find this executable (/proc/self/exe)");
-    buf[n] = '\0';
-    return buf;
-}
-
 int round_command(const std::string& plan_file, const std::string& out_file, int progress_fd) {
     // The parent waits for this process; if the parent dies first, stop (and leave nothing).
     const pid_t parent = getppid();
@@ -183,6 +174,14 @@ void add_round(CLI::App& app, Outcome& out) {
     cmd->add_option("--out", o->out)->required();
     cmd->add_option("--progress-fd", o->progress_fd);
     cmd->callback([o, &out] { out.code = round_command(o->plan, o->out, o->progress_fd); });
+}
+
+std::string self_path() {
+    char buf[4096];
+    const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) throw std::runtime_error("cannot find this executable (/proc/self/exe)");
+    buf[n] = '\0';
+    return buf;
 }
 
 } // namespace interopbench::cli
