@@ -423,7 +423,7 @@ TEST_CASE("a multi-process report's hosts: written, read typed, anonymized, vali
     CHECK(h.hosts[1].devices[0].pcie_gen_current == 4);
     CHECK(h.hosts[1].devices[0].pcie_gen_max == 5);
     CHECK(h.hosts[1].topology_hash == "00112233aabbccdd");
-    CHECK(h.hosts[1].conditions.is_null());
+    CHECK_FALSE(h.hosts[1].conditions.has_value());
     // One process: no hosts array, the top-level host is the one host.
     CHECK_FALSE(build_report(sample_run(), m).contains("hosts"));
     CHECK(read_header(build_report(sample_run(), m)).hosts.empty());

@@ -19,6 +19,7 @@
 /// Reports are read one at a time and only a compact summary of each is kept, so memory
 /// grows with machines x results, not with the reports' samples.
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -110,7 +111,7 @@ struct Expectation {
     std::string unit;
     bool higher_is_better = true;
 };
-using Expectations = std::vector<std::pair<std::string, Expectation>>; ///< "class\x1fkey\x1fmetric" -> expectation
+using Expectations = std::map<std::string, Expectation>; ///< "class\x1fkey\x1fmetric" -> expectation
 
 struct Outcome {
     std::vector<Member> members;

@@ -170,7 +170,7 @@ struct ReportHeader {
         Software software;
         std::vector<Device> devices; ///< the rank's GPU(s)
         std::string topology_hash;   ///< equal on hosts wired alike; empty without topology
-        nlohmann::json conditions;   ///< the rank's "conditions" block as recorded; null when absent
+        std::optional<ReportConditions> conditions; ///< the rank's "conditions"; nothing when absent
     };
 
     std::string schema_version; ///< "1.1"

@@ -150,7 +150,7 @@ std::map<std::string, Member> hosts_of(const ReportHeader& h, const std::string&
         one.host = rank.host;
         one.software = rank.software;
         one.devices = rank.devices;
-        one.conditions = read_conditions(rank.conditions);
+        one.conditions = rank.conditions;
         Member m = member_from_header(one, file);
         auto it = out.find(m.hostname);
         if (it == out.end()) {
@@ -421,11 +421,8 @@ void judge_row(Row& row, const Options& o, const Expectations* expect) {
     for (const auto& f : row.figures)
         if (!f.failed) values.push_back(f.value);
     const Expectation* e = nullptr;
-    if (expect) {
-        const std::string id = row_id(row.hardware_class, row.key, row.metric);
-        for (const auto& [k, v] : *expect)
-            if (k == id) e = &v;
-    }
+    if (expect)
+        if (const auto it = expect->find(row_id(row.hardware_class, row.key, row.metric)); it != expect->end()) e = &it->second;
     if (e) {
         row.median = e->median;
         row.spread = e->spread;
@@ -725,7 +722,7 @@ Expectations parse_expectations(const nlohmann::json& doc, const std::string& or
         x.n = e.value("n", std::size_t{0});
         x.unit = e.value("unit", std::string());
         x.higher_is_better = e.value("better", std::string("higher")) != "lower";
-        out.emplace_back(row_id(e["class"].get<std::string>(), e["key"].get<std::string>(), e["metric"].get<std::string>()), x);
+        out.emplace(row_id(e["class"].get<std::string>(), e["key"].get<std::string>(), e["metric"].get<std::string>()), x);
     }
     return out;
 }
