@@ -81,7 +81,8 @@ struct Child {
     /// Exit code, -SIGNAL when killed, or -1000 when it ran past `limit_s` (a guard against a
     /// hang: then it is killed and the test fails, saying so).
     int wait(double limit_s = 120) {
-        const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
+        limit_s = testing::deadline_s(limit_s);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
         int status = 0;
         while (::waitpid(pid, &status, WNOHANG) == 0) {
             if (std::chrono::steady_clock::now() > until) {
@@ -121,6 +122,7 @@ std::vector<std::string> long_host_run(const fs::path& out) {
 
 /// Waits until the child's stderr holds `text` (a sign of progress), or `limit_s` passes.
 bool wait_for_stderr(const Child& child, const std::string& text, double limit_s = 60) {
+    limit_s = testing::deadline_s(limit_s);
     const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
     while (std::chrono::steady_clock::now() < until) {
         if (child.err().find(text) != std::string::npos) return true;

@@ -52,6 +52,7 @@ void put(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios
 /// `writer_gone` is set with nothing to read. Before any writer, poll() reports nothing on
 /// Linux, so the wait is for the writer.
 bool drain_fifo(int fd, std::string& out, double limit_s, const std::atomic<bool>& writer_gone) {
+    limit_s = testing::deadline_s(limit_s);
     const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
     char buf[65536];
     for (;;) {

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <chrono>
 #include <fstream>
 #include <thread>
@@ -18,7 +20,24 @@
 
 namespace interopbench::testing {
 
+double time_factor() {
+    static const double factor = [] {
+        const char* v = std::getenv("INTEROPBENCH_TEST_TIME_FACTOR");
+        if (v == nullptr || *v == '\0') return 1.0;
+        char* end = nullptr;
+        const double f = std::strtod(v, &end);
+        if (end == v || *end != '\0' || !(f >= 1 && f <= 100)) {
+            std::fprintf(stderr, "error: INTEROPBENCH_TEST_TIME_FACTOR=%s is not a number from 1 to 100; unset it or "
+                                 "give e.g. 3 for a machine three times slower\n", v);
+            std::exit(2);
+        }
+        return f;
+    }();
+    return factor;
+}
+
 int wait_child(pid_t pid, double limit_s, const std::string& what) {
+    limit_s = deadline_s(limit_s);
     const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
     int status = 0;
     for (;;) {
@@ -73,6 +92,6 @@ TEST_CASE("a command past its deadline is killed with its children, and the test
         return stat.empty() || (close != std::string::npos && close + 2 < stat.size() &&
                                 (stat[close + 2] == 'Z' || stat[close + 2] == 'X'));
     };
-    for (int i = 0; i < 500 && !gone(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (int i = 0; i < deadline_s(500) && !gone(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     CHECK(gone());
 }

@@ -28,7 +28,15 @@ void skip(const std::string& reason);
 /// or a sanitizer build, short of CTest's own timeout. A guard against a hang, not a timing check.
 inline constexpr double k_command_limit_s = 300;
 
-/// Waits for the child `pid` to end, at most `limit_s` seconds, and returns its wait status.
+/// How much slower than a quiet machine this one may be: INTEROPBENCH_TEST_TIME_FACTOR (a
+/// number from 1 to 100; 1 when unset), which CI sets for the sanitizer build and loaded
+/// runners. Every deadline a test waits on goes through deadline_s; the shell tests
+/// (tests/fleet, tests/browser) read the same variable. A bad value ends the test process
+/// with one line saying so. Defined in test_support.cpp.
+double time_factor();
+inline double deadline_s(double base_s) { return base_s * time_factor(); }
+
+/// Waits for the child `pid` to end, at most deadline_s(`limit_s`), and returns its wait status.
 /// Past the deadline it is killed (with its process group when it leads one) and the test
 /// fails, naming `what`. Defined in test_support.cpp.
 int wait_child(pid_t pid, double limit_s, const std::string& what);

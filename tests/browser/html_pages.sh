@@ -39,14 +39,17 @@ done
 "$bin" compare --format html --out "$out/compare.html" "$src/reports/h200x2-ci-1.json" "$src/reports/h200x2-ci-2.json" > /dev/null || true
 echo "compare 2" >> "$out/pages.txt"
 # One fresh headless browser per page: the DOM after load (scripts, had any run, included),
-# the console on stderr, and a screenshot, in one launch. A launch has 120 s (a guard against
-# a browser that never exits, not a timing check): past it the browser is killed and the page fails.
+# the console on stderr, and a screenshot, in one launch. A launch has 120 s times
+# INTEROPBENCH_TEST_TIME_FACTOR (a guard against a browser that never exits, not a timing
+# check): past it the browser is killed and the page fails.
+limit=$(awk -v f="${INTEROPBENCH_TEST_TIME_FACTOR:-1}" 'BEGIN { if (f + 0 < 1 || f + 0 > 100) exit 1; printf "%d", 120 * f }') ||
+  { echo "error: INTEROPBENCH_TEST_TIME_FACTOR=${INTEROPBENCH_TEST_TIME_FACTOR} is not a number from 1 to 100" >&2; exit 2; }
 load() { # NAME MIN_CHARTS
   local rc=0
-  timeout --kill-after=10 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions \
+  timeout --kill-after=10 "$limit" "$browser" --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions \
     --hide-scrollbars --enable-logging=stderr --v=0 --user-data-dir="$out/profile-$1" --window-size=1400,3000 \
     --screenshot="$out/$1.png" --dump-dom "file://$out/$1.html" > "$out/$1.dom" 2> "$out/$1.log" || rc=$?
-  if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then echo "$1: the browser did not finish within 120 s (killed)"; return 1; fi
+  if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then echo "$1: the browser did not finish within $limit s (killed)"; return 1; fi
   [ -s "$out/$1.png" ] || { echo "$1: no screenshot"; return 1; }
   python3 "$src/tests/browser/check_dom.py" "$out/$1.dom" "$out/$1.log" "$2"
 }

@@ -68,7 +68,7 @@ void expect_all_gone(const fs::path& pidfile) {
     while (in >> pid) {
         ++n;
         CAPTURE(pid);
-        for (int i = 0; i < 500 && !gone(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        for (int i = 0; i < testing::deadline_s(500) && !gone(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
         CHECK(gone(pid));
     }
     CHECK(n > 0);
@@ -266,7 +266,7 @@ TEST_CASE("plugin: no plugin outlives interopbench, after Ctrl-C or kill -9") {
         }
         // Wait until the plugin hangs in its third measure, then stop interopbench.
         bool hanging = false;
-        for (int i = 0; i < 1500 && !hanging; ++i) {
+        for (int i = 0; i < testing::deadline_s(1500) && !hanging; ++i) {
             const std::string text = testing::slurp(err);
             std::size_t n = 0, at = 0;
             while ((at = text.find("hang: measure", at)) != std::string::npos) ++n, ++at;

@@ -441,7 +441,7 @@ std::size_t entries_after_signal(int sig) {
                 "--min-samples", "1000", "--max-samples", "1000", "--no-topology", static_cast<char*>(nullptr));
         ::_exit(127);
     }
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(testing::deadline_s(60));
     // The file is made in the run's own folder (.ib-run-PID-XXXXXX) there.
     fs::path pattern;
     bool reading = false;
