@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "fake_scenario.hpp"
+#include "families/builtin.hpp"
 #include "interopbench/errors.hpp"
 #include "presentation/output.hpp"
 #include "interopbench/report.hpp"
@@ -218,6 +219,39 @@ TEST_CASE("committed reference reports from real machines load and match the sch
     }
     CHECK(seen > 0);
     CHECK(in_folders > 0);
+}
+
+TEST_CASE("committed reports against today's declared limits: no figure above its limit, every GPU path declared") {
+    // Every committed report as show, compare and fleet read it (limit_report): no efficiency
+    // above 1.05 (a figure above its limit names the limit as wrong instead), and every result of
+    // a built-in scenario that needs a GPU carries the paths it crossed. Plugins' results keep
+    // what their plugin declared (none yet), so they are left out.
+    const Registry registry = builtin_registry();
+    const fs::path root = INTEROPBENCH_SOURCE_DIR "/reports";
+    int results = 0, with_efficiency = 0, limit_wrong = 0;
+    for (const auto& e : fs::recursive_directory_iterator(root)) {
+        const auto name = fs::relative(e.path(), root).string();
+        if (e.path().extension() != ".json" || name == "report.schema.json") continue;
+        std::ifstream in(e.path());
+        if (!nlohmann::json::parse(in, nullptr, false).contains("schema")) continue; // fio's output, gate pairs
+        auto doc = load_report(e.path().string());
+        limit_report(doc);
+        for (const Result& r : report_results(doc)) {
+            CAPTURE(name);
+            CAPTURE(r.key);
+            ++results;
+            if (const auto eff = r.details.find("efficiency"); eff != r.details.end()) {
+                ++with_efficiency;
+                CHECK(eff->get<double>() <= 1.05);
+                CHECK(eff->get<double>() > 0);
+            }
+            limit_wrong += r.details.contains("limit_wrong");
+            const Scenario* s = registry.find(r.scenario);
+            if (s && s->info().needs_gpu && r.status == Status::ok) CHECK(r.details.contains("paths"));
+        }
+    }
+    MESSAGE(results, " results, ", with_efficiency, " with an efficiency, ", limit_wrong, " naming a wrong limit");
+    CHECK(with_efficiency > 0);
 }
 
 TEST_CASE("a report records argv[0] by its base name, the arguments as typed") {

@@ -22,7 +22,9 @@
 
 #include "test_support.hpp"
 
+#include "families/builtin.hpp"
 #include "gpu/gpu_facts.hpp"
+#include "interopbench/limits.hpp"
 #include "interopbench/errors.hpp"
 #include "topology/rdma.hpp"
 #include "topology/topology.hpp"
@@ -383,9 +385,13 @@ Params params(std::initializer_list<std::pair<const char*, const char*>> values)
     return p;
 }
 
-TEST_CASE("annotate_results: path, theoretical bandwidth, efficiency") {
+TEST_CASE("declared paths: limits from the topology and the device, never guessed from axes") {
     const nlohmann::json topo = topology_json(load_topology_xml(k_data + "h200-2gpu-nvlink.xml"));
-    auto with_bandwidth = [](Params p, double median) {
+    // Two H200s as CUDA reports them: 3201 MHz x 6016 bit of memory.
+    nlohmann::json devices = nlohmann::json::array();
+    for (int o : {0, 1})
+        devices.push_back({{"ordinal", o}, {"selected", true}, {"memory_clock_khz", 3201000}, {"memory_bus_width_bits", 6016}});
+    auto with_bandwidth = [](Params p, double median, std::vector<PathUse> paths) {
         Result r;
         r.params = std::move(p);
         MetricResult m;
@@ -394,38 +400,63 @@ TEST_CASE("annotate_results: path, theoretical bandwidth, efficiency") {
         m.stats.n = 10;
         m.stats.median = median;
         r.metrics.push_back(m);
+        if (!paths.empty()) r.details["paths"] = paths;
         return r;
     };
     std::vector<Result> results;
-    results.push_back(with_bandwidth(params({{"size", "1073741824"}, {"device", "0"}}), 55.4e9));
-    results.push_back(with_bandwidth(params({{"pair", "0>1"}}), 394.1e9));
-    results.push_back(with_bandwidth(params({{"device", "7"}}), 1e9)); // unknown GPU
-    Result local = with_bandwidth(params({{"device", "1"}}), 2e12);
-    local.details["path"] = "device-local";
-    results.push_back(local);
-    Result no_metric;
-    no_metric.params = params({{"pair", "1>0"}});
-    results.push_back(no_metric);
-    results.push_back(with_bandwidth(params({{"size", "4096"}}), 1e9)); // host only
+    results.push_back(with_bandwidth(params({{"device", "0"}}), 55.4e9, {{PathKind::host_link, 0, -1, "h2d"}}));
+    results.push_back(with_bandwidth(params({{"pair", "0>1"}}), 394.1e9, {{PathKind::peer_link, 0, 1}}));
+    // A device-local copy counts each byte once and reads and writes it: half the memory's bandwidth.
+    results.push_back(with_bandwidth(params({{"device", "1"}}), 2.09e12, {{PathKind::gpu_memory, 1, -1, "", 2}}));
+    results.push_back(with_bandwidth(params({{"device", "0"}}), 1e9, {})); // nothing declared: no guess
+    results.push_back(with_bandwidth(params({{"device", "7"}}), 1e9, {{PathKind::host_link, 7, -1, "h2d"}})); // unknown GPU
+    results.push_back(with_bandwidth(params({{"device", "0"}}), 80e9, {{PathKind::host_link, 0, -1, "h2d"}})); // beats it
+    // A measured ceiling (in counted bytes) on the page cache, with the host link's limit.
+    Result warm = with_bandwidth(params({{"device", "0"}}), 30e9, {{PathKind::page_cache}, {PathKind::host_link, 0, -1, "h2d"}});
+    warm.details["measured_limits"] = nlohmann::json::array({{{"path", "page_cache"}, {"bandwidth", 40e9}, {"source", "best read"}}});
+    results.push_back(warm);
 
-    annotate_results(topo, results);
-    CHECK(results[0].details["path"] == "PCIe");
+    apply_limits(results, machine_limits(topo, devices));
+    CHECK(results[0].details["path"] == "host link of GPU 0 (h2d)");
     CHECK(results[0].details["path_bandwidth"].get<double>() == doctest::Approx(63.015e9).epsilon(1e-4));
     CHECK(results[0].details["efficiency"].get<double>() == doctest::Approx(55.4 / 63.015).epsilon(1e-3));
-    CHECK(results[1].details["path"] == "NV18");
     CHECK(results[1].details["efficiency"].get<double>() == doctest::Approx(394.1 / (18 * 26.562)).epsilon(1e-3));
-    CHECK_FALSE(results[2].details.contains("path"));
-    CHECK(results[3].details["path"] == "device-local");
+    const double h200_memory = 2 * 3201e6 * 6016 / 8; // 4.81 TB/s
+    CHECK(memory_bandwidth(3201000, 6016) == doctest::Approx(h200_memory));
+    CHECK(results[2].details["path_bandwidth"].get<double>() == doctest::Approx(h200_memory / 2));
+    CHECK(results[2].details["efficiency"].get<double>() == doctest::Approx(2.09e12 / (h200_memory / 2)));
     CHECK_FALSE(results[3].details.contains("efficiency"));
-    CHECK(results[4].details["path"] == "NV18");
-    CHECK(results[4].details.contains("path_bandwidth"));
+    CHECK_FALSE(results[3].details.contains("path"));
     CHECK_FALSE(results[4].details.contains("efficiency"));
-    CHECK_FALSE(results[5].details.contains("path"));
+    CHECK(results[4].details["limit_note"].get<std::string>().find("host link of GPU 7") != std::string::npos);
+    CHECK_FALSE(results[5].details.contains("efficiency"));
+    CHECK(results[5].details["limit_wrong"].get<std::string>().starts_with("limit wrong: "));
+    CHECK(results[6].details["path"] == "page cache");
+    CHECK(results[6].details["efficiency"].get<double>() == doctest::Approx(0.75));
 
-    std::vector<Result> untouched{results[5]};
-    annotate_results(nullptr, untouched);
-    annotate_results(nlohmann::json::object(), untouched);
-    CHECK_FALSE(untouched[0].details.contains("path"));
+    // Applying again (a report read back) gives the same; without a topology the host link is unknown.
+    auto again = results;
+    apply_limits(again, machine_limits(topo, devices));
+    CHECK(again[0].details == results[0].details);
+    apply_limits(again, machine_limits(nullptr, nlohmann::json()));
+    CHECK_FALSE(again[0].details.contains("efficiency"));
+    CHECK(again[0].details.contains("limit_note"));
+}
+
+TEST_CASE("declared paths: every built-in scenario that needs a GPU declares what its bytes cross") {
+    const Registry registry = builtin_registry();
+    const Machine machine;
+    for (const auto& s : registry.all()) {
+        if (!s->info().needs_gpu && s->info().family != "layout") continue;
+        CAPTURE(s->id());
+        // One configuration from the defaults (GPU axes at 0; pairs 0>1).
+        std::vector<std::pair<std::string, std::string>> values;
+        for (const Axis& a : s->info().axes)
+            if (a.kind == AxisKind::device_pair) values.push_back({a.name, "0>1"});
+            else if (a.kind == AxisKind::device) values.push_back({a.name, "0"});
+        const Params p = typed_params(s->info(), values, machine);
+        CHECK_FALSE(s->paths(p).empty());
+    }
 }
 
 TEST_CASE("--from bad input: one-line usage errors") {

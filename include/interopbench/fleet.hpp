@@ -19,6 +19,7 @@
 /// Reports are read one at a time and only a compact summary of each is kept, so memory
 /// grows with machines x results, not with the reports' samples.
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -35,6 +36,9 @@ struct Options {
     double threshold = 0.10;   ///< smallest shortfall that can make an outlier
     double spread_factor = 3;  ///< robust standard deviations of the fleet a figure must lie beyond
     bool skip_unreadable = false; ///< a file that is no report is excluded (said) instead of an error
+    /// Applied to each report as it is read (the command line sets its results against today's
+    /// limits); nothing when empty.
+    std::function<void(nlohmann::json& report)> prepare;
 };
 
 /// A GPU of a machine, as its report describes it.

@@ -82,6 +82,15 @@ struct MetricResult {
     std::vector<double> round_medians;
 };
 
+/// The uncertainty people are shown for a result's primary metric: the larger of the 95%
+/// interval's relative half-width and half the relative spread between round medians, and
+/// which of the two it is ("ci" or "rounds").
+struct Uncertainty {
+    double relative = 0;
+    const char* source = "ci";
+};
+Uncertainty uncertainty(const MetricResult& m);
+
 /// One configuration's outcome.
 struct Result {
     std::string key;      ///< "<scenario>/<canonical params>"

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "interopbench/limits.hpp"
 #include "interopbench/params.hpp"
 
 namespace interopbench {
@@ -70,6 +71,9 @@ struct ScenarioInfo {
     bool needs_gpu = true;
     /// How bytes (or operations) are counted, in words, recorded in every result.
     std::string counting;
+    /// The metric set against the limit of the paths the scenario declares (Scenario::paths);
+    /// empty: the primary metric, when it is a bandwidth.
+    std::string limited_metric;
 };
 
 /// One GPU as seen by the CUDA runtime (and NVML where present).
@@ -209,6 +213,13 @@ public:
     virtual std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& params) const = 0;
     /// Where the scenario comes from when not built in (a plugin's manifest), else empty.
     virtual std::string origin() const { return {}; }
+    /// The paths the counted bytes of configuration `params` cross (limits.hpp): what its
+    /// "of limit" is measured against. Every scenario that moves bytes on a GPU path declares
+    /// them; none means no limit is shown.
+    virtual std::vector<PathUse> paths(const Params& params) const {
+        (void)params;
+        return {};
+    }
 };
 
 /// Reason used by every GPU scenario when CUDA is not usable.

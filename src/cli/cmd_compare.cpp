@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.hpp"
+#include "families/builtin.hpp"
 #include "interopbench/compare.hpp"
 #include "interopbench/file_io.hpp"
 #include "interopbench/report.hpp"
@@ -84,9 +85,13 @@ void add_compare(CLI::App& app, Outcome& out) {
                                      "write the comparison to another file");
         }
         std::vector<nlohmann::json> loaded;
-        for (const auto& b : bases) loaded.push_back(load_report(b));
+        for (const auto& b : bases) {
+            loaded.push_back(load_report(b));
+            limit_report(loaded.back()); // both sides against today's declared limits
+        }
         const auto base = pool_baselines(loaded, bases);
-        const auto fresh = load_report(fresh_file);
+        auto fresh = load_report(fresh_file);
+        limit_report(fresh);
         // Reports of different hardware are refused by compare_reports, in one line naming
         // the differences; --cross-machine lists them all in the output.
         const auto outcome = compare_reports(base, fresh, options);

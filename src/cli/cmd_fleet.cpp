@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.hpp"
+#include "families/builtin.hpp"
 #include "interopbench/file_io.hpp"
 #include "interopbench/fleet.hpp"
 #include "interopbench/params.hpp"
@@ -142,6 +143,7 @@ void add_fleet(CLI::App& app, Outcome& out) {
             throw UsageError(fmt::format("--spread-factor {} is out of range", args->spread_factor), "write a number from 0 to 100, e.g. 3");
         options.spread_factor = args->spread_factor;
         options.skip_unreadable = args->skip_unreadable;
+        options.prepare = limit_report;
         if (args->confirm < 0 || args->confirm > 100)
             throw UsageError(fmt::format("--confirm {} is out of range", args->confirm), "write a number of rounds from 1 to 100, e.g. 3");
         if (args->rerun && args->confirm == 0) throw UsageError("--rerun needs --confirm N", "write e.g. --confirm 3 --rerun");

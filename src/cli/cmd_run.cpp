@@ -64,6 +64,7 @@ nlohmann::json load_baseline(const RunOptions::Baseline& b, const std::string& o
         throw UsageError(fmt::format("--out '{}' is the baseline '{}': the run would overwrite it", out, b.file),
                          "write the new report to another file");
     nlohmann::json baseline = load_report(b.file);
+    limit_report(baseline);
     check_unique_keys(baseline, b.file);
     for (const auto& d : compare_fingerprints(baseline, build_report(rec, machine)))
         if (d.hardware)
@@ -209,9 +210,8 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     SessionHooks hooks;
     hooks.page = html::render_report_page;
     hooks.conditions = [&machine] { return take_conditions(machine); };
-    hooks.annotate = [](const nlohmann::json& topology, std::vector<Result>& results) {
-        if (topology.is_object()) annotate_results(topology, results);
-        builtin_families().annotate(results);
+    hooks.annotate = [&registry, &machine](const nlohmann::json& topology, std::vector<Result>& results) {
+        limit_results(results, topology, devices_json(machine), registry);
     };
     // Before: how much there is to do and how long it may take at most.
     const int rounds = rec.plan.settings.rounds;

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.hpp"
+#include "families/builtin.hpp"
 #include "interopbench/compare.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/report.hpp"
@@ -27,6 +28,7 @@ void add_show(CLI::App& app, Outcome& out) {
         const CiMetrics metrics = parse_ci_metrics(o->metrics);
         const Format& format = find_format(o->format, Command::show);
         auto doc = load_report(o->file);
+        limit_report(doc); // today's declared paths and limits, also for an older report
         if (format.ci()) check_unique_keys(doc, o->file); // a key names one figure in every CI format
         if (o->anonymize) anonymize_report(doc);
         const auto results = report_results(doc);

@@ -170,8 +170,9 @@ std::map<std::string, Member> hosts_of(const ReportHeader& h, const std::string&
     return out;
 }
 
-Loaded load_one(const std::string& file) {
-    const nlohmann::json doc = load_report(file);
+Loaded load_one(const std::string& file, const std::function<void(nlohmann::json&)>& prepare = {}) {
+    nlohmann::json doc = load_report(file);
+    if (prepare) prepare(doc);
     const ReportHeader header = read_header(doc);
     Loaded out;
     out.members.push_back(member_from_header(header, file));
@@ -482,7 +483,7 @@ Outcome analyse(const std::vector<std::string>& files, const Options& options, c
         }
         Loaded loaded;
         try {
-            loaded = load_one(file);
+            loaded = load_one(file, options.prepare);
         } catch (const UsageError& e) {
             if (!options.skip_unreadable) throw;
             out.excluded.push_back(fmt::format("{}: {}", file, e.what()));

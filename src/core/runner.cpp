@@ -170,6 +170,17 @@ Status status_from_string(const std::string& s) {
     throw UsageError(fmt::format("unknown result status '{}'", s), "expected ok, skipped, failed or interrupted");
 }
 
+Uncertainty uncertainty(const MetricResult& m) {
+    Uncertainty u;
+    u.relative = m.stats.n > 1 ? m.stats.rel_ci_halfwidth() : 0;
+    if (m.round_medians.size() > 1) {
+        const double half_spread = relative_range(m.round_medians) / 2;
+        if (half_spread > u.relative) u = {half_spread, "rounds"};
+    }
+    if (!std::isfinite(u.relative)) u.relative = 0;
+    return u;
+}
+
 const MetricResult* Result::metric(const std::string& name) const {
     for (const auto& m : metrics)
         if (m.info.name == name) return &m;

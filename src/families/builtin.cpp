@@ -5,6 +5,9 @@
 // linker may drop.
 #include "families/builtin.hpp"
 
+#include "interopbench/limits.hpp"
+#include "interopbench/report.hpp"
+
 #define INTEROPBENCH_BUILTIN_FAMILIES(X)                                                        \
     X(copy)                                                                                     \
     X(alloc)                                                                                    \
@@ -39,6 +42,22 @@ Registry builtin_registry(const std::vector<std::string>& families) {
         for (const Family& f : builtin_families().all())
             if (f.name != "plugin") only.push_back(f.name);
     return builtin_families().registry(FamilyOptions{}, warnings, only);
+}
+
+void limit_results(std::vector<Result>& results, const nlohmann::json& topology, const nlohmann::json& devices,
+                   const Registry& registry) {
+    declare_paths(results, registry);
+    builtin_families().annotate(results);
+    apply_limits(results, machine_limits(topology, devices));
+}
+
+void limit_report(nlohmann::json& report) {
+    if (!report.is_object() || !report.contains("results") || !report["results"].is_array()) return;
+    static const Registry registry = builtin_registry();
+    auto results = report_results(report);
+    const auto member = [&report](const char* key) { return report.contains(key) ? report[key] : nlohmann::json(); };
+    limit_results(results, member("topology"), member("devices"), registry);
+    report["results"] = results;
 }
 
 } // namespace interopbench

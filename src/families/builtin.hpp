@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "interopbench/family.hpp"
+#include "interopbench/runner.hpp"
 
 namespace interopbench {
 
@@ -18,5 +19,17 @@ Registry scenario_registry(const FamilyOptions& options, std::vector<std::string
 /// The scenarios of the named families (tests), in list order, with their profile entries;
 /// of every family but the plugin one when `families` is empty.
 Registry builtin_registry(const std::vector<std::string>& families = {});
+
+/// Every result against the limits of the paths it crosses (interopbench/limits.hpp): the
+/// paths its scenario in `registry` declares (kept where a result has them), the ceilings the
+/// families measured in the same results (their annotate hooks), the machine's limits from
+/// `topology` and `devices` (a report's documents).
+void limit_results(std::vector<Result>& results, const nlohmann::json& topology, const nlohmann::json& devices,
+                   const Registry& registry);
+
+/// limit_results over a loaded report document, its results rewritten in place: a report
+/// written before paths were declared (or by an older rule) reads with today's limits. The
+/// built-in scenarios declare; a plugin's results keep the paths they carry.
+void limit_report(nlohmann::json& report);
 
 } // namespace interopbench

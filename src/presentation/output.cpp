@@ -140,6 +140,9 @@ std::string note_of(const Result& r) {
     }
     if (const std::string slowest = slowest_rank_words(r.details); !slowest.empty())
         note += fmt::format("{}slowest: {}", note.empty() ? "" : "; ", slowest);
+    if (const auto w = r.details.find("limit_wrong"); w != r.details.end() && w->is_string())
+        note += fmt::format("{}above the {}'s limit: the limit is wrong", note.empty() ? "" : "; ",
+                            r.details.value("path", std::string("path")));
     return note;
 }
 
@@ -355,17 +358,6 @@ std::vector<std::vector<std::vector<std::string>>> matrix_tables(const std::vect
     return tables;
 }
 
-Uncertainty uncertainty(const MetricResult& m) {
-    Uncertainty u;
-    u.relative = m.stats.n > 1 ? m.stats.rel_ci_halfwidth() : 0;
-    if (m.round_medians.size() > 1) {
-        const double half_spread = relative_range(m.round_medians) / 2;
-        if (half_spread > u.relative) u = {half_spread, "rounds"};
-    }
-    if (!std::isfinite(u.relative)) u.relative = 0;
-    return u;
-}
-
 std::string render_results(const std::vector<Result>& results, OutputFormat format, const TableStyle& style) {
     if (format == OutputFormat::json) return nlohmann::json(results).dump(2) + "\n";
     if (format == OutputFormat::csv) {
@@ -514,6 +506,16 @@ std::vector<std::string> summary_lines(const std::vector<Result>& results) {
     if (lowest)
         lines.push_back(fmt::format("! {} result{} below 80% of the path's limit; lowest {:.0f}%: {}", low,
                                     low == 1 ? "" : "s", efficiency_of(*lowest)->get<double>() * 100, short_label(*lowest)));
+    // A figure above its limit: the limit, not the figure, is wrong (limits.hpp); said once.
+    std::size_t wrong = 0;
+    const Result* first_wrong = nullptr;
+    for (const auto& r : results)
+        if (const auto w = r.details.find("limit_wrong"); w != r.details.end() && w->is_string())
+            if (++wrong == 1) first_wrong = &r;
+    if (first_wrong)
+        lines.push_back(fmt::format("! {} result{} above the declared limit (no efficiency shown): {}{}", wrong,
+                                    wrong == 1 ? "" : "s", short_label(*first_wrong),
+                                    display_text(": " + first_wrong->details["limit_wrong"].get<std::string>())));
     for (const auto& r : results)
         if (r.status == Status::failed) {
             lines.push_back(fmt::format("! failed: {}: {}", short_label(r), shorten_to(r.reason, 100)));

@@ -25,14 +25,6 @@ struct TableStyle {
     bool all_metrics = false; ///< every metric column, even when the table is wider (--metrics all)
 };
 
-/// The uncertainty people are shown for a result's primary metric: the larger of the 95%
-/// interval's relative half-width and half the relative spread between round medians, and
-/// which of the two it is ("ci" or "rounds").
-struct Uncertainty {
-    double relative = 0;
-    const char* source = "ci";
-};
-Uncertainty uncertainty(const MetricResult& m);
 
 /// Renders results grouped per scenario. Table and markdown: axes that vary (those constant
 /// in a section are said once above it), the primary metric with its uncertainty (see

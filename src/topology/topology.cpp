@@ -933,15 +933,6 @@ const std::vector<std::pair<std::string, std::string>>& path_legend() {
     return k_legend;
 }
 
-double pcie_bandwidth(int gen, int width) {
-    if (gen <= 0 || width <= 0)
-        return 0;
-    static const double k_gts[] = {2.5, 5, 8, 16, 32, 64, 128};
-    const double gts = k_gts[std::min(gen, 7) - 1];
-    const double efficiency = gen <= 2 ? 8.0 / 10 : gen <= 5 ? 128.0 / 130 : 242.0 / 256;
-    return gts * 1e9 * efficiency / 8 * width;
-}
-
 std::optional<std::string> normalize_pci_bus_id(std::string_view text) {
     auto id = parse_bus_id(text);
     if (!id)
@@ -1241,47 +1232,6 @@ nlohmann::json topology_json(const Topology& topo) {
             {"legend", legend},
             {"block_devices", block_devices_json(topo.block_devices)},
             {"notes", topo.notes}};
-}
-
-void annotate_results(const nlohmann::json& topology, std::vector<Result>& results) {
-    if (!topology.is_object() || !topology.contains("gpus") || !topology.contains("pairs"))
-        return;
-    std::map<int, nlohmann::json> gpu_by_cuda;
-    for (const auto& g : topology["gpus"])
-        if (g.contains("cuda_ordinal") && g["cuda_ordinal"].is_number_integer())
-            gpu_by_cuda[g["cuda_ordinal"].get<int>()] = g;
-    for (Result& r : results) {
-        if (r.details.contains("path"))
-            continue;
-        std::string label;
-        double bandwidth = 0;
-        if (auto dev = r.params.find_number("device")) {
-            const int o = static_cast<int>(*dev);
-            if (*dev > 1u << 20 || !gpu_by_cuda.count(o))
-                continue;
-            const auto& hp = gpu_by_cuda[o]["host_path"];
-            label = hp.value("class", "");
-            bandwidth = hp.value("bandwidth", 0.0);
-        } else if (auto pair = r.params.find_pair("pair")) {
-            if (!gpu_by_cuda.count(pair->src) || !gpu_by_cuda.count(pair->dst))
-                continue;
-            const auto ia = gpu_by_cuda[pair->src]["index"], ib = gpu_by_cuda[pair->dst]["index"];
-            for (const auto& p : topology["pairs"])
-                if (p["from"] == ia && p["to"] == ib) {
-                    label = p.value("class", "");
-                    bandwidth = p.value("bandwidth", 0.0);
-                }
-        }
-        if (label.empty())
-            continue;
-        r.details["path"] = label;
-        if (bandwidth <= 0)
-            continue;
-        r.details["path_bandwidth"] = bandwidth;
-        const MetricResult* m = r.metric("bandwidth");
-        if (m && m->stats.n > 0)
-            r.details["efficiency"] = m->stats.median / bandwidth;
-    }
 }
 
 unsigned numa_node_count() {

@@ -17,6 +17,8 @@
 #include "interopbench/runner.hpp"
 #include "interopbench/scenario.hpp"
 
+#include "interopbench/limits.hpp"
+
 namespace interopbench {
 
 /// How two GPUs are connected, best first. A pair with NVLink is `nvlink` whatever PCIe path
@@ -37,10 +39,7 @@ const char* to_string(PathClass c);
 /// The legend of the matrix: (label, meaning) in PathClass order, "NV#" for nvlink.
 const std::vector<std::pair<std::string, std::string>>& path_legend();
 
-/// Bytes per second per direction of a PCIe link of generation `gen` and `width` lanes after
-/// line encoding (8b/10b for Gen1-2, 128b/130b for Gen3-5, 242/256 FLITs from Gen6); 0 when
-/// either is unknown (<= 0). Gen5 x16 gives 63.015e9.
-double pcie_bandwidth(int gen, int width);
+// pcie_bandwidth(gen, width): interopbench/limits.hpp.
 
 /// Lower-case "dddd:bb:dd.f" with a 4-digit domain (longer domains kept as they are); accepts
 /// upper case, NVML's 8-digit domains, and a missing domain (taken as 0). Nothing for text
@@ -257,15 +256,6 @@ void export_topology(const Topology& topology, const std::string& path);
 /// in B/s.
 nlohmann::json topology_json(const Topology& topology);
 
-/// Adds the path each transfer crossed to `results`, from a topology_json document:
-///  - params with a typed axis `device` (a GPU ordinal): the host<->device path;
-///  - params with a typed axis `pair` ("A>B"): the GPU pair's path.
-/// Sets details "path" (class label), "path_bandwidth" (B/s, theoretical, per direction) and,
-/// when the result has a metric "bandwidth" with samples and the path bandwidth is known,
-/// "efficiency" = median bandwidth / path_bandwidth. Results that already carry a "path"
-/// detail (a scenario that knows better, e.g. device-local work) and GPUs or pairs the
-/// topology does not know are left alone.
-void annotate_results(const nlohmann::json& topology, std::vector<Result>& results);
 
 /// Bytes of host memory this process can still allocate and touch: MemAvailable, bounded by
 /// the cgroup's memory limit (host_memory.cpp).

@@ -316,6 +316,9 @@ public:
             {"free_time", "s", Better::lower, "the free call (cold pools: with the synchronisation and trim)"}};
     }
     const ScenarioInfo& info() const override { return m_info; }
+    std::vector<PathUse> paths(const Params& p) const override {
+        return {{PathKind::gpu_memory, static_cast<int>(p.get_uint("device"))}};
+    }
     std::optional<std::string> unsupported(const Machine& m, const Params& p) const override {
         return device_unsupported(m, p, p.get_uint("size"), "the allocation");
     }
@@ -442,6 +445,9 @@ public:
             {"slowdown", "1", Better::lower, "with / without allocation"}};
     }
     const ScenarioInfo& info() const override { return m_info; }
+    std::vector<PathUse> paths(const Params& p) const override {
+        return {{PathKind::gpu_memory, static_cast<int>(p.get_uint("device"))}};
+    }
     std::optional<std::string> unsupported(const Machine& m, const Params& p) const override {
         if (p.get_uint("size") < sizeof(float)) return std::string("a temporary must hold at least one float (4 bytes)");
         return device_unsupported(m, p, concurrent_device_bytes(p.get_uint("size"), p.get_uint("streams")),
@@ -585,6 +591,7 @@ public:
             {"break_even_copies", "1", Better::lower, "break_even_bytes in copies of `size` bytes"}};
     }
     const ScenarioInfo& info() const override { return m_info; }
+    std::vector<PathUse> paths(const Params&) const override { return {{PathKind::host_memory}}; }
     std::optional<std::string> unsupported(const Machine& m, const Params& p) const override {
         return device_unsupported(m, p, p.get_uint("size"), "the copy destination");
     }
@@ -760,6 +767,9 @@ public:
             {"speedup", "1", Better::higher, "sync / pool"}};
     }
     const ScenarioInfo& info() const override { return m_info; }
+    std::vector<PathUse> paths(const Params& p) const override {
+        return {{PathKind::gpu_memory, static_cast<int>(p.get_uint("device"))}};
+    }
     std::optional<std::string> unsupported(const Machine& m, const Params& p) const override {
         if (p.get_uint("size") < sizeof(float)) return std::string("a temporary must hold at least one float (4 bytes)");
         return device_unsupported(m, p, pipeline_device_bytes(p.get_uint("size")), "inputs and temporaries");

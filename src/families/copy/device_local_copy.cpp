@@ -81,6 +81,10 @@ public:
                           {"time", "s", Better::lower, "time per copy"}};
     }
     const ScenarioInfo& info() const override { return m_info; }
+    std::vector<PathUse> paths(const Params& p) const override {
+        // Each counted byte is read and written once: twice the counted bytes cross GPU memory.
+        return {{PathKind::gpu_memory, static_cast<int>(p.get_uint("device")), -1, "", 2}};
+    }
     std::optional<std::string> unsupported(const Machine& m, const Params& p) const override {
         if (auto why = gpu_unavailable_reason(m)) return why;
         const int d = static_cast<int>(p.get_uint("device"));

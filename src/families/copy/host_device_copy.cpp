@@ -206,6 +206,9 @@ public:
                           {"time", "s", Better::lower, "time per copy (latency for small sizes)"}};
     }
     const ScenarioInfo& info() const override { return m_info; }
+    std::vector<PathUse> paths(const Params& p) const override {
+        return {{PathKind::host_link, static_cast<int>(p.get_uint("device")), -1, m_dir == Dir::h2d ? "h2d" : "d2h"}};
+    }
     std::optional<std::string> unsupported(const Machine& m, const Params& p) const override {
         return common_unsupported(m, p, {static_cast<int>(p.get_uint("device"))});
     }
@@ -241,6 +244,10 @@ public:
                           {"bandwidth_d2h", "B/s", Better::higher, "device-to-host direction"}};
     }
     const ScenarioInfo& info() const override { return m_info; }
+    std::vector<PathUse> paths(const Params& p) const override {
+        // bandwidth_sum counts both directions: the link's two directions together.
+        return {{PathKind::host_link, static_cast<int>(p.get_uint("device")), -1, "both"}};
+    }
     std::optional<std::string> unsupported(const Machine& m, const Params& p) const override {
         const auto d = static_cast<int>(p.get_uint("device"));
         if (auto why = common_unsupported(m, p, {d})) return why;
@@ -282,6 +289,9 @@ public:
                           {"bandwidth_slowest", "B/s", Better::higher, "the slowest GPU's own bandwidth"}};
     }
     const ScenarioInfo& info() const override { return m_info; }
+    std::vector<PathUse> paths(const Params& p) const override {
+        return {{PathKind::host_link, k_every_gpu, -1, p.get("direction")}};
+    }
     std::optional<std::string> unsupported(const Machine& m, const Params& p) const override {
         if (auto why = common_unsupported(m, p, m.selected)) return why;
         if (m.selected.size() < 2)

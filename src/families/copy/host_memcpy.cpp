@@ -109,6 +109,9 @@ public:
         };
     }
     const ScenarioInfo& info() const override { return m_info; }
+    std::vector<PathUse> paths(const Params&) const override {
+        return {{PathKind::host_memory, -1, -1, "", 2}}; // read and written
+    }
     std::optional<std::string> unsupported(const Machine&, const Params& p) const override {
         const std::uint64_t size = p.get_uint("size");
         if (size > std::numeric_limits<std::uint64_t>::max() / 2) return host_memory_shortfall(size);

@@ -324,6 +324,12 @@ public:
         return std::nullopt;
     }
 
+    std::vector<PathUse> paths(const Params& p) const override {
+        if (p.get("path").starts_with("cpu_roundtrip"))
+            return {{PathKind::host_link, k_first_gpu, -1, "d2h"}, {PathKind::host_link, k_first_gpu, -1, "h2d"}};
+        return {{PathKind::gpu_memory, k_first_gpu, -1, "", 2}}; // a copy or conversion reads and writes
+    }
+
     std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& p) const override {
         return std::make_unique<HandoffCase>(ctx, handoff_device(*ctx.machine), parse_path(p.get("path")),
                                              p.get("consumer") == "transposed",

@@ -596,6 +596,12 @@ public:
         return std::nullopt;
     }
 
+    std::vector<PathUse> paths(const Params& p) const override {
+        // bandwidth counts bytes read + written: each counted byte crosses memory once.
+        if (p.get("variant") == "host") return {{PathKind::host_memory}};
+        return {{PathKind::gpu_memory, k_first_gpu}};
+    }
+
     std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& p) const override {
         auto op = m_make(p);
         if (p.get("variant") == "host") return std::make_unique<HostLayoutCase>(ctx, std::move(op));

@@ -934,9 +934,11 @@ public:
             {"algbw", "B/s", Better::higher, "size / time per operation"},
             {"busbw", "B/s", Better::higher, "algbw x bus factor: comparable with the link's bandwidth"},
         };
+        m_info.limited_metric = "busbw";
     }
 
     const ScenarioInfo& info() const override { return m_info; }
+    std::vector<PathUse> paths(const Params&) const override { return {{PathKind::nccl_bus, k_every_gpu}}; }
 
     std::optional<std::string> unsupported(const Machine& m, const Params& p) const override {
         if (auto why = gpu_unavailable_reason(m)) return why;

@@ -383,6 +383,12 @@ public:
                                   pair_routes(p, parse_mode(params.get("mode")), m_both_ways));
     }
 
+    std::vector<PathUse> paths(const Params& params) const override {
+        // peer_bidir's primary figure is per direction: each direction against its link.
+        const DevicePair p = params.pair("pair");
+        return {{PathKind::peer_link, p.src, p.dst}};
+    }
+
     std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& params) const override {
         const DevicePair p = params.pair("pair");
         return std::make_unique<TransferCase>(
@@ -466,6 +472,13 @@ public:
             return std::string("needs at least two selected GPUs (the root and a peer)");
         return routes_unsupported(parse_engine(params.get("engine")),
                                   routes(machine, root, parse_mode(params.get("mode"))));
+    }
+
+    std::vector<PathUse> paths(const Params& params) const override {
+        // The aggregate crosses the root's link to every peer: their limits summed.
+        const int root = static_cast<int>(params.get_uint("root"));
+        if (m_to_all) return {{PathKind::peer_link, root, k_every_gpu}};
+        return {{PathKind::peer_link, k_every_gpu, root}};
     }
 
     std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& params) const override {
@@ -607,6 +620,11 @@ public:
         const DevicePair p = params.pair("pair");
         if (auto why = peer::device_unavailable(machine, p.src)) return why;
         return peer::device_unavailable(machine, p.dst);
+    }
+
+    std::vector<PathUse> paths(const Params& params) const override {
+        const DevicePair p = params.pair("pair");
+        return {{PathKind::host_link, p.src, -1, "d2h"}, {PathKind::host_link, p.dst, -1, "h2d"}};
     }
 
     std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& params) const override {
@@ -783,6 +801,16 @@ public:
             return peer_access_missing(device, peer_gpu);
         }
         return std::nullopt;
+    }
+
+    std::vector<PathUse> paths(const Params& params) const override {
+        const int device = static_cast<int>(params.get_uint("device"));
+        switch (parse_target(params.get("target"))) {
+        case Target::local: return {{PathKind::gpu_memory, device}};
+        case Target::host: return {{PathKind::host_link, device, -1, "h2d"}};
+        case Target::peer: return {{PathKind::peer_link, static_cast<int>(params.get_uint("peer")), device}};
+        }
+        return {};
     }
 
     std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& params) const override {

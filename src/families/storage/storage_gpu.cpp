@@ -652,6 +652,14 @@ public:
         if (auto why = path_axes_unsupported(m, path, p)) return why;
         return storage_unsupported(p, m_reads && is_direct(path), m_reads);
     }
+    std::vector<PathUse> paths(const Params& p) const override {
+        const int dev = static_cast<int>(p.get_uint("device"));
+        if (!m_reads) return {{PathKind::host_link, dev, -1, "d2h"}, {PathKind::storage}};
+        // Warm buffered reads come from the page cache; O_DIRECT and cuFile reads from the drive.
+        const GpuPath path = parse_gpu_path(p.get("path"));
+        const bool drive = p.get("cache") == "cold" || is_direct(path) || is_cufile(path);
+        return {{drive ? PathKind::storage : PathKind::page_cache}, {PathKind::host_link, dev, -1, "h2d"}};
+    }
 
 protected:
     /// Axes size, `path_axis`, cache (reads only), chunk, ring, threads (`threads_help`), qd

@@ -123,6 +123,10 @@ public:
         if (auto why = readers_unsupported(m, p, method.uring)) return why;
         return storage_unsupported(p, method.direct, true);
     }
+    std::vector<PathUse> paths(const Params& p) const override {
+        const bool drive = p.get("cache") == "cold" || read_method(p.get("path")).direct;
+        return {{drive ? PathKind::storage : PathKind::page_cache}};
+    }
     std::unique_ptr<Case> prepare(const CaseContext&, const Params& p) const override {
         reset_placement();
         ReadSpec spec{&read_method(p.get("path")), p.get_uint("size"), p.get_uint("chunk"),

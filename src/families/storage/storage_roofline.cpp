@@ -1,16 +1,13 @@
-// After a run: each storage_to_gpu result's efficiency against the machine's ceiling measured
-// in the same run, min(read ceiling, copy ceiling):
-//  - the read ceiling is the best storage_read of the same size and cache state over every
-//    method, thread count and queue depth the run measured (warm: the page cache; cold: the
-//    drives), never a one-thread reader unless that was the best;
-//  - the copy ceiling is the best pinned copy-engine h2d_copy to the same GPU.
-// The details name the results that set each side and how they read (method, threads, qd).
-// A figure is given only when both sides were measured in this run; otherwise the details
-// say which side is missing.
-#include <algorithm>
-
+// After a run: the ceiling of the storage or page-cache path each storage_to_gpu result
+// declares, measured in the same run: the best storage_read of the same size and cache state
+// over every method, thread count and queue depth the run measured that reads from the same
+// place (the page cache, or the drive for cold and O_DIRECT reads), never a one-thread reader
+// unless that was the best. It goes into details "measured_limits" (limits.hpp sets it
+// against the result with the host link's limit); "roofline" names the result that set it and
+// how it read (method, threads, qd), or why there is none.
 #include <fmt/format.h>
 
+#include "interopbench/limits.hpp"
 #include "interopbench/runner.hpp"
 
 namespace interopbench {
@@ -21,11 +18,20 @@ double median_bandwidth(const Result& r) {
     return r.status == Status::ok && m && m->stats.n > 0 ? m->stats.median : 0;
 }
 
-nlohmann::json side(const Result& r, std::initializer_list<const char*> how) {
-    nlohmann::json j{{"key", r.key}, {"bandwidth", median_bandwidth(r)}};
-    for (const char* k : how)
-        if (const auto v = r.params.find(k)) j[k] = *v;
-    return j;
+/// The page-cache or storage path `r` declares, or nothing.
+std::optional<PathUse> read_path(const Result& r) {
+    const auto paths = r.details.find("paths");
+    if (paths == r.details.end() || !paths->is_array()) return std::nullopt;
+    for (const auto& j : *paths) {
+        PathUse p;
+        try {
+            p = j.get<PathUse>();
+        } catch (const std::exception&) {
+            continue;
+        }
+        if (p.kind == PathKind::page_cache || p.kind == PathKind::storage) return p;
+    }
+    return std::nullopt;
 }
 
 } // namespace
@@ -33,36 +39,32 @@ nlohmann::json side(const Result& r, std::initializer_list<const char*> how) {
 void annotate_storage_results(std::vector<Result>& results) {
     for (Result& r : results) {
         if (r.scenario != "storage_to_gpu" || r.status != Status::ok) continue;
+        const auto from = read_path(r);
+        if (!from) continue;
         const std::string size = r.params.get("size"), cache = r.params.get("cache");
-        const std::string device = r.params.get("device");
-        const Result* best_read = nullptr;
-        const Result* best_h2d = nullptr;
+        const Result* best = nullptr;
         for (const Result& o : results) {
-            if (o.scenario == "storage_read" && o.params.get("size") == size && o.params.get("cache") == cache &&
-                median_bandwidth(o) > 0 && (!best_read || median_bandwidth(o) > median_bandwidth(*best_read)))
-                best_read = &o;
-            if (o.scenario == "h2d_copy" && o.params.find("device") == device && o.params.find("host_mem") == "pinned" &&
-                o.params.find("engine") == "ce" && median_bandwidth(o) > 0 &&
-                (!best_h2d || median_bandwidth(o) > median_bandwidth(*best_h2d)))
-                best_h2d = &o;
+            if (o.scenario != "storage_read" || o.params.get("size") != size || o.params.get("cache") != cache ||
+                median_bandwidth(o) <= 0)
+                continue;
+            const auto o_from = read_path(o);
+            if (o_from && o_from->kind == from->kind && (!best || median_bandwidth(o) > median_bandwidth(*best))) best = &o;
         }
         nlohmann::json roof = nlohmann::json::object();
-        if (best_read) roof["storage_read"] = side(*best_read, {"path", "threads", "qd", "chunk"});
-        if (best_h2d) roof["h2d_copy"] = side(*best_h2d, {"size"});
-        if (!best_read || !best_h2d) {
-            roof["note"] = fmt::format("no efficiency: this run has no {}",
-                                       !best_read ? fmt::format("storage_read of size {} with cache {}", size, cache)
-                                                  : std::string("pinned copy-engine h2d_copy to this GPU"));
+        if (best) {
+            const std::string how = fmt::format("path={} threads={} qd={}", best->params.find("path").value_or("?"),
+                                                best->params.find("threads").value_or("1"),
+                                                best->params.find("qd").value_or("0"));
+            roof["storage_read"] = {{"key", best->key}, {"bandwidth", median_bandwidth(*best)}, {"how", how}};
+            r.details["measured_limits"] = nlohmann::json::array(
+                {{{"path", from->id()},
+                  {"bandwidth", median_bandwidth(*best)},
+                  {"source", fmt::format("the best storage_read of this size and cache state in this run ({})", how)}}});
         } else {
-            const bool read_bound = median_bandwidth(*best_read) <= median_bandwidth(*best_h2d);
-            const Result& limit = read_bound ? *best_read : *best_h2d;
-            roof["bandwidth"] = median_bandwidth(limit);
-            roof["set_by"] = read_bound ? fmt::format("storage_read path={} threads={} qd={}",
-                                                      best_read->params.find("path").value_or("?"),
-                                                      best_read->params.find("threads").value_or("1"),
-                                                      best_read->params.find("qd").value_or("0"))
-                                        : std::string("h2d_copy pinned, copy engine");
-            r.details["efficiency"] = median_bandwidth(r) / median_bandwidth(limit);
+            r.details.erase("measured_limits");
+            roof["note"] = fmt::format("no ceiling for the {}: this run has no storage_read of size {} with cache {} "
+                                       "reading from it",
+                                       from->label(), size, cache);
         }
         r.details["roofline"] = roof;
     }
