@@ -20,6 +20,10 @@ skip() { echo "skip: $*"; exit 77; }
 command -v unshare >/dev/null || skip "unshare not found"
 unshare --uts true 2>/dev/null || skip "unshare --uts is not allowed here"
 
+# The runs read storage only: no GPU is probed (starting CUDA costs seconds per process on a
+# GPU machine, and every round is a process of its own).
+export CUDA_VISIBLE_DEVICES=""
+
 rm -rf "$work"
 mkdir -p "$work/store" "$work/reports"
 # The disk under the storage folder (the whole disk when the folder is on a partition).
