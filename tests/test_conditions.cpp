@@ -17,7 +17,7 @@
 #include "interopbench/file_io.hpp"
 #include "interopbench/report.hpp"
 #include "interopbench/session.hpp"
-#include "topology/conditions.hpp"
+#include "topology/conditions_probe.hpp"
 #include "topology/topology.hpp"
 
 using namespace interopbench;

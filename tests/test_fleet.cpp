@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "families/builtin.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/fleet.hpp"
 #include "interopbench/report.hpp"
@@ -21,6 +22,14 @@
 using namespace interopbench;
 
 namespace {
+
+/// Reports read as the fleet command reads them: against today's declared paths, which the
+/// causes follow.
+fleet::Options limited() {
+    fleet::Options o;
+    o.prepare = limit_report;
+    return o;
+}
 
 struct Fig {
     std::string key; ///< scenario/axes
@@ -109,7 +118,7 @@ std::vector<std::string> five(const std::filesystem::path& dir) {
 
 TEST_CASE("fleet names exactly the slowed machines, with the cause their report supports") {
     const auto dir = testing::scratch("fleet-five");
-    const auto outcome = fleet::analyse(five(dir), {});
+    const auto outcome = fleet::analyse(five(dir), limited());
     REQUIRE(outcome.members.size() == 5);
     REQUIRE(outcome.classes.size() == 1);
     REQUIRE(outcome.outliers.size() == 2);
@@ -147,7 +156,7 @@ TEST_CASE("fleet passes a healthy fleet and judges no key measured on fewer than
         files.push_back(write(dir, fmt::format("h{}.json", i),
                               report_of(fmt::format("h{}", i), {{k_warm, 9.0e9 * (1 + 0.01 * i)}})));
     files.push_back(write(dir, "h4.json", report_of("h4", {{k_warm, 9.1e9}, {k_cold, 1e9}})));
-    const auto outcome = fleet::analyse(files, {});
+    const auto outcome = fleet::analyse(files, limited());
     CHECK(outcome.outliers.empty());
     CHECK(fleet::exit_code(outcome) == 0);
     CHECK(fleet::verdict_line(outcome).rfind("PASS", 0) == 0);
@@ -163,11 +172,11 @@ TEST_CASE("fleet spares a figure whose own rounds spread more than its shortfall
     for (int i = 0; i < 4; ++i) files.push_back(write(dir, fmt::format("n{}.json", i), report_of(fmt::format("n{}", i), {{k_warm, 9e9}})));
     // 15% short, but its rounds ranged 30%: its own noise, not the machine.
     files.push_back(write(dir, "n4.json", report_of("n4", {{k_warm, 7.65e9, {6.9e9, 7.65e9, 9.2e9}}})));
-    auto outcome = fleet::analyse(files, {});
+    auto outcome = fleet::analyse(files, limited());
     CHECK(outcome.outliers.empty());
     // The same shortfall with steady rounds is an outlier.
     files.back() = write(dir, "n4.json", report_of("n4", {{k_warm, 7.65e9, {7.6e9, 7.65e9, 7.7e9}}}));
-    outcome = fleet::analyse(files, {});
+    outcome = fleet::analyse(files, limited());
     CHECK(outcome.outliers.size() == 1);
 }
 
@@ -180,7 +189,7 @@ TEST_CASE("fleet judges hardware classes apart") {
         doc["host"]["cpu"] = "Slower CPU 100";
         files.push_back(write(dir, fmt::format("b{}.json", i), doc));
     }
-    const auto outcome = fleet::analyse(files, {});
+    const auto outcome = fleet::analyse(files, limited());
     CHECK(outcome.classes.size() == 2);
     CHECK(outcome.outliers.empty());
 }
@@ -192,7 +201,7 @@ TEST_CASE("fleet leaves out duplicates, machines with nothing in common and file
     files.push_back(write(dir, "node-a-again.json", report_of("node-a", {{k_cold, 2.6e9}, {k_warm, 9e9}}, nullptr, "2026-12-05T07:00:00Z")));
     files.push_back(write(dir, "other.json", report_of("other", {{"layout_transpose/size=1024,variant=cpu", 1e9}})));
     files.push_back(files.front());
-    const auto outcome = fleet::analyse(files, {});
+    const auto outcome = fleet::analyse(files, limited());
     CHECK(outcome.members.size() == 5);
     std::string all;
     for (const auto& e : outcome.excluded) all += e + "\n";
@@ -206,18 +215,18 @@ TEST_CASE("fleet refuses bad input with one clear error, or leaves it out when a
     auto files = five(dir);
     std::ofstream(dir / "junk.json") << "{\"schema\": 3}";
     files.push_back((dir / "junk.json").string());
-    CHECK_THROWS_AS(fleet::analyse(files, {}), UsageError);
-    fleet::Options skip;
+    CHECK_THROWS_AS(fleet::analyse(files, limited()), UsageError);
+    fleet::Options skip = limited();
     skip.skip_unreadable = true;
     const auto outcome = fleet::analyse(files, skip);
     CHECK(outcome.excluded.size() == 1);
     CHECK(outcome.outliers.size() == 2);
     auto v2 = report_of("node-z", {{k_cold, 1e9}});
     v2["schema"]["version"] = "2.0";
-    CHECK_THROWS_AS(fleet::analyse({write(dir, "v2.json", v2)}, {}), UsageError);
-    CHECK_THROWS_AS(fleet::analyse({}, {}), UsageError);
+    CHECK_THROWS_AS(fleet::analyse({write(dir, "v2.json", v2)}, limited()), UsageError);
+    CHECK_THROWS_AS(fleet::analyse({}, limited()), UsageError);
     // Two machines: nothing can be judged.
-    CHECK_THROWS_WITH_AS(fleet::analyse({files[0], files[2]}, {}), doctest::Contains("no result could be judged"), UsageError);
+    CHECK_THROWS_WITH_AS(fleet::analyse({files[0], files[2]}, limited()), doctest::Contains("no result could be judged"), UsageError);
 }
 
 TEST_CASE("fleet --expect judges a lone machine against a healthy fleet's figures") {
@@ -225,15 +234,15 @@ TEST_CASE("fleet --expect judges a lone machine against a healthy fleet's figure
     std::vector<std::string> healthy;
     for (int i = 0; i < 4; ++i)
         healthy.push_back(write(dir, fmt::format("g{}.json", i), report_of(fmt::format("g{}", i), {{k_cold, 2.5e9 * (1 + 0.01 * i)}})));
-    const auto reference = fleet::expectations_json(fleet::analyse(healthy, {}));
+    const auto reference = fleet::expectations_json(fleet::analyse(healthy, limited()));
     const auto expect = fleet::parse_expectations(reference, "test");
     REQUIRE(expect.size() == 1);
     const auto slow = write(dir, "new.json", report_of("new", {{k_cold, 0.35e9}}, throttled()));
-    const auto outcome = fleet::analyse({slow}, {}, &expect);
+    const auto outcome = fleet::analyse({slow}, limited(), &expect);
     REQUIRE(outcome.outliers.size() == 1);
     CHECK(outcome.rows[0].reference == "expected");
     const auto fine = write(dir, "fine.json", report_of("fine", {{k_cold, 2.52e9}}));
-    CHECK(fleet::analyse({fine}, {}, &expect).outliers.empty());
+    CHECK(fleet::analyse({fine}, limited(), &expect).outliers.empty());
     CHECK_THROWS_AS(fleet::parse_expectations({{"schema", "interopbench.fleet-expect"}, {"version", 7}}, "f"), UsageError);
     CHECK_THROWS_AS(fleet::parse_expectations({{"schema", "x"}}, "f"), UsageError);
     nlohmann::json bad = reference;
@@ -243,7 +252,7 @@ TEST_CASE("fleet --expect judges a lone machine against a healthy fleet's figure
 
 TEST_CASE("fleet keeps an outlier only when its re-measurement repeats it") {
     const auto dir = testing::scratch("fleet-confirm");
-    auto outcome = fleet::analyse(five(dir), {});
+    auto outcome = fleet::analyse(five(dir), limited());
     REQUIRE(outcome.outliers.size() == 2);
     const auto plan = fleet::confirm_plan(outcome, 3, (dir / "again").string());
     REQUIRE(plan.size() == 2);
@@ -273,7 +282,7 @@ TEST_CASE("fleet reads every (host, GPU) of a multi-node report and names the sl
                          {"status", "ok"}, {"metrics", {{"bandwidth", {{"n", 20}, {"median", values[i]}}}}}});
     doc["results"][0]["details"]["ranks"] = ranks;
     doc["results"][0]["details"]["world_size"] = 4;
-    const auto outcome = fleet::analyse({write(dir, "mpi.json", doc)}, {});
+    const auto outcome = fleet::analyse({write(dir, "mpi.json", doc)}, limited());
     CHECK(outcome.members.size() >= 4);
     REQUIRE(outcome.outliers.size() == 1);
     const auto& f = outcome.rows[outcome.outliers[0].row].figures[outcome.outliers[0].figure];
@@ -286,7 +295,7 @@ TEST_CASE("fleet calls a configuration that failed where its class measured it a
     std::vector<std::string> files;
     for (int i = 0; i < 3; ++i) files.push_back(write(dir, fmt::format("f{}.json", i), report_of(fmt::format("f{}", i), {{k_warm, 9e9}})));
     files.push_back(write(dir, "f3.json", report_of("f3", {{k_warm, 0, {}, "failed"}})));
-    const auto outcome = fleet::analyse(files, {});
+    const auto outcome = fleet::analyse(files, limited());
     REQUIRE(outcome.outliers.size() == 1);
     CHECK(outcome.outliers[0].causes[0].find("failed there: device error") != std::string::npos);
 }
@@ -298,7 +307,7 @@ TEST_CASE("fleet names software that differs from the rest of the class as a cau
     auto doc = report_of("k4", {{k_warm, 6e9}});
     doc["host"]["kernel"] = "Linux 5.4";
     files.push_back(write(dir, "k4.json", doc));
-    const auto outcome = fleet::analyse(files, {});
+    const auto outcome = fleet::analyse(files, limited());
     REQUIRE(outcome.outliers.size() == 1);
     CHECK(outcome.outliers[0].causes[0] == "kernel Linux 5.4 where most of its class has Linux 6.1");
 }
@@ -312,7 +321,7 @@ TEST_CASE("fleet reads a thousand reports one at a time") {
         doc["results"][0]["metrics"][0]["stats"]["median"] = i == 500 ? 4e9 : 9e9;
         files.push_back(write(dir, fmt::format("m{:04}.json", i), doc));
     }
-    const auto outcome = fleet::analyse(files, {});
+    const auto outcome = fleet::analyse(files, limited());
     CHECK(outcome.members.size() == 1000);
     REQUIRE(outcome.outliers.size() == 1);
     CHECK(outcome.members[outcome.rows[0].figures[outcome.outliers[0].figure].member].label == "m0500");

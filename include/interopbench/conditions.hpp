@@ -2,7 +2,7 @@
 /// The conditions a run ran under, as pure data: what the process may use (CPUs, NUMA nodes,
 /// the limits of its cgroups), the load, and each GPU's state (other processes on it, clock
 /// event reasons, link state, ECC, temperature, CPU locality). A snapshot is taken when the
-/// run starts and one when it ends; the topology layer gathers them (topology/conditions.hpp,
+/// run starts and one when it ends; the topology layer gathers them (topology/conditions_probe.hpp,
 /// handed to the session as a hook), the report writes them as its "conditions" block
 /// (conditions_json) and read_header reads that block back (ReportConditions, the header's
 /// `conditions`).

@@ -1,14 +1,14 @@
 #pragma once
-/// Error kinds of interopbench.
-///
-/// Three kinds, each with its own consequence:
+/// Error kinds of interopbench, each with its own consequence:
 ///  - UsageError: the user's input is wrong (sizes, names, files, reports, profiles).
 ///    The CLI prints `error: <what>` and `hint: <fix>` on one line each and exits 2.
-///  - ConfigError: one configuration could not run (setup failed, data wrong).
-///    The runner records the result as `failed` and goes on with the next one.
+///  - ConfigError: one configuration could not run (setup failed); CheckFailed, a kind of
+///    it, when its data came out wrong. The runner records the result as `failed` and goes on.
+///  - Unsupported: a configuration cannot run here; its result is `skipped` with the reason.
 ///  - FatalDeviceError: the device is unusable (sticky CUDA error, lost context).
 ///    The runner stops measuring, still writes the report, and the run ends.
-/// WriteError (an output file could not be written) ends with exit 1.
+///  - Interrupted: a stop asked for while a configuration was set up: it ends `interrupted`.
+///  - WriteError: an output file could not be written; the run ends with exit 1.
 #include <stdexcept>
 #include <string>
 
@@ -51,8 +51,6 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-/// A file could not be written (disk full, directory removed, permissions changed mid-run).
-/// Not a usage error: the input was fine. The message names the path and the OS error.
 /// The run was asked to stop (Ctrl-C) while a configuration prepared something long (a
 /// storage file being created): the configuration ends `interrupted`, nothing half-made is left.
 class Interrupted : public std::runtime_error {
@@ -60,6 +58,8 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// A file could not be written (disk full, directory removed, permissions changed mid-run).
+/// Not a usage error: the input was fine. The message names the path and the OS error.
 class WriteError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;

@@ -76,7 +76,8 @@ struct Figure {
     double value = 0;    ///< the primary metric's median
     double own_spread = 0; ///< range of its round medians over their median (0 with one round)
     std::optional<double> efficiency; ///< share of its path's limit, where the result knows it
-    std::string path;          ///< details.path ("PCIe", "NVLink")
+    std::string path;          ///< details.path: the narrowest declared path's label
+    std::vector<std::string> crosses; ///< the kinds of the paths the result declares (limits.hpp)
     std::string device_number; ///< storage results: the file's block device "MAJ:MIN"
     std::string key;           ///< the full result key (with the device axis)
     nlohmann::json axes;       ///< axis name -> canonical text, for re-measuring

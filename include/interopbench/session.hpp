@@ -43,7 +43,7 @@ struct SessionHooks {
     /// The report's HTML page (SessionOptions::html) from the final report; without it no
     /// page is written.
     std::function<std::string(const nlohmann::json& report)> page;
-    /// The conditions now (topology/conditions.hpp): called before the first configuration and
+    /// The conditions now (topology/conditions_probe.hpp): called before the first configuration and
     /// after the last; the report's "conditions" block. Without it the report has none.
     std::function<ConditionsSnapshot()> conditions;
 };

@@ -209,8 +209,7 @@ void add_fleet(CLI::App& app, Outcome& out) {
         }
 
         if (!args->write_expect.empty()) write_file_atomic(args->write_expect, fleet::expectations_json(outcome).dump(2) + "\n");
-        const bool human = format.name == "table" || format.name == "markdown";
-        const std::string text = format.fleet(outcome) + (human ? plan_text : "");
+        const std::string text = format.fleet(outcome) + (format.human ? plan_text : "");
         if (args->out_file.empty()) {
             fmt::print("{}", text);
         } else {

@@ -12,7 +12,7 @@
 #include "interopbench/report.hpp"
 #include "interopbench/runner.hpp"
 #include "interopbench/session.hpp"
-#include "topology/conditions.hpp"
+#include "topology/conditions_probe.hpp"
 #include "presentation/ci_formats.hpp"
 #include "presentation/html.hpp"
 #include "topology/topology.hpp"
@@ -137,10 +137,10 @@ RunPlan build_plan(const RunOptions& o, const Registry& registry) {
 
 /// Prints the comparison with the baseline (stderr when stdout carries JSON or CSV).
 void print_gate(const RunOptions& o, const CompareOutcome& outcome) {
-    const std::string_view format = find_format(o.format, Command::run).name;
-    const bool to_stdout = format == "table" || format == "markdown";
+    const Format& format = find_format(o.format, Command::run);
+    const bool to_stdout = format.human;
     const std::vector<Result> none;
-    const std::string text = find_format(to_stdout ? format : "table", Command::compare).comparison({outcome, none});
+    const std::string text = find_format(to_stdout ? format.name : "table", Command::compare).comparison({outcome, none});
     if (to_stdout && !o.quiet) fmt::print("\n{}", text);
     else if (!to_stdout) fmt::print(stderr, "\n{}", text);
 }

@@ -1,6 +1,7 @@
 // The fleet analysis: many machines' reports, classes, reference medians, outliers and their
 // probable causes (see fleet.hpp).
 #include "interopbench/fleet.hpp"
+#include "interopbench/limits.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -217,6 +218,10 @@ Loaded load_one(const std::string& file, const std::function<void(nlohmann::json
             if (r.details.contains("efficiency") && r.details["efficiency"].is_number())
                 base.efficiency = r.details["efficiency"].get<double>();
             base.path = text_field(r.details, "path");
+            if (const auto paths = r.details.find("paths"); paths != r.details.end() && paths->is_array())
+                for (const auto& p : *paths)
+                    if (p.is_object() && p.contains("kind") && p["kind"].is_string())
+                        base.crosses.push_back(p["kind"].get<std::string>());
             base.device_number = text_field(r.details, "device_number");
         }
         const auto add = [&](Figure f) {
@@ -287,22 +292,32 @@ std::optional<T> larger(const std::optional<T>& a, const std::optional<T>& b) {
     return a ? a : b;
 }
 
-/// What the result moves through, from its family and scenario.
+/// What the result moves through, from the paths its scenario declares (limits.hpp): never
+/// from family or scenario names. A result that declares none (a plugin's) is judged by
+/// whether it ran on a GPU.
 struct Uses {
-    bool gpu = false, host_link = false, gpu_links = false, storage = false, host_cpu = false;
+    bool gpu = false, host_link = false, gpu_links = false, storage = false, host_cpu = false, nccl = false;
 };
 
-Uses uses_of(const Row& row, const Figure& f) {
+Uses uses_of(const Figure& f) {
     Uses u;
     u.gpu = !f.gpu.empty();
-    const std::string& s = row.scenario;
-    const bool copy_host = s == "h2d_copy" || s == "d2h_copy" || s == "bidir_copy" || s == "host_all_gpus" || s == "peer_staged";
-    u.host_link = f.path == "PCIe" || copy_host || row.family == "storage" || row.family == "pipeline" ||
-                  (s == "latency" && f.axes.value("target", "") == "host") ||
-                  (s == "handoff" && f.axes.value("path", "").rfind("cpu", 0) == 0);
-    u.gpu_links = f.path == "NVLink" || row.family == "peer" || row.family == "nccl";
-    u.storage = row.family == "storage" || (row.family == "pipeline" && s != "pipeline_convert");
-    u.host_cpu = !u.gpu || u.storage || u.host_link || row.family == "layout";
+    bool host_memory = false;
+    for (const std::string& kind : f.crosses) {
+        const auto k = path_kind_from_string(kind);
+        if (!k) continue;
+        switch (*k) {
+        case PathKind::host_link: u.host_link = u.gpu = true; break;
+        case PathKind::gpu_memory: u.gpu = true; break;
+        case PathKind::peer_link: u.gpu_links = u.gpu = true; break;
+        case PathKind::nccl_bus: u.gpu_links = u.nccl = u.gpu = true; break;
+        case PathKind::page_cache:
+        case PathKind::storage: u.storage = true; break;
+        case PathKind::host_memory:
+        case PathKind::nic: host_memory = true; break;
+        }
+    }
+    u.host_cpu = !u.gpu || u.storage || u.host_link || host_memory;
     return u;
 }
 
@@ -327,11 +342,11 @@ double load_of(const Member& m) {
     return m.conditions ? larger(m.conditions->load_average_start, m.conditions->load_average_end).value_or(0) : 0;
 }
 
-std::vector<std::string> causes_of(const Row& row, const Figure& f, const Member& m,
+std::vector<std::string> causes_of(const Figure& f, const Member& m,
                                    const std::vector<const Member*>& class_members) {
     std::vector<std::string> out;
     if (f.failed) out.push_back(fmt::format("the configuration failed there: {}", f.reason.empty() ? "no reason given" : f.reason));
-    const Uses u = uses_of(row, f);
+    const Uses u = uses_of(f);
     const Gpu* gpu = nullptr;
     for (const auto& g : m.gpus)
         if (g.label == f.gpu) gpu = &g;
@@ -394,7 +409,7 @@ std::vector<std::string> causes_of(const Row& row, const Figure& f, const Member
     };
     differs(&Member::driver, "driver", u.gpu);
     differs(&Member::cuda_runtime, "CUDA runtime", u.gpu);
-    differs(&Member::nccl, "NCCL", row.family == "nccl");
+    differs(&Member::nccl, "NCCL", u.nccl);
     differs(&Member::kernel, "kernel", true);
     differs(&Member::tool_revision, "interopbench revision", true);
     if (!m.tool_revision.empty() && majority(class_members, &Member::tool_revision).empty()) {
@@ -624,7 +639,7 @@ Outcome analyse(const std::vector<std::string>& files, const Options& options, c
             const Figure& f = out.rows[r].figures[i];
             if (!f.outlier) continue;
             const Member& m = out.members[f.member];
-            out.outliers.push_back({r, i, causes_of(out.rows[r], f, m, by_class[m.hardware_class]), "", 0});
+            out.outliers.push_back({r, i, causes_of(f, m, by_class[m.hardware_class]), "", 0});
         }
     // Worst first.
     std::stable_sort(out.outliers.begin(), out.outliers.end(), [&](const Outlier& a, const Outlier& b) {

@@ -1,5 +1,5 @@
 // The report inside an HTML page: how the page carries it, and how a reader finds it again.
-#include "interopbench/html.hpp"
+#include "interopbench/html_embed.hpp"
 
 #include <fmt/format.h>
 

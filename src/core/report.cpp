@@ -28,7 +28,7 @@
 #include "interopbench/errors.hpp"
 #include "interopbench/file_io.hpp"
 #include "interopbench/fnv1a.hpp"
-#include "interopbench/html.hpp"
+#include "interopbench/html_embed.hpp"
 
 extern char** environ;
 

@@ -130,13 +130,13 @@ using enum Command;
 
 const Format k_formats[] = {
     {"table", "", "aligned columns for a terminal (the default)", bits({run, show, compare, list, topo, doctor, fleet}),
-     report_table, comparison_table, listing_table, topology_table, checks_table, fleet_table},
+     report_table, comparison_table, listing_table, topology_table, checks_table, fleet_table, true},
     {"json", "", "the whole document as JSON", bits({run, show, compare, list, topo, doctor, fleet}), report_json,
      comparison_json_text, listing_json, topology_json_text, checks_json_text, fleet_json_text},
     {"csv", "", "one row per result and metric (list: per scenario)", bits({run, show, list}), report_csv, nullptr,
      listing_csv},
     {"markdown", "md", "GitHub markdown tables", bits({run, show, compare, list, topo, doctor, fleet}), report_markdown,
-     comparison_markdown, listing_markdown, topology_markdown, checks_markdown, fleet_markdown},
+     comparison_markdown, listing_markdown, topology_markdown, checks_markdown, fleet_markdown, true},
     {"html", "", "one self-contained page with charts", bits({show, compare, fleet}), report_html, comparison_html,
      nullptr, nullptr, nullptr, fleet::render_page},
     {"junit", "", "JUnit XML: a test case per result, regressions as failures", bits({compare}), nullptr,

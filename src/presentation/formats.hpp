@@ -81,6 +81,8 @@ struct Format {
     std::string (*topology)(const Topology&) = nullptr;
     std::string (*checks)(const std::vector<CheckResult>&) = nullptr;
     std::string (*fleet)(const fleet::Outcome&) = nullptr;
+    /// Text for people (tables, markdown): headers, plans and gates are printed with it.
+    bool human = false;
 
     bool accepts(Command command) const { return (commands & static_cast<unsigned>(command)) != 0; }
     /// A format CI systems read (those --export writes): results go out by key.

@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "interopbench/html.hpp"
+#include "interopbench/html_embed.hpp"
 #include "interopbench/text.hpp"
 #include "presentation/comparison.hpp"
 #include "presentation/output.hpp"

@@ -26,7 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "interopbench/compare.hpp"
-#include "interopbench/html.hpp"
+#include "interopbench/html_embed.hpp"
 
 namespace interopbench::html {
 

@@ -32,6 +32,8 @@
 // back to unregistered reads where registration is refused (details "registered_buffers").
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,6 +41,7 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -55,7 +58,10 @@ namespace {
 using namespace storage;
 using clock_type = std::chrono::steady_clock;
 
-enum class GpuPath { pageable, pinned, pipelined, odirect_pipelined, io_uring_pipelined, mmap, cufile, cufile_registered };
+enum class GpuPath {
+    pageable, pinned, pipelined, odirect_pipelined, io_uring_pipelined, mmap, cufile, cufile_registered, mmap_registered,
+    mmap_resident
+};
 
 /// Each path: its name, how it moves the bytes (details), the read method of its reads.
 struct PathInfo {
@@ -74,6 +80,8 @@ const std::vector<PathInfo>& path_table() {
         {GpuPath::mmap, "mmap", "mapping", "mmap"},
         {GpuPath::cufile, "cufile", "cuFile", ""},
         {GpuPath::cufile_registered, "cufile_registered", "cuFile, registered buffer", ""},
+        {GpuPath::mmap_registered, "mmap_registered", "mapping registered read-only (per sample)", "mmap"},
+        {GpuPath::mmap_resident, "mmap_resident", "mapping registered read-only (once)", "mmap"},
     };
     return t;
 }
@@ -88,6 +96,85 @@ bool is_pipelined(GpuPath p) {
     return p == GpuPath::pipelined || p == GpuPath::odirect_pipelined || p == GpuPath::io_uring_pipelined;
 }
 bool is_direct(GpuPath p) { return p == GpuPath::odirect_pipelined || p == GpuPath::io_uring_pipelined; }
+bool is_registered_mapping(GpuPath p) { return p == GpuPath::mmap_registered || p == GpuPath::mmap_resident; }
+
+/// The file's segments mapped and registered with CUDA read-only (cudaHostRegisterReadOnly):
+/// the copy engine then reads the page cache itself, with no host copy. Registration pins the
+/// pages (it faults in whatever is not cached); the destructor unregisters and unmaps, also
+/// when a sample or the run is stopped. Throws Unsupported where the GPU, the driver or the
+/// memory lock limit refuse, naming which.
+class RegisteredMapping {
+public:
+    RegisteredMapping(const std::vector<Segment>& segments, const std::vector<Fd>& fds) {
+        for (std::size_t i = 0; i < segments.size(); ++i) {
+            const std::uint64_t bytes = segments[i].bytes;
+            if (bytes == 0) continue;
+            // The size as the file has it now: a file shorter than the mapping would raise SIGBUS.
+            struct stat st {};
+            if (::fstat(fds[i].get(), &st) != 0 || static_cast<std::uint64_t>(st.st_size) < bytes)
+                throw ConfigError(fmt::format("{} is shorter than the {} bytes to map: it changed during the run",
+                                              segments[i].path, bytes));
+            void* map = ::mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fds[i].get(), 0);
+            if (map == MAP_FAILED)
+                throw ConfigError(fmt::format("mmap of {} failed: {}", segments[i].path, std::strerror(errno)));
+            m_maps.push_back({map, bytes, false});
+            const cudaError_t err = cudaHostRegister(map, bytes, cudaHostRegisterReadOnly);
+            if (err != cudaSuccess) {
+                (void)cudaGetLastError();
+                throw Unsupported(fmt::format("cudaHostRegister(cudaHostRegisterReadOnly) of the mapped {} failed: {}",
+                                              segments[i].path, cudaGetErrorString(err)));
+            }
+            m_maps.back().registered = true;
+        }
+    }
+    RegisteredMapping(const RegisteredMapping&) = delete;
+    RegisteredMapping& operator=(const RegisteredMapping&) = delete;
+    ~RegisteredMapping() {
+        for (auto& m : m_maps) {
+            if (m.registered) (void)cudaHostUnregister(m.addr);
+            ::munmap(m.addr, m.bytes);
+        }
+    }
+    /// Unregisters every mapping (timed by the caller); the destructor then only unmaps.
+    void unregister() {
+        for (auto& m : m_maps)
+            if (m.registered) {
+                IB_CUDA_CHECK(cudaHostUnregister(m.addr));
+                m.registered = false;
+            }
+    }
+    /// The mapped bytes of segment `i` (nullptr for an empty one).
+    const void* data(std::size_t i) const { return i < m_maps.size() ? m_maps[i].addr : nullptr; }
+
+private:
+    struct Map {
+        void* addr;
+        std::uint64_t bytes;
+        bool registered;
+    };
+    std::vector<Map> m_maps;
+};
+
+/// Why a registered mapping cannot be used for `bytes` of file on `device`, or nothing: the
+/// device attribute (cudaDevAttrHostRegisterReadOnlySupported), the memory lock limit of a
+/// process that is not root, and half of the host memory available (the pages are pinned).
+std::optional<std::string> registered_mapping_unsupported(int device, std::uint64_t bytes) {
+    int ok = 0;
+    if (cudaDeviceGetAttribute(&ok, cudaDevAttrHostRegisterReadOnlySupported, device) != cudaSuccess || ok == 0) {
+        (void)cudaGetLastError();
+        return fmt::format("GPU {} or its driver cannot register read-only host memory "
+                           "(cudaDevAttrHostRegisterReadOnlySupported is 0): the copy engine cannot read a file mapping",
+                           device);
+    }
+    rlimit lim{};
+    if (::geteuid() != 0 && ::getrlimit(RLIMIT_MEMLOCK, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < bytes)
+        return fmt::format("registering {} pins it, above this process's memory lock limit ({}): raise ulimit -l",
+                           format_size(bytes), format_size(lim.rlim_cur));
+    if (const std::uint64_t avail = available_host_memory(); avail > 0 && bytes > avail / 2)
+        return fmt::format("registering {} pins it, more than half of the host memory available ({})", format_size(bytes),
+                           format_size(avail));
+    return std::nullopt;
+}
 /// io_uring_pipelined's reads in flight per thread when qd is 0.
 constexpr unsigned k_default_qd = 4;
 
@@ -307,10 +394,25 @@ public:
         if (is_cufile(spec.path))
             m_cufile = std::make_unique<CufileSide>(true, spec.path == GpuPath::cufile_registered, m_fds, m_file->segments(),
                                                     m_gpu.dev.get(), m_size);
+        if (is_registered_mapping(spec.path)) {
+            if (auto why = registered_mapping_unsupported(device, m_size)) throw Unsupported(*why);
+            if (spec.path == GpuPath::mmap_resident) {
+                // Registered once, as a loader keeps a cached dataset registered across epochs:
+                // the costs of registering and unregistering are measured here, once each.
+                auto t0 = clock_type::now();
+                m_resident = std::make_unique<RegisteredMapping>(m_file->segments(), m_fds);
+                m_register_s = since(t0);
+                t0 = clock_type::now();
+                m_resident->unregister();
+                m_unregister_s = since(t0);
+                m_resident = std::make_unique<RegisteredMapping>(m_file->segments(), m_fds);
+            }
+        }
     }
 
     Sample measure() override {
         const Residency before = m_cache.prepare_sample();
+        double register_s = std::numeric_limits<double>::quiet_NaN(), unregister_s = register_s;
         if (!is_cufile(m_spec.path) && !is_direct(m_spec.path))
             for (const Fd& fd : m_fds) ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
         m_acct.start();
@@ -357,10 +459,25 @@ public:
         case GpuPath::cufile_registered:
             first = cufile_io(m_pool, *m_cufile, m_fds, m_shares, dev, m_chunk, m_gpu.device, true);
             break;
+        case GpuPath::mmap_registered: {
+            // One pass of a loader that registers the cached file for this pass only.
+            auto t1 = clock_type::now();
+            RegisteredMapping mapping(m_file->segments(), m_fds);
+            register_s = since(t1);
+            copy_mapping(mapping, dev, s);
+            t1 = clock_type::now();
+            mapping.unregister();
+            unregister_s = since(t1);
+            break;
+        }
+        case GpuPath::mmap_resident:
+            copy_mapping(*m_resident, dev, s);
+            break;
         }
         const double t = since(t0);
         m_acct.stop();
-        Sample out{static_cast<double>(m_size) / t, first >= 0 ? first : t};
+        const double per_gib = static_cast<double>(1ull << 30) / static_cast<double>(m_size);
+        Sample out{static_cast<double>(m_size) / t, first >= 0 ? first : t, register_s * per_gib, unregister_s * per_gib};
         push_accounting(out, m_acct, m_size, m_acct.cpu_seconds(), before, true);
         return out;
     }
@@ -388,6 +505,15 @@ public:
             j["registered_buffers"] = m_fixed.load();
         }
         if (is_cufile(m_spec.path)) m_cufile->describe(j);
+        if (is_registered_mapping(m_spec.path)) {
+            j["threads_used"] = 1; // one copy per stripe, by the copy engine from the registered pages
+            j["registration"] = "mmap + cudaHostRegister(cudaHostRegisterReadOnly): the copy engine reads the page cache";
+            if (m_spec.path == GpuPath::mmap_resident) {
+                j["register_s"] = m_register_s;
+                j["unregister_s"] = m_unregister_s;
+                j["timed"] = "the copies only: registered once when the configuration was set up";
+            }
+        }
         j["cache_method"] = m_cache.method();
         j["timer"] = "host steady_clock to the last copy's completion; first chunk by CUDA events (pipelined) or host clock";
         j["verification"] = "device buffer checked against the file's pattern by a GPU kernel after sampling";
@@ -395,8 +521,22 @@ public:
     }
 
 private:
-    void* dest() const { return is_cufile(m_spec.path) || is_pipelined(m_spec.path) || m_spec.path == GpuPath::mmap
-                                    ? m_gpu.dev.get() : m_host.get(); }
+    void* dest() const {
+        return is_cufile(m_spec.path) || is_pipelined(m_spec.path) || m_spec.path == GpuPath::mmap ||
+                       is_registered_mapping(m_spec.path)
+                   ? m_gpu.dev.get()
+                   : m_host.get();
+    }
+
+    /// Each stripe copied by the copy engine from its registered mapping to its place on the GPU.
+    void copy_mapping(const RegisteredMapping& mapping, char* dev, cudaStream_t s) {
+        const auto& segments = m_file->segments();
+        for (std::size_t i = 0; i < segments.size(); ++i)
+            if (segments[i].bytes > 0)
+                IB_CUDA_CHECK(cudaMemcpyAsync(dev + segments[i].offset, mapping.data(i), segments[i].bytes,
+                                              cudaMemcpyHostToDevice, s));
+        IB_CUDA_CHECK(cudaStreamSynchronize(s));
+    }
 
     /// One reader thread of a pipelined path: its share read chunk by chunk into its ring (up
     /// to qd in flight for io_uring), each chunk copied on its slot's stream as soon as it is
@@ -453,6 +593,8 @@ private:
     std::vector<Fd> m_fds;
     std::vector<std::vector<FileSlice>> m_shares;
     std::unique_ptr<CufileSide> m_cufile; // before m_fds go
+    std::unique_ptr<RegisteredMapping> m_resident; // mmap_resident: unregistered before m_fds go
+    double m_register_s = 0, m_unregister_s = 0;
     std::atomic<bool> m_fixed{false};
 };
 
@@ -631,6 +773,9 @@ std::optional<std::string> path_axes_unsupported(const Machine& m, GpuPath path,
         std::string why;
         if (!gpu::cufile_driver(&why)) return "cuFile: " + why;
     }
+    if (path == GpuPath::mmap_resident && p.get("cache") == "cold")
+        return std::string("a mapping registered once keeps its pages in memory: cold cannot be reached (mmap_registered "
+                           "registers in every sample)");
     return std::nullopt;
 }
 
@@ -656,7 +801,9 @@ public:
         const int dev = static_cast<int>(p.get_uint("device"));
         if (!m_reads) return {{PathKind::host_link, dev, -1, "d2h"}, {PathKind::storage}};
         // Warm buffered reads come from the page cache; O_DIRECT and cuFile reads from the drive.
+        // A registered mapping of cached pages is read by the copy engine itself: the host link.
         const GpuPath path = parse_gpu_path(p.get("path"));
+        if (is_registered_mapping(path) && p.get("cache") == "warm") return {{PathKind::host_link, dev, -1, "h2d"}};
         const bool drive = p.get("cache") == "cold" || is_direct(path) || is_cufile(path);
         return {{drive ? PathKind::storage : PathKind::page_cache}, {PathKind::host_link, dev, -1, "h2d"}};
     }
@@ -708,13 +855,20 @@ public:
                                       "copying i; odirect_pipelined: the same with O_DIRECT; io_uring_pipelined: O_DIRECT "
                                       "reads through io_uring, qd in flight, into the registered ring, each chunk copied "
                                       "as it completes; mmap: cudaMemcpy from a mapping; cufile / cufile_registered: "
-                                      "cuFileRead",
+                                      "cuFileRead; mmap_registered: the mapping registered read-only with CUDA, copied "
+                                      "by the copy engine straight from the page cache, registered and unregistered in "
+                                      "every sample; mmap_resident: the same registered once, only the copies timed (a "
+                                      "cached dataset kept registered across epochs)",
                                       {"pageable", "pinned", "pipelined", "odirect_pipelined", "io_uring_pipelined", "mmap",
-                                       "cufile", "cufile_registered"}),
+                                       "cufile", "cufile_registered", "mmap_registered", "mmap_resident"}),
                           "reader threads, each a contiguous share of the file (of its stripes over several "
                           "--storage-dir); 0 = the CPUs near the GPU, at most 16",
                           {{"bandwidth", "B/s", Better::higher, "file bytes over the time until the last byte is on the GPU"},
-                           {"first_chunk_time", "s", Better::lower, "time until the first chunk is usable on the GPU"}}) {
+                           {"first_chunk_time", "s", Better::lower, "time until the first chunk is usable on the GPU"},
+                           {"register_time", "s", Better::lower,
+                            "mmap_registered: cudaHostRegister of the mapping, seconds per GiB"},
+                           {"unregister_time", "s", Better::lower,
+                            "mmap_registered: cudaHostUnregister of the mapping, seconds per GiB"}}) {
         m_info.id = "storage_to_gpu";
         m_info.summary = "file -> device memory: pageable, pinned, pipelined, O_DIRECT and io_uring pipelined, mmap and cuFile paths, on parallel readers";
         m_info.counting = "file bytes moved once per sample, to data usable on the GPU; device and cache bytes beside them";

@@ -1,5 +1,5 @@
 // The run conditions from /proc, /sys, the cgroup files and NVML.
-#include "topology/conditions.hpp"
+#include "topology/conditions_probe.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
