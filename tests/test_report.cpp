@@ -187,7 +187,7 @@ TEST_CASE("load_report names each problem") {
 
 TEST_CASE("committed reference reports from real machines load and match the schema") {
     // Every report under reports/, in its folders too (smoke runs, before/after pairs); the
-    // other JSON there is fio's own output and the gate-pairs summaries. Anonymized, each
+    // other JSON there is fio's own output, the gate-pairs summaries and profiles runs used. Anonymized, each
     // still matches the schema, keeps its results and holds no absolute path.
     const auto schema = testing::SchemaCheck::from_file(INTEROPBENCH_SOURCE_DIR "/reports/report.schema.json");
     const fs::path root = INTEROPBENCH_SOURCE_DIR "/reports";
@@ -201,7 +201,8 @@ TEST_CASE("committed reference reports from real machines load and match the sch
         REQUIRE_FALSE(raw.is_discarded());
         if (!raw.contains("schema")) {
             const bool fio = raw.contains("fio version"), gate_pairs = raw.contains("pairs") && raw.contains("verdicts");
-            CHECK_MESSAGE((fio || gate_pairs), "neither a report, fio's output nor a gate-pairs summary");
+            const bool profile = raw.contains("scenarios") && raw.contains("name"); // the profile a report was run with
+            CHECK_MESSAGE((fio || gate_pairs || profile), "neither a report, fio's output, a gate-pairs summary nor a profile");
             continue;
         }
         auto doc = load_report(e.path().string());

@@ -10,10 +10,12 @@
 #include <memory>
 #include <vector>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 
 #include <fmt/format.h>
 
+#include "interopbench/private_dir.hpp"
 #include "topology/storage_devices.hpp"
 
 namespace interopbench::gpu {
@@ -29,8 +31,27 @@ struct Loaded {
     std::string why;
 };
 
+/// Where cuFile logs: its default is cufile.log in the working directory, which on a shared
+/// machine another user may have planted as a link. Unless the user chose a file
+/// (CUFILE_LOGFILE_PATH), the log goes to this process's private folder.
+std::string& log_path() {
+    static std::string path;
+    return path;
+}
+
 Loaded load() {
     Loaded out;
+    if (const char* chosen = std::getenv("CUFILE_LOGFILE_PATH"); chosen && *chosen) {
+        log_path() = chosen;
+    } else {
+        try {
+            log_path() = private_dir() + "/cufile.log";
+            ::setenv("CUFILE_LOGFILE_PATH", log_path().c_str(), 1);
+        } catch (const std::exception& e) {
+            out.why = fmt::format("cuFile is not loaded: its log would go to the working directory ({})", e.what());
+            return out;
+        }
+    }
     const char* override_name = std::getenv("INTEROPBENCH_CUFILE_LIBRARY");
     std::vector<std::string> names;
     if (override_name && *override_name) names = {override_name};
@@ -157,6 +178,17 @@ std::string cufile_error_name(int err) {
         if (code == err) return fmt::format("{} ({})", name, code);
     if (err < 0) return fmt::format("errno {} ({})", -err, std::strerror(-err));
     return fmt::format("cuFile error {}", err);
+}
+
+std::string cufile_log_reason() {
+    const std::string& path = log_path();
+    if (path.empty()) return {};
+    std::ifstream in(path);
+    std::string line, last;
+    for (std::size_t n = 0; n < 100000 && std::getline(in, line); ++n)
+        if (line.find("ERROR") != std::string::npos || line.find("error") != std::string::npos) last = line;
+    if (last.size() > 240) last = last.substr(0, 240) + "...";
+    return last;
 }
 
 const CufileApi* cufile_api(std::string* why) {

@@ -59,7 +59,7 @@ run() {
     unshare --uts /bin/sh -c '
         hostname "$1" || exit 90
         if [ "$2" = 1 ]; then echo $$ >"$3/cgroup.procs" || exit 91; fi
-        exec "$4" run -s storage_read --size 32M -a path=odirect -a cache=cold --max-time 2 \
+        exec "$4" run -s storage_read --size 16M -a path=odirect -a cache=cold --max-time 2 \
             --storage-dir "$5" --no-topology -q --out "$6"
     ' sh "$1" "$2" "$cg" "$bin" "$work/store" "$3"
 }
@@ -122,7 +122,7 @@ ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" OMPI_MCA_rmaps_base
     exec unshare --uts /bin/sh -c "
         hostname rank-host-$r || exit 90
         if [ $r = 2 ]; then echo \$\$ >$1/cgroup.procs || exit 91; fi
-        exec $2 run -s storage_read --size 32M -a path=odirect -a cache=cold --max-time 2 --storage-dir $3 --no-topology -q --out $4"
+        exec $2 run -s storage_read --size 16M -a path=odirect -a cache=cold --max-time 2 --storage-dir $3 --no-topology -q --out $4"
 ' sh "$cg" "$bin" "$work/store" "$work/mpi.json" >"$work/mpi.txt" 2>&1
 rc=$?
 set -e

@@ -47,6 +47,7 @@
 
 #include "interopbench/registry.hpp"
 #include "interopbench/runner.hpp"
+#include "interopbench/text.hpp"
 #include "families/storage/storage_common.hpp"
 #include "gpu/cuda_util.hpp"
 #include "gpu/cufile_loader.hpp"
@@ -235,10 +236,12 @@ public:
         // cuFile refuses files it cannot serve here (its file checks: file system, block
         // device, open flags) even in compatibility mode: that is this machine's answer, so
         // the configuration is skipped with cuFile's own error, not failed.
-        if (e.err != 0)
-            throw Unsupported(fmt::format("cuFile does not take {} on this machine: cuFileHandleRegister returned {} "
-                                          "(its log, cufile.log in the working directory, says why)",
-                                          path, gpu::cufile_error_name(e.err)));
+        if (e.err != 0) {
+            const std::string log = gpu::cufile_log_reason();
+            throw Unsupported(fmt::format("cuFile does not take {} on this machine: cuFileHandleRegister returned {}{}",
+                                          path, gpu::cufile_error_name(e.err),
+                                          log.empty() ? std::string() : "; cuFile's log: " + display_text(log)));
+        }
     }
     ~CufileHandle() {
         if (m_h) m_api->handle_deregister(m_h);
