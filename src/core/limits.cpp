@@ -154,6 +154,7 @@ void apply_limits(std::vector<Result>& results, const LimitLookup& machine) {
         nlohmann::json out = nlohmann::json::array();
         std::optional<PathUse> narrowest;
         double narrowest_limit = 0;
+        std::string narrowest_source;
         std::string missing;
         for (const auto& d : *declared) {
             PathUse p;
@@ -179,6 +180,7 @@ void apply_limits(std::vector<Result>& results, const LimitLookup& machine) {
                 if (!narrowest || per_counted < narrowest_limit) {
                     narrowest = p;
                     narrowest_limit = per_counted;
+                    narrowest_source = limit->source;
                 }
             } else if (missing.empty()) {
                 missing = p.label();
@@ -203,14 +205,10 @@ void apply_limits(std::vector<Result>& results, const LimitLookup& machine) {
         const double efficiency = bw->stats.median / narrowest_limit;
         const double allowed = 1 + std::clamp(uncertainty(*bw).relative, 0.0, k_most_over_limit);
         if (efficiency > allowed) {
-            std::string source;
-            for (const auto& e : out)
-                if (e.value("kind", "") == to_string(narrowest->kind) && e.contains("source"))
-                    source = e["source"].get<std::string>();
             r.details["limit_wrong"] =
                 fmt::format("limit wrong: {} is {:.0f}% of the {}'s limit {} ({}); that limit is not this path's ceiling",
                             format_value(bw->stats.median, "B/s"), 100 * efficiency, narrowest->label(),
-                            format_value(narrowest_limit, "B/s"), source);
+                            format_value(narrowest_limit, "B/s"), narrowest_source);
             continue;
         }
         r.details["efficiency"] = efficiency;
