@@ -21,7 +21,7 @@ namespace {
 /// The smallest real scenario: counts calls, measures nothing but a constant.
 class TinyScenario : public Scenario {
 public:
-    TinyScenario() {
+    explicit TinyScenario(double value) : m_value(value) {
         m_info.id = "tiny_echo";
         m_info.family = "tiny";
         m_info.summary = "a test family's scenario";
@@ -32,17 +32,17 @@ public:
     }
     const ScenarioInfo& info() const override { return m_info; }
     std::optional<std::string> unsupported(const Machine&, const Params&) const override { return std::nullopt; }
-    std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params&) const override {
+    std::unique_ptr<Case> prepare(const CaseContext&, const Params&) const override {
         struct C : Case {
             double v;
             explicit C(double x) : v(x) {}
             Sample measure() override { return {v}; }
         };
-        // The family's option reaches the case through the context.
-        return std::make_unique<C>(ctx.options.number("tiny-value").value_or(1.0));
+        return std::make_unique<C>(m_value);
     }
 
 private:
+    double m_value; ///< the family's option, given to the scenario when the registry is built
     ScenarioInfo m_info;
 };
 
@@ -55,7 +55,10 @@ Family tiny_family(Calls& calls) {
     return {
         .name = "tiny",
         .summary = "a test family",
-        .add_scenarios = [](Registry& r, const FamilyOptions&, std::vector<std::string>&) { r.add(std::make_unique<TinyScenario>()); },
+        .add_scenarios =
+            [](Registry& r, const FamilyOptions& options, std::vector<std::string>&) {
+                r.add(std::make_unique<TinyScenario>(options.number("tiny-value").value_or(1.0)));
+            },
         .options = {{"tiny-value", OptionKind::number, "the value the tiny scenario reports"}},
         .preflight =
             [&calls](const RunSettings&, const std::vector<Config>& configs) {
@@ -79,7 +82,9 @@ TEST_CASE("a tiny family added through its descriptor reaches the registry, prof
     Calls calls;
     const Families families({builtin_families().all().front(), tiny_family(calls)});
     std::vector<std::string> warnings;
-    const Registry r = families.registry(FamilyOptions{}, warnings);
+    FamilyOptions options;
+    options.set_number("tiny-value", 42);
+    const Registry r = families.registry(options, warnings);
     REQUIRE(r.find("tiny_echo"));
     CHECK(r.find("host_memcpy")); // the first built-in family is still there, before it
     CHECK(r.all().back()->info().id == "tiny_echo");
@@ -103,7 +108,7 @@ TEST_CASE("a tiny family added through its descriptor reaches the registry, prof
     s.warmup = 0;
     s.min_samples = 1;
     s.max_samples = 2;
-    s.options.set_number("tiny-value", 42);
+    s.options = options;
     families.preflight(s, configs);
     CHECK(calls.preflight_keys == std::vector<std::string>{"tiny_echo/mode=a", "tiny_echo/mode=b"});
     Runner runner(no_gpu, s);

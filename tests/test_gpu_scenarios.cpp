@@ -165,9 +165,8 @@ void gpu_family_case() {
         testing::skip("needs a GPU: " + m.cuda_note);
         return;
     }
-    const Registry reg = builtin_registry({family});
     const RunSettings settings = small_settings(testing::scratch("gpu-scenario-" + family).string());
-    storage::Site::instance().reset();
+    const Registry reg = builtin_registry({family}, settings.options);
 
     // Every scenario's small configurations, the family's pre-flight over them (the storage
     // site in the scratch directory), then the first that needs a GPU of each.
@@ -202,7 +201,6 @@ void gpu_family_case() {
         CHECK_MESSAGE(r.status == Status::ok, r.key, " ended ", to_string(r.status), ": ", r.reason);
         if (r.status == Status::ok) check_primary_samples(r);
     }
-    storage::Site::instance().reset();
     // Nothing measured because nothing needs a GPU, or every scenario was skipped for what this
     // machine lacks (NCCL on one GPU): a skip, not a pass.
     if (covered == 0) testing::skip("no scenario of family " + family + " needs a GPU");

@@ -1,5 +1,6 @@
 #pragma once
 /// The explicit list of scenarios, and selection by name or glob.
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -33,9 +34,20 @@ public:
     /// The entries the families add to `profile`, in family order (an empty array for none).
     nlohmann::json profile_entries(std::string_view profile) const;
 
+    /// What several families' scenarios share for the registry's life (the storage and
+    /// pipeline families: the run's storage site): made by `make` for the first family that
+    /// asks for `key`, the same object for the next. A key always names one type.
+    template <class T, class Make>
+    std::shared_ptr<T> shared(const std::string& key, Make make) {
+        std::shared_ptr<void>& slot = m_shared[key];
+        if (!slot) slot = std::shared_ptr<T>(make());
+        return std::static_pointer_cast<T>(slot);
+    }
+
 private:
     std::vector<std::unique_ptr<Scenario>> m_scenarios;
     std::vector<std::pair<std::string, nlohmann::json>> m_profile_entries;
+    std::map<std::string, std::shared_ptr<void>> m_shared;
 };
 
 } // namespace interopbench

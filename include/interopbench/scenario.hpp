@@ -176,7 +176,6 @@ struct CaseContext {
     /// choose their repetition count to reach about this long.
     double sample_time_s = 0.01;
     bool bind_numa = true; ///< place host memory and threads near the GPU
-    FamilyOptions options; ///< the run's family options (the storage directory, ...)
 };
 
 /// Values of one sample, one per metric in ScenarioInfo::metrics order. A metric that a

@@ -320,7 +320,7 @@ void add_run(CLI::App& app, Outcome& out) {
     cmd->add_option("--noise", o->noise, "stop when the median's 95% CI half-width is within this (0.005 or 0.5%)");
     cmd->add_option("--max-time", o->max_time, "time budget per configuration, seconds");
     cmd->add_option("--sample-time", o->sample_time, "target duration of one sample, seconds");
-    cmd->add_flag("--no-numa-bind", o->no_numa_bind, "do not bind threads and host buffers near each GPU");
+    cmd->add_flag("--no-numa-bind", o->no_numa_bind, "do not bind threads and host buffers near each GPU, nor pin reader threads to fixed CPUs");
     cmd->add_flag("--no-topology", o->no_topology, "do not discover and embed the topology");
     add_family_options(cmd, o->family, false);
     cmd->add_flag("--anonymize", o->anonymize, "leave out host name, UUIDs, serial numbers and absolute paths (home as ~, others as <path>/NAME)");

@@ -566,7 +566,7 @@ Result Runner::run_one(const Config& config) {
         return r;
     }
     try {
-        CaseContext ctx{&m_machine, m_settings.sample_time_s, m_settings.bind_numa, m_settings.options};
+        CaseContext ctx{&m_machine, m_settings.sample_time_s, m_settings.bind_numa};
         auto c = config.scenario->prepare(ctx, config.params);
         phase_end[0] = elapsed();
         // Warm-up: in a multi-process run every rank takes the same count (collectives).

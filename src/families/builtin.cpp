@@ -36,12 +36,12 @@ Registry scenario_registry(const FamilyOptions& options, std::vector<std::string
     return builtin_families().registry(options, warnings);
 }
 
-Registry builtin_registry(const std::vector<std::string>& families) {
+Registry builtin_registry(const std::vector<std::string>& families, const FamilyOptions& options) {
     std::vector<std::string> only = families, warnings;
     if (only.empty())
         for (const Family& f : builtin_families().all())
             if (f.name != "plugin") only.push_back(f.name);
-    return builtin_families().registry(FamilyOptions{}, warnings, only);
+    return builtin_families().registry(options, warnings, only);
 }
 
 void limit_results(std::vector<Result>& results, const nlohmann::json& topology, const nlohmann::json& devices,

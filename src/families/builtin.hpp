@@ -18,7 +18,7 @@ Registry scenario_registry(const FamilyOptions& options, std::vector<std::string
 
 /// The scenarios of the named families (tests), in list order, with their profile entries;
 /// of every family but the plugin one when `families` is empty.
-Registry builtin_registry(const std::vector<std::string>& families = {});
+Registry builtin_registry(const std::vector<std::string>& families = {}, const FamilyOptions& options = {});
 
 /// Every result against the limits of the paths it crosses (interopbench/limits.hpp): the
 /// paths its scenario in `registry` declares (kept where a result has them), the ceilings the

@@ -2,6 +2,7 @@
 #include "hostio/readers.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -229,7 +230,27 @@ unsigned auto_reader_threads() {
 
 // ---- the pool -------------------------------------------------------------------------------
 
-ThreadPool::ThreadPool(unsigned threads) : m_size(std::max(1u, threads)), m_errors(m_size) {
+namespace {
+
+/// Pins the calling thread to `cpu`; false where the system refuses (the thread runs anywhere).
+bool pin_to(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return ::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set) == 0;
+}
+
+} // namespace
+
+ThreadPool::ThreadPool(unsigned threads, bool pin) : m_size(std::max(1u, threads)), m_errors(m_size) {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (pin && ::sched_getaffinity(0, sizeof(allowed), &allowed) == 0) {
+        std::vector<int> cpus;
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+        for (unsigned t = 0; t < m_size && !cpus.empty(); ++t) m_cpus.push_back(cpus[t % cpus.size()]);
+    }
     for (unsigned t = 1; t < m_size; ++t) m_threads.emplace_back([this, t] { loop(t); });
 }
 
@@ -243,6 +264,7 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::loop(unsigned t) {
+    if (!m_cpus.empty()) pin_to(m_cpus[t]);
     std::uint64_t seen = 0;
     for (;;) {
         const std::function<void(unsigned)>* job = nullptr;
@@ -275,11 +297,15 @@ void ThreadPool::run(const std::function<void(unsigned)>& f) {
         ++m_generation;
     }
     m_cv.notify_all();
+    cpu_set_t before;
+    const bool pinned = !m_cpus.empty() && ::pthread_getaffinity_np(::pthread_self(), sizeof(before), &before) == 0 &&
+                        pin_to(m_cpus[0]);
     try {
         f(0);
     } catch (...) {
         m_errors[0] = std::current_exception();
     }
+    if (pinned) ::pthread_setaffinity_np(::pthread_self(), sizeof(before), &before);
     {
         std::unique_lock<std::mutex> l(m_mutex);
         m_done_cv.wait(l, [&] { return m_running == 0; });

@@ -97,11 +97,17 @@ unsigned auto_reader_threads();
 /// The pipeline keeps one for its passes, so threads are not started per batch.
 class ThreadPool {
 public:
-    explicit ThreadPool(unsigned threads);
+    /// With `pin`, thread t runs on one fixed CPU: the t-th (round robin) of the CPUs the
+    /// calling thread may use now (near the GPU once a case placed its host side there), so
+    /// that readers are not moved between samples or processes; the caller's own thread is
+    /// pinned only while it runs its share.
+    explicit ThreadPool(unsigned threads, bool pin = false);
     ~ThreadPool();
     ThreadPool(const ThreadPool&) = delete;
     ThreadPool& operator=(const ThreadPool&) = delete;
     unsigned size() const { return m_size; }
+    /// The CPU of each thread, in thread order; empty when not pinned.
+    const std::vector<int>& cpus() const { return m_cpus; }
     /// Runs f(0..size-1), one per thread (f(0) on the caller's thread), and waits; rethrows
     /// the first error.
     void run(const std::function<void(unsigned)>& f);
@@ -109,6 +115,7 @@ public:
 private:
     void loop(unsigned t);
     unsigned m_size;
+    std::vector<int> m_cpus;
     std::vector<std::thread> m_threads;
     std::mutex m_mutex;
     std::condition_variable m_cv, m_done_cv;

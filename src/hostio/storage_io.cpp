@@ -426,15 +426,17 @@ Residency CacheState::prepare_sample() {
 
 // ---- the site ---------------------------------------------------------------------------------
 
-Site& Site::instance() {
-    static Site s;
-    return s;
+Site::Site(std::vector<std::string> dirs, bool keep_files) : m_keep(keep_files), m_given(std::move(dirs)) {}
+
+std::vector<std::string> Site::named_dirs() const {
+    return m_given.empty() ? std::vector<std::string>{default_storage_dir()} : m_given;
 }
 
-void Site::configure(const std::vector<std::string>& dirs_in, bool keep_files, std::uint64_t bytes_needed) {
+void Site::configure(std::uint64_t bytes_needed) {
     std::lock_guard<std::mutex> lock(m_mutex);
-    const bool is_default = dirs_in.empty();
-    std::vector<std::string> dirs = is_default ? std::vector<std::string>{default_storage_dir()} : dirs_in;
+    const bool is_default = m_given.empty();
+    const bool keep_files = m_keep;
+    std::vector<std::string> dirs = named_dirs();
     for (std::string& dir : dirs) {
         if (dir.empty())
             throw UsageError("--storage-dir was given an empty directory name", "name a directory, e.g. --storage-dir /mnt/nvme0");
@@ -481,26 +483,21 @@ void Site::configure(const std::vector<std::string>& dirs_in, bool keep_files, s
                              "free space there, choose smaller sizes with --size, or another --storage-dir");
         facts.push_back(f);
     }
-    for (const std::string& dir : dirs) remove_stale_files(dir);
-    if (dirs != m_dirs) {
-        m_files.clear();
-        m_run_guards.clear();
-        m_run_dirs.clear();
-    }
+    if (!m_configured)
+        for (const std::string& dir : dirs) remove_stale_files(dir);
     m_dirs = dirs;
-    m_keep = keep_files;
     m_facts = facts;
     m_cold.reset();
     m_configured = true;
 }
 
-void Site::claim(const std::vector<std::string>& dirs, bool keep_files, std::uint64_t bytes) {
-    configure(dirs, keep_files, m_claimed + bytes);
+void Site::claim(std::uint64_t bytes) {
+    configure(m_claimed + bytes);
     m_claimed += bytes;
 }
 
 void Site::ensure_configured() {
-    if (!m_configured) configure({}, false, 0);
+    if (!m_configured) configure(0);
 }
 
 const std::vector<std::string>& Site::dirs() {
@@ -614,17 +611,15 @@ std::vector<std::string> Site::file_dirs() {
     return m_keep ? m_dirs : runs;
 }
 
-void Site::reset() {
-    std::lock_guard<std::mutex> lock(m_mutex);
-    m_files.clear();
-    m_run_guards.clear(); // after the files: each folder is removed once empty
-    m_run_dirs.clear();
-    m_facts.clear();
-    m_dirs.clear();
-    m_cold.reset();
-    m_configured = false;
-    m_claimed = 0;
-    m_dir_guard.remove();
+std::shared_ptr<Site> run_site(Registry& registry, const FamilyOptions& options) {
+    return registry.shared<Site>("storage site",
+                                 [&] { return new Site(options.texts("storage-dir"), options.flag("keep-files")); });
+}
+
+Site& site_of(const std::vector<Config>& configs) {
+    for (const Config& c : configs)
+        if (const auto* s = dynamic_cast<const SiteScenario*>(c.scenario)) return s->site();
+    throw std::logic_error("site_of: no configuration of a scenario on the storage site");
 }
 
 const std::vector<FamilyOption>& site_options() {
@@ -637,10 +632,9 @@ const std::vector<FamilyOption>& site_options() {
     return options;
 }
 
-void claim_site(const FamilyOptions& options, std::uint64_t bytes, const std::set<std::uint64_t>& read_sizes) {
-    const std::vector<std::string> given = options.texts("storage-dir");
+void claim_site(Site& site, std::uint64_t bytes, const std::set<std::uint64_t>& read_sizes) {
     // Pattern files that already exist (kept from an earlier run) need no new space.
-    const std::vector<std::string> dirs = given.empty() ? std::vector<std::string>{default_storage_dir()} : given;
+    const std::vector<std::string> dirs = site.named_dirs();
     for (std::uint64_t s : read_sizes) {
         struct stat st {};
         if (dirs.size() == 1 && ::stat((dirs[0] + "/" + pattern_file_name(s)).c_str(), &st) == 0 &&
@@ -648,7 +642,7 @@ void claim_site(const FamilyOptions& options, std::uint64_t bytes, const std::se
             continue;
         bytes += s;
     }
-    Site::instance().claim(given, options.flag("keep-files"), bytes);
+    site.claim(bytes);
 }
 
 namespace {

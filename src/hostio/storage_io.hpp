@@ -166,25 +166,29 @@ private:
     std::string m_method;
 };
 
-/// The storage site of a run: the directory, its facts, the files shared by configurations
-/// (one pattern file per size), probe results. One per process.
+/// The storage site of a run: the directories, their facts, the files shared by
+/// configurations (one pattern file per size), probe results. Made from the run's options
+/// (run_site) and held by the scenarios that keep files there; nothing is checked or created
+/// before the first use or claim. Its run folders and files not kept are removed when the last
+/// holder lets it go (and on a caught signal).
 class Site {
 public:
-    /// The site of this process; configured by configure() (the run's pre-flight), else lazily
-    /// with the default directory.
-    static Site& instance();
-    /// Validates and adopts `dirs` (none: the default scratch directory, created if missing).
-    /// Throws UsageError (one line, with the fix) for a missing, non-directory, unwritable or
-    /// full directory and for a directory named twice; `bytes_needed` is spread evenly over
-    /// the directories. Removes stale temporaries of dead processes.
-    void configure(const std::vector<std::string>& dirs, bool keep_files, std::uint64_t bytes_needed);
-    /// Adds `bytes` to what the run's families claimed and configures the site for the total.
-    void claim(const std::vector<std::string>& dirs, bool keep_files, std::uint64_t bytes);
-    bool configured() const { return m_configured; }
-    /// The directories, in the order given (the first is dir()).
+    /// A site over `dirs` (none: the default scratch directory under TMPDIR).
+    explicit Site(std::vector<std::string> dirs = {}, bool keep_files = false);
+    Site(const Site&) = delete;
+    Site& operator=(const Site&) = delete;
+    /// Adds `bytes` to what the run's families claimed and validates the directories for the
+    /// total: UsageError (one line, with the fix) for a missing, non-directory, unwritable or
+    /// full directory and for a directory named twice; the bytes are spread evenly over the
+    /// directories. The first validation removes stale temporaries of dead processes.
+    void claim(std::uint64_t bytes);
+    /// The directories as the options name them (the default one where none is named), before
+    /// any check: what a pre-flight looks in for kept files.
+    std::vector<std::string> named_dirs() const;
+    /// The directories, in the order given (the first is dir()), validated.
     const std::vector<std::string>& dirs();
     const std::string& dir();
-    /// The run's own folder in each directory (created on first use, removed at exit).
+    /// The run's own folder in each directory (created on first use, removed with the site).
     const std::vector<std::string>& run_dirs();
     /// Where the run's files go: the directories with --keep-files, else the run's folders.
     std::vector<std::string> file_dirs();
@@ -202,32 +206,50 @@ public:
     std::uint64_t dio_alignment();
     /// The pattern file of `size` bytes, created on first use, shared for the run.
     std::shared_ptr<PatternFile> pattern_file(std::uint64_t size);
-    /// Forgets files and probes (tests); removes files not kept.
-    void reset();
 
 private:
+    void configure(std::uint64_t bytes_needed); ///< validates for `bytes_needed`, adopts the facts
     void ensure_configured();
     std::string run_dir_locked(std::size_t i); ///< with m_mutex held
     std::mutex m_mutex;
     bool m_configured = false, m_keep = false;
     std::uint64_t m_claimed = 0;
+    std::vector<std::string> m_given; ///< as named by the options (empty: the default)
     std::vector<std::string> m_dirs, m_run_dirs;
     std::vector<StorageDirFacts> m_facts;
     std::optional<std::optional<std::string>> m_cold;
     cleanup::Guard m_dir_guard;
     std::vector<cleanup::Guard> m_run_guards; ///< destroyed before m_dir_guard: the folders are inside
-    std::map<std::uint64_t, std::shared_ptr<PatternFile>> m_files;
+    std::map<std::uint64_t, std::shared_ptr<PatternFile>> m_files; ///< destroyed first: inside the folders
 };
+
+/// The run's storage site, one per registry: made from `options` (`--storage-dir`,
+/// `--keep-files`) by the first family that asks, shared with the next (storage, pipeline).
+std::shared_ptr<Site> run_site(Registry& registry, const FamilyOptions& options);
+
+/// A scenario that keeps its files on the run's site; a family's pre-flight reaches the site
+/// through its selected configurations (site_of).
+class SiteScenario : public Scenario {
+public:
+    explicit SiteScenario(std::shared_ptr<Site> site) : m_site(std::move(site)) {}
+    Site& site() const { return *m_site; }
+
+private:
+    std::shared_ptr<Site> m_site;
+};
+
+/// The site of a family's selected configurations: that of the first SiteScenario among them
+/// (a std::logic_error when there is none: a programming error).
+Site& site_of(const std::vector<Config>& configs);
 
 /// The run options of the storage site (`--storage-dir`, `--keep-files`), declared by every
 /// family that keeps files there (family.hpp).
 const std::vector<FamilyOption>& site_options();
 
-/// A family's pre-flight claim on the run's storage site: validates the directory named by
-/// `options` (or the default) and its free space for everything claimed so far plus `bytes`
-/// (UsageError, before measuring). Pattern files of `read_sizes` add their size unless a
-/// kept file of that size is already there.
-void claim_site(const FamilyOptions& options, std::uint64_t bytes, const std::set<std::uint64_t>& read_sizes = {});
+/// A family's pre-flight claim on the run's storage site: validates its directories and their
+/// free space for everything claimed so far plus `bytes` (UsageError, before measuring).
+/// Pattern files of `read_sizes` add their size unless a kept file of that size is already there.
+void claim_site(Site& site, std::uint64_t bytes, const std::set<std::uint64_t>& read_sizes = {});
 
 /// pread loop over [offset, offset + bytes) of `fd`; throws ConfigError (the offset named) on
 /// an error or EOF.

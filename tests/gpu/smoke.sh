@@ -202,7 +202,7 @@ PY
   {"pattern": "storage_read", "axes": {"size": ["4G"], "path": ["io_uring"], "cache": ["cold"], "threads": ["1", "4"], "qd": ["8", "32"]}},
   {"pattern": "storage_read", "axes": {"size": ["4G"], "path": ["buffered"], "cache": ["cold"], "threads": ["1", "4", "16"]}},
   {"pattern": "storage_to_gpu", "axes": {"size": ["4G"], "path": ["pipelined"], "cache": ["warm"], "threads": ["1", "2", "4", "8", "16"], "device": ["0"]}},
-  {"pattern": "storage_to_gpu", "axes": {"size": ["4G"], "path": ["pageable", "pinned", "mmap"], "cache": ["warm"], "device": ["0"]}},
+  {"pattern": "storage_to_gpu", "axes": {"size": ["4G"], "path": ["pageable", "pinned", "mmap", "mmap_registered", "mmap_resident"], "cache": ["warm"], "device": ["0"]}},
   {"pattern": "storage_to_gpu", "axes": {"size": ["4G"], "path": ["odirect_pipelined", "io_uring_pipelined"], "cache": ["cold"], "threads": ["1", "4", "16"], "device": ["0"]}},
   {"pattern": "storage_to_gpu", "axes": {"size": ["4G"], "path": ["pipelined", "cufile"], "cache": ["cold"], "device": ["0"]}},
   {"pattern": "gpu_to_storage", "axes": {"size": ["1G"], "path": ["pinned", "pipelined"], "threads": ["1", "4", "8"], "device": ["0"]}},
@@ -211,6 +211,40 @@ PY
 JSON
   run storage-figures 420 "$ib" run --profile "$out/storage-profile.json" --storage-dir "$sd" --keep-files --out "$R/storage.json"
   run storage-figures-md 10 "$ib" show --format markdown "$R/storage.json"
+  # Side by side: the tool's best warm and cold GPU paths against pinned H2D and fio.
+  python3 - "$R" <<'PY' | tee -a "$out/summary.txt"
+import glob, json, os, sys
+R = sys.argv[1]
+def med(r, m="bandwidth"):
+    for x in r.get("metrics", []):
+        if x.get("name") == m and r.get("status") == "ok":
+            return x["stats"]["median"]
+    return 0.0
+rep = json.load(open(os.path.join(R, "storage.json")))["results"]
+def best(pred):
+    got = [(med(r), r["key"]) for r in rep if pred(r)]
+    return max(got) if got else (0.0, "none")
+p = lambda r, k: r.get("params", {}).get(k)
+h2d = best(lambda r: r["scenario"] == "h2d_copy")
+rows = [("pinned h2d_copy 256MiB", h2d),
+        ("storage_to_gpu warm, best path", best(lambda r: r["scenario"] == "storage_to_gpu" and p(r, "cache") == "warm")),
+        ("storage_to_gpu warm mmap_resident", best(lambda r: r["scenario"] == "storage_to_gpu" and p(r, "path") == "mmap_resident")),
+        ("storage_to_gpu warm mmap_registered (one-shot)", best(lambda r: r["scenario"] == "storage_to_gpu" and p(r, "path") == "mmap_registered")),
+        ("storage_to_gpu warm pipelined, best threads", best(lambda r: r["scenario"] == "storage_to_gpu" and p(r, "path") == "pipelined" and p(r, "cache") == "warm")),
+        ("storage_to_gpu cold, best path", best(lambda r: r["scenario"] == "storage_to_gpu" and p(r, "cache") == "cold")),
+        ("storage_read cold, best method", best(lambda r: r["scenario"] == "storage_read" and p(r, "cache") == "cold")),
+        ("storage_read warm, best threads", best(lambda r: r["scenario"] == "storage_read" and p(r, "cache") == "warm"))]
+for f in sorted(glob.glob(os.path.join(R, "fio-*.json"))):
+    try:
+        job = json.load(open(f))["jobs"][0]
+        rows.append(("fio " + os.path.basename(f)[4:-5], (job["read"]["bw_bytes"] or job["write"]["bw_bytes"], "")))
+    except (OSError, ValueError, KeyError, IndexError):
+        pass
+print("  side by side (GB = 1e9 B/s; share of pinned H2D)")
+for name, (bw, key) in rows:
+    share = f"{bw / h2d[0]:5.2f}" if h2d[0] else "  -  "
+    print(f"  {name:<48} {bw / 1e9:7.2f} GB/s  {share}  {key[:70]}")
+PY
   run storage-left 10 ls -la "$sd"
   # Several --storage-dir entries (here two folders on the same drive, so the path is real,
   # not faster): the files striped over both, readers spread, the ceiling measured alike.
@@ -233,12 +267,56 @@ if has pipeline; then
   {"pattern": "pipeline_read", "axes": {"cache": ["warm"], "dataset": ["256M"], "batch": ["64K", "1M"], "host_mem": ["pageable", "pinned"], "threads": ["1", "0"]}},
   {"pattern": "h2d_copy", "axes": {"size": ["1M", "64M"], "host_mem": ["pinned"], "engine": ["ce"], "device": ["0"]}},
   {"pattern": "pipeline_convert", "axes": {"batch": ["64K", "1M", "64M"], "device": ["0"]}},
-  {"pattern": "pipeline", "axes": {"variant": ["naive", "+pinned", "+pool", "+gpu_convert", "+zero_copy", "+overlap", "+parallel_read", "tuned"], "cache": ["cold", "warm"], "dataset": ["1G"], "batch": ["64M"], "device": ["0"]}},
+  {"pattern": "pipeline", "axes": {"variant": ["naive", "+pinned", "+pool", "+gpu_convert", "+zero_copy", "+overlap", "+parallel_read", "+registered_cache", "tuned"], "cache": ["cold", "warm"], "dataset": ["1G"], "batch": ["64M"], "device": ["0"]}},
   {"pattern": "pipeline", "axes": {"variant": ["naive", "+pool", "tuned"], "cache": ["warm"], "dataset": ["256M"], "batch": ["64K", "1M"], "device": ["0"]}}
  ]}
 JSON
   run pipeline-figures 360 "$ib" run --profile "$out/pipeline-profile.json" --storage-dir "$pd" --keep-files --progress --out "$R/pipeline.json"
   run pipeline-figures-md 10 "$ib" show --format markdown "$R/pipeline.json"
+  # The PyTorch loader on the same kept files (1 GiB dataset: 35791394 rows of 30 bytes), then
+  # one table: the tool's tuned pipeline against it, pinned H2D and the best cold read.
+  if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+    run pipeline-torch 300 bash -c "python3 '$(dirname "$0")/torch_loader.py' '$pd' 35791394 67108864 1 8 16 > '$R/torch-loader.jsonl'"
+  else
+    echo "  PyTorch loader: not run (no torch with CUDA here)" | tee -a "$out/summary.txt"
+  fi
+  python3 - "$R" <<'PY' | tee -a "$out/summary.txt"
+import json, os, sys
+R = sys.argv[1]
+rep = json.load(open(os.path.join(R, "pipeline.json")))["results"]
+def med(r, m):
+    for x in r.get("metrics", []):
+        if x.get("name") == m and r.get("status") == "ok":
+            return x["stats"]["median"]
+    return 0.0
+def pick(scenario, metric, **params):
+    got = [med(r, metric) for r in rep if r["scenario"] == scenario and all(r.get("params", {}).get(k) == v for k, v in params.items())]
+    return max(got) if got else 0.0
+h2d = pick("h2d_copy", "bandwidth", size="67108864")
+cold_read = max([med(r, "bandwidth") for r in rep if r["scenario"] in ("pipeline_read", "storage_read") and r.get("params", {}).get("cache") == "cold"] or [0])
+rows = [("pinned h2d_copy 64MiB", h2d)]
+for cache in ("warm", "cold"):
+    for v in ("naive", "+parallel_read", "+registered_cache", "tuned"):
+        rows.append((f"pipeline {v} {cache}", pick("pipeline", "throughput", variant=v, cache=cache, dataset="1073741824", batch="67108864")))
+rows.append(("best cold read (pipeline_read/storage_read)", cold_read))
+torch_best = 0.0
+try:
+    for line in open(os.path.join(R, "torch-loader.jsonl")):
+        j = json.loads(line)
+        rows.append((j["loader"], j["throughput_GBps"] * 1e9))
+        if j["threads"] == 8:
+            torch_best = j["throughput_GBps"] * 1e9
+except OSError:
+    pass
+print("  side by side (1 GiB dataset, 64 MiB batches; GB = 1e9 B/s; share of pinned H2D; x the PyTorch 8-thread loader)")
+for name, bw in rows:
+    share = f"{bw / h2d:5.2f}" if h2d else "  -  "
+    times = f"{bw / torch_best:5.2f}x" if torch_best else "  -  "
+    print(f"  {name:<52} {bw / 1e9:7.2f} GB/s  {share}  {times}")
+tuned_cold = pick("pipeline", "throughput", variant="tuned", cache="cold", dataset="1073741824", batch="67108864")
+if cold_read:
+    print(f"  tuned cold / best cold read: {tuned_cold / cold_read:.2f}")
+PY
   # The quick profile's pipeline pair alone (the whole quick profile runs in the profiles section).
   run pipeline-quick-pair 60 "$ib" run --profile quick -s pipeline -a variant=naive,tuned -a cache=warm -a dataset=128M -a batch=8M -d 0 --storage-dir "$pd" --out "$R/pipeline-quick.json"
   run pipeline-left 10 ls -la "$pd"

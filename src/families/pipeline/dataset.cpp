@@ -274,26 +274,12 @@ Dataset::Dataset(const std::vector<std::string>& dirs, const std::vector<std::st
     }
 }
 
-namespace {
-std::mutex g_mutex;
-std::map<std::uint64_t, std::shared_ptr<Dataset>>& datasets() {
-    static std::map<std::uint64_t, std::shared_ptr<Dataset>> m;
-    return m;
-}
-} // namespace
-
-std::shared_ptr<Dataset> dataset_for(std::uint64_t rows) {
-    storage::Site& site = storage::Site::instance();
-    const std::vector<std::string> dirs = site.file_dirs(), temps = site.run_dirs();
-    std::lock_guard<std::mutex> lock(g_mutex);
-    auto& slot = datasets()[rows];
-    if (!slot) slot = std::make_shared<Dataset>(dirs, temps, rows, site.keep_files());
+std::shared_ptr<Dataset> Datasets::get(std::uint64_t rows) {
+    const std::vector<std::string> dirs = m_site->file_dirs(), temps = m_site->run_dirs();
+    std::lock_guard<std::mutex> lock(m_mutex);
+    auto& slot = m_sets[rows];
+    if (!slot) slot = std::make_shared<Dataset>(dirs, temps, rows, m_site->keep_files());
     return slot;
-}
-
-void reset_datasets() {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    datasets().clear();
 }
 
 } // namespace interopbench::pipeline

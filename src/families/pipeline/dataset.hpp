@@ -4,11 +4,14 @@
 /// the host conversion (struct of arrays -> row-major float32 matrix, with casts) and the
 /// consumer's host reference (per-row normalisation and a sum). No CUDA here.
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "families/pipeline/npy.hpp"
+#include "hostio/storage_io.hpp"
 #include "interopbench/cleanup.hpp"
 
 namespace interopbench::pipeline {
@@ -71,9 +74,19 @@ private:
     bool m_reused = true;
 };
 
-/// The dataset of `rows` rows in the storage site's directory, created once per process.
-std::shared_ptr<Dataset> dataset_for(std::uint64_t rows);
-/// Forgets the datasets (tests); removes files not kept.
-void reset_datasets();
+/// The run's datasets on its storage site, one per row count, made on first use and shared by
+/// the pipeline's scenarios; their files not kept are removed with the last holder.
+class Datasets {
+public:
+    explicit Datasets(std::shared_ptr<storage::Site> site) : m_site(std::move(site)) {}
+    /// The dataset of `rows` rows in the site's directories.
+    std::shared_ptr<Dataset> get(std::uint64_t rows);
+    const std::shared_ptr<storage::Site>& site_ptr() const { return m_site; }
+
+private:
+    std::shared_ptr<storage::Site> m_site; ///< outlives the datasets: their files are in its folders
+    std::mutex m_mutex;
+    std::map<std::uint64_t, std::shared_ptr<Dataset>> m_sets;
+};
 
 } // namespace interopbench::pipeline

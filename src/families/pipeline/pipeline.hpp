@@ -15,8 +15,13 @@ namespace interopbench::pipeline {
 /// Which fixes a variant applies.
 struct Variant {
     bool pinned = false, pool = false, gpu_convert = false, zero_copy = false, overlap = false, parallel_read = false;
+    /// The column files mapped and registered with CUDA once per configuration: each batch's
+    /// column slices copied by the copy engine straight from the page cache (no read, no host
+    /// copy; the conversion on the GPU). Warm only; tuned uses it where the GPU allows.
+    bool registered_cache = false;
 };
-/// "naive", "+pinned", "+pool", "+gpu_convert", "+zero_copy", "+overlap", "+parallel_read", "tuned".
+/// "naive", "+pinned", "+pool", "+gpu_convert", "+zero_copy", "+overlap", "+parallel_read",
+/// "+registered_cache", "tuned".
 Variant parse_variant(const std::string& name);
 const std::vector<std::string>& variant_names();
 

@@ -9,15 +9,15 @@
 
 namespace interopbench {
 
-void register_storage_read(Registry& r);                   // storage_read.cpp
-void register_storage_gpu(Registry& r);                    // storage_gpu.cpp
+void register_storage_read(Registry& r, std::shared_ptr<storage::Site> site);              // storage_read.cpp
+void register_storage_gpu(Registry& r, const std::shared_ptr<storage::Site>& site);       // storage_gpu.cpp
 void annotate_storage_results(std::vector<Result>& results); // storage_roofline.cpp
 
 namespace {
 
 /// The directory and its free space for the selected sizes: one pattern file per read size
 /// (none for a kept file of that size), the largest write.
-void preflight(const RunSettings& settings, const std::vector<Config>& configs) {
+void preflight(const RunSettings&, const std::vector<Config>& configs) {
     std::set<std::uint64_t> read_sizes;
     std::uint64_t write_bytes = 0;
     for (const Config& c : configs) {
@@ -25,7 +25,7 @@ void preflight(const RunSettings& settings, const std::vector<Config>& configs) 
         if (c.scenario->info().id == "gpu_to_storage") write_bytes = std::max(write_bytes, size);
         else read_sizes.insert(size);
     }
-    storage::claim_site(settings.options, write_bytes, read_sizes);
+    storage::claim_site(storage::site_of(configs), write_bytes, read_sizes);
 }
 
 } // namespace
@@ -35,9 +35,10 @@ Family storage_family() {
         .name = "storage",
         .summary = "Storage to host and GPU: buffered, O_DIRECT, io_uring and mmap reads, pipelined and cuFile paths, writes",
         .add_scenarios =
-            [](Registry& r, const FamilyOptions&, std::vector<std::string>&) {
-                register_storage_read(r);
-                register_storage_gpu(r);
+            [](Registry& r, const FamilyOptions& options, std::vector<std::string>&) {
+                const auto site = storage::run_site(r, options);
+                register_storage_read(r, site);
+                register_storage_gpu(r, site);
             },
         .options = storage::site_options(),
         .preflight = preflight,

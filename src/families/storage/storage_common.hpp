@@ -73,8 +73,7 @@ inline void push_accounting(Sample& s, const Accounting& a, std::uint64_t file_b
 
 /// Support checks shared by every storage scenario, from the site's probes.
 /// `direct`: the path reads with O_DIRECT; `uses_cache_axis`: the scenario has a cache axis.
-inline std::optional<std::string> storage_unsupported(const Params& p, bool direct, bool uses_cache_axis) {
-    Site& site = Site::instance();
+inline std::optional<std::string> storage_unsupported(Site& site, const Params& p, bool direct, bool uses_cache_axis) {
     const std::uint64_t size = p.get_uint("size");
     if (size < 8) return std::string("size must be at least 8 bytes");
     if (direct) {

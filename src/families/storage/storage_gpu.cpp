@@ -32,7 +32,6 @@
 // back to unregistered reads where registration is refused (details "registered_buffers").
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -51,6 +50,7 @@
 #include "families/storage/storage_common.hpp"
 #include "gpu/cuda_util.hpp"
 #include "gpu/cufile_loader.hpp"
+#include "gpu/registered_mapping.hpp"
 #include "topology/topology.hpp"
 
 namespace interopbench {
@@ -99,83 +99,6 @@ bool is_pipelined(GpuPath p) {
 bool is_direct(GpuPath p) { return p == GpuPath::odirect_pipelined || p == GpuPath::io_uring_pipelined; }
 bool is_registered_mapping(GpuPath p) { return p == GpuPath::mmap_registered || p == GpuPath::mmap_resident; }
 
-/// The file's segments mapped and registered with CUDA read-only (cudaHostRegisterReadOnly):
-/// the copy engine then reads the page cache itself, with no host copy. Registration pins the
-/// pages (it faults in whatever is not cached); the destructor unregisters and unmaps, also
-/// when a sample or the run is stopped. Throws Unsupported where the GPU, the driver or the
-/// memory lock limit refuse, naming which.
-class RegisteredMapping {
-public:
-    RegisteredMapping(const std::vector<Segment>& segments, const std::vector<Fd>& fds) {
-        for (std::size_t i = 0; i < segments.size(); ++i) {
-            const std::uint64_t bytes = segments[i].bytes;
-            if (bytes == 0) continue;
-            // The size as the file has it now: a file shorter than the mapping would raise SIGBUS.
-            struct stat st {};
-            if (::fstat(fds[i].get(), &st) != 0 || static_cast<std::uint64_t>(st.st_size) < bytes)
-                throw ConfigError(fmt::format("{} is shorter than the {} bytes to map: it changed during the run",
-                                              segments[i].path, bytes));
-            void* map = ::mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fds[i].get(), 0);
-            if (map == MAP_FAILED)
-                throw ConfigError(fmt::format("mmap of {} failed: {}", segments[i].path, std::strerror(errno)));
-            m_maps.push_back({map, bytes, false});
-            const cudaError_t err = cudaHostRegister(map, bytes, cudaHostRegisterReadOnly);
-            if (err != cudaSuccess) {
-                (void)cudaGetLastError();
-                throw Unsupported(fmt::format("cudaHostRegister(cudaHostRegisterReadOnly) of the mapped {} failed: {}",
-                                              segments[i].path, cudaGetErrorString(err)));
-            }
-            m_maps.back().registered = true;
-        }
-    }
-    RegisteredMapping(const RegisteredMapping&) = delete;
-    RegisteredMapping& operator=(const RegisteredMapping&) = delete;
-    ~RegisteredMapping() {
-        for (auto& m : m_maps) {
-            if (m.registered) (void)cudaHostUnregister(m.addr);
-            ::munmap(m.addr, m.bytes);
-        }
-    }
-    /// Unregisters every mapping (timed by the caller); the destructor then only unmaps.
-    void unregister() {
-        for (auto& m : m_maps)
-            if (m.registered) {
-                IB_CUDA_CHECK(cudaHostUnregister(m.addr));
-                m.registered = false;
-            }
-    }
-    /// The mapped bytes of segment `i` (nullptr for an empty one).
-    const void* data(std::size_t i) const { return i < m_maps.size() ? m_maps[i].addr : nullptr; }
-
-private:
-    struct Map {
-        void* addr;
-        std::uint64_t bytes;
-        bool registered;
-    };
-    std::vector<Map> m_maps;
-};
-
-/// Why a registered mapping cannot be used for `bytes` of file on `device`, or nothing: the
-/// device attribute (cudaDevAttrHostRegisterReadOnlySupported), the memory lock limit of a
-/// process that is not root, and half of the host memory available (the pages are pinned).
-std::optional<std::string> registered_mapping_unsupported(int device, std::uint64_t bytes) {
-    int ok = 0;
-    if (cudaDeviceGetAttribute(&ok, cudaDevAttrHostRegisterReadOnlySupported, device) != cudaSuccess || ok == 0) {
-        (void)cudaGetLastError();
-        return fmt::format("GPU {} or its driver cannot register read-only host memory "
-                           "(cudaDevAttrHostRegisterReadOnlySupported is 0): the copy engine cannot read a file mapping",
-                           device);
-    }
-    rlimit lim{};
-    if (::geteuid() != 0 && ::getrlimit(RLIMIT_MEMLOCK, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < bytes)
-        return fmt::format("registering {} pins it, above this process's memory lock limit ({}): raise ulimit -l",
-                           format_size(bytes), format_size(lim.rlim_cur));
-    if (const std::uint64_t avail = available_host_memory(); avail > 0 && bytes > avail / 2)
-        return fmt::format("registering {} pins it, more than half of the host memory available ({})", format_size(bytes),
-                           format_size(avail));
-    return std::nullopt;
-}
 /// io_uring_pipelined's reads in flight per thread when qd is 0.
 constexpr unsigned k_default_qd = 4;
 
@@ -369,6 +292,7 @@ struct PathSpec {
     GpuPath path;
     std::uint64_t chunk;
     unsigned ring, threads, qd;
+    bool pin = true; ///< reader threads on fixed CPUs (ThreadPool)
 };
 
 /// Threads that get a share: no more than the chunks of the file.
@@ -381,34 +305,47 @@ unsigned useful_threads(const PathSpec& s, std::uint64_t size) {
 
 class ToGpuCase final : public Case {
 public:
-    ToGpuCase(std::shared_ptr<PatternFile> file, PathSpec spec, int device, bool cold)
-        : m_file(std::move(file)), m_spec(spec), m_size(m_file->size()), m_chunk(std::min(spec.chunk, m_size)),
-          m_cache(m_file->segments(), cold), m_gpu(device, m_size), m_acct(Site::instance().disks()), m_pool(useful_threads(spec, m_size)),
+    ToGpuCase(Site& site, std::uint64_t size, PathSpec spec, int device, bool cold)
+        : m_site(site), m_file(site.pattern_file(size)), m_spec(spec), m_size(m_file->size()), m_chunk(std::min(spec.chunk, m_size)),
+          m_cache(m_file->segments(), cold), m_gpu(device, m_size), m_acct(site.disks()), m_pool(useful_threads(spec, m_size), spec.pin),
           m_start(gpu::EventUse::timing), m_first(gpu::EventUse::timing) {
         IB_CUDA_CHECK(cudaMemsetAsync(m_gpu.dev.get(), 0, m_size, m_gpu.stream.get())); // poison the destination
         IB_CUDA_CHECK(cudaStreamSynchronize(m_gpu.stream.get()));
         m_host = host_buffer_for(spec.path, m_size);
-        const bool direct = is_direct(spec.path) || (is_cufile(spec.path) && !Site::instance().odirect_unsupported());
+        const bool direct = is_direct(spec.path) || (is_cufile(spec.path) && !site.odirect_unsupported());
         m_fds = open_all(m_file->segments(), O_RDONLY | (direct ? O_DIRECT : 0));
         m_shares = share_slices(slices_of(m_file->segments(), m_fds, dest()), spec.threads, m_chunk);
         // One ring per share: a small file has fewer shares than threads.
-        if (is_pipelined(spec.path))
-            for (std::size_t t = 0; t < m_shares.size(); ++t) m_rings.push_back(std::make_unique<Ring>(device, spec.ring, m_chunk));
+        // One ring per share: a small file has fewer shares than threads. Each slice's reader is
+        // made here, outside the timed samples: io_uring's set-up and the registration of the
+        // ring's buffers (which pins them) are paid once, not in every sample.
+        if (is_pipelined(spec.path)) {
+            const ReadMethod& method = read_method(path_info(spec.path).method);
+            m_readers.resize(m_shares.size());
+            for (std::size_t t = 0; t < m_shares.size(); ++t) {
+                m_rings.push_back(std::make_unique<Ring>(device, spec.ring, m_chunk));
+                for (const FileSlice& sl : m_shares[t]) {
+                    m_readers[t].push_back(std::make_unique<ChunkReader>(method, sl.fd, *sl.path, std::min(spec.qd, spec.ring),
+                                                                         sl.file_size, m_rings[t]->regions()));
+                    if (method.uring) m_fixed = m_readers[t].back()->fixed_buffers();
+                }
+            }
+        }
         if (is_cufile(spec.path))
             m_cufile = std::make_unique<CufileSide>(true, spec.path == GpuPath::cufile_registered, m_fds, m_file->segments(),
                                                     m_gpu.dev.get(), m_size);
         if (is_registered_mapping(spec.path)) {
-            if (auto why = registered_mapping_unsupported(device, m_size)) throw Unsupported(*why);
+            if (auto why = gpu::registered_mapping_unsupported(device, m_size)) throw Unsupported(*why);
             if (spec.path == GpuPath::mmap_resident) {
                 // Registered once, as a loader keeps a cached dataset registered across epochs:
                 // the costs of registering and unregistering are measured here, once each.
                 auto t0 = clock_type::now();
-                m_resident = std::make_unique<RegisteredMapping>(m_file->segments(), m_fds);
+                m_resident = std::make_unique<gpu::RegisteredMapping>(mapped_files());
                 m_register_s = since(t0);
                 t0 = clock_type::now();
                 m_resident->unregister();
                 m_unregister_s = since(t0);
-                m_resident = std::make_unique<RegisteredMapping>(m_file->segments(), m_fds);
+                m_resident = std::make_unique<gpu::RegisteredMapping>(mapped_files());
             }
         }
     }
@@ -465,7 +402,7 @@ public:
         case GpuPath::mmap_registered: {
             // One pass of a loader that registers the cached file for this pass only.
             auto t1 = clock_type::now();
-            RegisteredMapping mapping(m_file->segments(), m_fds);
+            gpu::RegisteredMapping mapping(mapped_files());
             register_s = since(t1);
             copy_mapping(mapping, dev, s);
             t1 = clock_type::now();
@@ -492,7 +429,7 @@ public:
     }
 
     nlohmann::json details() const override {
-        nlohmann::json j = path_details(Site::instance().facts_all());
+        nlohmann::json j = path_details(m_site.facts_all());
         j["path"] = fmt::format("file ({}) -> {} -> GPU{}", j["file_system"].get<std::string>(), path_info(m_spec.path).via,
                                 m_gpu.device);
         j["file"] = m_file->describe();
@@ -502,6 +439,7 @@ public:
         j["ops_per_sample"] = 1;
         j["chunk"] = m_chunk;
         j["threads_used"] = m_shares.size();
+        if (!m_pool.cpus().empty()) j["reader_cpus"] = m_pool.cpus();
         if (!m_rings.empty()) j["ring"] = m_spec.ring;
         if (m_spec.path == GpuPath::io_uring_pipelined) {
             j["queue_depth"] = std::min(m_spec.qd, m_spec.ring);
@@ -531,8 +469,16 @@ private:
                    : m_host.get();
     }
 
+    /// The file's stripes as the registered mapping takes them.
+    std::vector<gpu::MappedFile> mapped_files() const {
+        std::vector<gpu::MappedFile> out;
+        for (std::size_t i = 0; i < m_file->segments().size(); ++i)
+            out.push_back({m_file->segments()[i].path, m_fds[i].get(), m_file->segments()[i].bytes});
+        return out;
+    }
+
     /// Each stripe copied by the copy engine from its registered mapping to its place on the GPU.
-    void copy_mapping(const RegisteredMapping& mapping, char* dev, cudaStream_t s) {
+    void copy_mapping(const gpu::RegisteredMapping& mapping, char* dev, cudaStream_t s) {
         const auto& segments = m_file->segments();
         for (std::size_t i = 0; i < segments.size(); ++i)
             if (segments[i].bytes > 0)
@@ -548,14 +494,13 @@ private:
         gpu::set_device(m_gpu.device);
         Ring& r = *m_rings[t];
         const std::size_t k = r.buffers.size();
-        const ReadMethod& method = read_method(path_info(m_spec.path).method);
         std::deque<std::size_t> free;
         std::vector<char> used(k, 0);
         for (std::size_t i = 0; i < k; ++i) free.push_back(i);
         bool first = t == 0;
-        for (const FileSlice& sl : m_shares[t]) {
-            ChunkReader reader(method, sl.fd, *sl.path, std::min(m_spec.qd, m_spec.ring), sl.file_size, r.regions());
-            if (method.uring) m_fixed = reader.fixed_buffers();
+        for (std::size_t i = 0; i < m_shares[t].size(); ++i) {
+            const FileSlice& sl = m_shares[t][i];
+            ChunkReader& reader = *m_readers[t][i];
             std::uint64_t next = 0, done = 0;
             while (done < sl.bytes) {
                 while (reader.can_submit() && next < sl.bytes && !free.empty()) {
@@ -583,6 +528,7 @@ private:
         r.synchronize();
     }
 
+    Site& m_site;
     std::shared_ptr<PatternFile> m_file;
     PathSpec m_spec;
     std::uint64_t m_size, m_chunk;
@@ -595,8 +541,9 @@ private:
     std::vector<std::unique_ptr<Ring>> m_rings;
     std::vector<Fd> m_fds;
     std::vector<std::vector<FileSlice>> m_shares;
+    std::vector<std::vector<std::unique_ptr<ChunkReader>>> m_readers; ///< per thread, per slice: before the rings and fds go
     std::unique_ptr<CufileSide> m_cufile; // before m_fds go
-    std::unique_ptr<RegisteredMapping> m_resident; // mmap_resident: unregistered before m_fds go
+    std::unique_ptr<gpu::RegisteredMapping> m_resident; // mmap_resident: unregistered before m_fds go
     double m_register_s = 0, m_unregister_s = 0;
     std::atomic<bool> m_fixed{false};
 };
@@ -605,18 +552,18 @@ private:
 
 class FromGpuCase final : public Case {
 public:
-    FromGpuCase(PathSpec spec, std::uint64_t size, int device)
-        : m_spec(spec), m_size(size), m_chunk(std::min(spec.chunk, size)), m_gpu(device, size),
-          m_acct(Site::instance().disks()), m_pool(useful_threads(spec, size)) {
+    FromGpuCase(Site& site, PathSpec spec, std::uint64_t size, int device)
+        : m_site(site), m_spec(spec), m_size(size), m_chunk(std::min(spec.chunk, size)), m_gpu(device, size),
+          m_acct(site.disks()), m_pool(useful_threads(spec, size), spec.pin) {
         // One target per directory (stripes of the device buffer, as the pattern files are).
-        const auto& dirs = Site::instance().run_dirs();
+        const auto& dirs = site.run_dirs();
         const auto parts = stripe(size, dirs.size(), PatternFile::k_stripe_align);
         for (std::size_t i = 0; i < parts.size(); ++i) {
             m_targets.push_back({dirs[i] + "/" + temp_file_name(::getpid(), fmt::format("write-{}-{}", size, i)), parts[i].first,
                                  parts[i].second});
             m_guards.emplace_back(m_targets.back().path);
         }
-        const bool direct = is_cufile(spec.path) && !Site::instance().odirect_unsupported();
+        const bool direct = is_cufile(spec.path) && !site.odirect_unsupported();
         m_fds = open_all_create(direct);
         gpu::fill_pattern_device(m_gpu.dev.get(), size, PatternFile::k_seed, m_gpu.stream.get());
         m_host = host_buffer_for(spec.path, size);
@@ -679,7 +626,7 @@ public:
     }
 
     nlohmann::json details() const override {
-        nlohmann::json j = path_details(Site::instance().facts_all());
+        nlohmann::json j = path_details(m_site.facts_all());
         j["path"] = fmt::format("GPU{} -> {} -> file ({})", m_gpu.device, path_info(m_spec.path).via,
                                 j["file_system"].get<std::string>());
         std::string files;
@@ -689,6 +636,7 @@ public:
         j["ops_per_sample"] = 1;
         j["chunk"] = m_chunk;
         j["threads_used"] = m_shares.size();
+        if (!m_pool.cpus().empty()) j["reader_cpus"] = m_pool.cpus();
         j["durability"] = "fdatasync before the sample ends";
         if (!m_rings.empty()) j["ring"] = m_spec.ring;
         if (is_cufile(m_spec.path)) m_cufile->describe(j);
@@ -738,6 +686,7 @@ private:
         }
     }
 
+    Site& m_site;
     PathSpec m_spec;
     std::uint64_t m_size, m_chunk;
     GpuSide m_gpu;
@@ -791,14 +740,14 @@ Axis ring_axis() {
 
 /// storage_to_gpu and gpu_to_storage: a file and one GPU, moved by a `path`, with the pipeline
 /// ring and the cuFile threads; `reads` says which way.
-class GpuPathScenario : public Scenario {
+class GpuPathScenario : public SiteScenario {
 public:
     const ScenarioInfo& info() const override { return m_info; }
     std::optional<std::string> unsupported(const Machine& m, const Params& p) const override {
         const GpuPath path = parse_gpu_path(p.get("path"));
         if (auto why = gpu_side_unsupported(m, p, 1)) return why;
         if (auto why = path_axes_unsupported(m, path, p)) return why;
-        return storage_unsupported(p, m_reads && is_direct(path), m_reads);
+        return storage_unsupported(site(), p, m_reads && is_direct(path), m_reads);
     }
     std::vector<PathUse> paths(const Params& p) const override {
         const int dev = static_cast<int>(p.get_uint("device"));
@@ -814,8 +763,9 @@ public:
 protected:
     /// Axes size, `path_axis`, cache (reads only), chunk, ring, threads (`threads_help`), qd
     /// (reads only), device; `metrics`, then the accounting metrics.
-    GpuPathScenario(bool reads, Axis path_axis, const char* threads_help, std::vector<MetricInfo> metrics)
-        : m_reads(reads) {
+    GpuPathScenario(std::shared_ptr<Site> site, bool reads, Axis path_axis, const char* threads_help,
+                    std::vector<MetricInfo> metrics)
+        : SiteScenario(std::move(site)), m_reads(reads) {
         m_info.family = "storage";
         m_info.axes = {size_axis(), std::move(path_axis)};
         if (reads) m_info.axes.push_back(cache_axis());
@@ -833,7 +783,7 @@ protected:
         gpu::set_device(dev);
         place_host_side(ctx, dev);
         PathSpec s{parse_gpu_path(p.get("path")), p.get_uint("chunk"), static_cast<unsigned>(p.get_uint("ring")),
-                   static_cast<unsigned>(p.get_uint("threads")), 0};
+                   static_cast<unsigned>(p.get_uint("threads")), 0, ctx.bind_numa};
         const auto qd = p.find("qd");
         s.qd = qd && std::stoull(*qd) ? static_cast<unsigned>(std::stoull(*qd)) : k_default_qd;
         if (s.ring == 0) s.ring = s.path == GpuPath::io_uring_pipelined ? s.qd + 2 : 4;
@@ -850,8 +800,8 @@ private:
 
 class StorageToGpu final : public GpuPathScenario {
 public:
-    StorageToGpu()
-        : GpuPathScenario(true,
+    explicit StorageToGpu(std::shared_ptr<Site> site)
+        : GpuPathScenario(std::move(site), true,
                           choice_axis("path",
                                       "pageable: pread into malloc'd memory + cudaMemcpy; pinned: pread into pinned "
                                       "memory + copy; pipelined: each reader a ring of pinned chunks, read i+1 while "
@@ -878,16 +828,15 @@ public:
     }
     std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& p) const override {
         const PathSpec spec = prepare_gpu_side(ctx, p);
-        auto file = Site::instance().pattern_file(p.get_uint("size"));
-        return std::make_unique<ToGpuCase>(std::move(file), spec, static_cast<int>(p.get_uint("device")),
+        return std::make_unique<ToGpuCase>(site(), p.get_uint("size"), spec, static_cast<int>(p.get_uint("device")),
                                            p.get("cache") == "cold");
     }
 };
 
 class GpuToStorage final : public GpuPathScenario {
 public:
-    GpuToStorage()
-        : GpuPathScenario(false,
+    explicit GpuToStorage(std::shared_ptr<Site> site)
+        : GpuPathScenario(std::move(site), false,
                           choice_axis("path",
                                       "pageable: cudaMemcpy to malloc'd memory + pwrite; pinned: the same through pinned "
                                       "memory; pipelined: a ring of pinned chunks, copy i+1 while writing i; cufile / "
@@ -903,15 +852,15 @@ public:
     }
     std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& p) const override {
         const PathSpec spec = prepare_gpu_side(ctx, p);
-        return std::make_unique<FromGpuCase>(spec, p.get_uint("size"), static_cast<int>(p.get_uint("device")));
+        return std::make_unique<FromGpuCase>(site(), spec, p.get_uint("size"), static_cast<int>(p.get_uint("device")));
     }
 };
 
 } // namespace
 
-void register_storage_gpu(Registry& r) {
-    r.add(std::make_unique<StorageToGpu>());
-    r.add(std::make_unique<GpuToStorage>());
+void register_storage_gpu(Registry& r, const std::shared_ptr<Site>& site) {
+    r.add(std::make_unique<StorageToGpu>(site));
+    r.add(std::make_unique<GpuToStorage>(site));
 }
 
 } // namespace interopbench

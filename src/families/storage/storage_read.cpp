@@ -37,13 +37,14 @@ struct ReadSpec {
     const ReadMethod* method;
     std::uint64_t size, chunk;
     unsigned threads, qd;
+    bool pin = true; ///< reader threads on fixed CPUs (ThreadPool)
 };
 
 class StorageReadCase final : public Case {
 public:
-    StorageReadCase(std::shared_ptr<PatternFile> file, ReadSpec spec, bool cold)
-        : m_file(std::move(file)), m_spec(spec), m_cache(m_file->segments(), cold), m_pool(spec.threads),
-          m_dst(spec.size + 8, Site::instance().dio_alignment()), m_acct(Site::instance().disks()) {
+    StorageReadCase(Site& site, ReadSpec spec, bool cold)
+        : m_site(site), m_file(site.pattern_file(spec.size)), m_spec(spec), m_cache(m_file->segments(), cold),
+          m_pool(spec.threads, spec.pin), m_dst(spec.size + 8, site.dio_alignment()), m_acct(site.disks()) {
         for (const Segment& seg : m_file->segments()) m_fds.push_back(open_file(seg.path, read_open_flags(*spec.method)));
     }
 
@@ -72,7 +73,7 @@ public:
     }
 
     nlohmann::json details() const override {
-        nlohmann::json j = path_details(Site::instance().facts_all());
+        nlohmann::json j = path_details(m_site.facts_all());
         j["path"] = fmt::format("file ({}) -> host memory by {}", j["file_system"].get<std::string>(), m_spec.method->name);
         j["file"] = m_file->describe();
         j["file_reused"] = m_file->reused();
@@ -80,8 +81,11 @@ public:
         j["bytes_per_op"] = m_spec.size;
         j["ops_per_sample"] = 1;
         j["threads_used"] = m_spec.threads;
+        if (!m_pool.cpus().empty()) j["reader_cpus"] = m_pool.cpus();
         if (m_spec.method->uring) j["queue_depth"] = m_spec.qd;
         j["chunk"] = std::min(m_spec.chunk, m_spec.size);
+        j["destination"] = "one host buffer of the file's size, each byte read to its own place (fio reuses a buffer per "
+                           "job: less memory touched)";
         j["cache_method"] = m_cache.method();
         j["timer"] = "host steady_clock";
         j["verification"] = "destination compared with the file's pattern after sampling";
@@ -89,6 +93,7 @@ public:
     }
 
 private:
+    Site& m_site;
     std::shared_ptr<PatternFile> m_file;
     ReadSpec m_spec;
     CacheState m_cache;
@@ -98,9 +103,9 @@ private:
     std::vector<Fd> m_fds;
 };
 
-class StorageRead final : public Scenario {
+class StorageRead final : public SiteScenario {
 public:
-    StorageRead() {
+    explicit StorageRead(std::shared_ptr<Site> site) : SiteScenario(std::move(site)) {
         m_info.id = "storage_read";
         m_info.family = "storage";
         m_info.summary = "file -> host memory by pread, O_DIRECT, io_uring or mmap, cold or warm (runs without a GPU)";
@@ -121,19 +126,18 @@ public:
         const ReadMethod& method = read_method(p.get("path"));
         if (auto why = read_method_unavailable(method)) return why;
         if (auto why = readers_unsupported(m, p, method.uring)) return why;
-        return storage_unsupported(p, method.direct, true);
+        return storage_unsupported(site(), p, method.direct, true);
     }
     std::vector<PathUse> paths(const Params& p) const override {
         const bool drive = p.get("cache") == "cold" || read_method(p.get("path")).direct;
         return {{drive ? PathKind::storage : PathKind::page_cache}};
     }
-    std::unique_ptr<Case> prepare(const CaseContext&, const Params& p) const override {
+    std::unique_ptr<Case> prepare(const CaseContext& ctx, const Params& p) const override {
         reset_placement();
         ReadSpec spec{&read_method(p.get("path")), p.get_uint("size"), p.get_uint("chunk"),
                       static_cast<unsigned>(p.get_uint("threads")),
-                      p.get_uint("qd") ? static_cast<unsigned>(p.get_uint("qd")) : 32u};
-        auto file = Site::instance().pattern_file(spec.size);
-        return std::make_unique<StorageReadCase>(std::move(file), spec, p.get("cache") == "cold");
+                      p.get_uint("qd") ? static_cast<unsigned>(p.get_uint("qd")) : 32u, ctx.bind_numa};
+        return std::make_unique<StorageReadCase>(site(), spec, p.get("cache") == "cold");
     }
 
 private:
@@ -142,6 +146,6 @@ private:
 
 } // namespace
 
-void register_storage_read(Registry& r) { r.add(std::make_unique<StorageRead>()); }
+void register_storage_read(Registry& r, std::shared_ptr<Site> site) { r.add(std::make_unique<StorageRead>(std::move(site))); }
 
 } // namespace interopbench

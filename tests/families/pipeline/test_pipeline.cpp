@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -54,8 +55,11 @@ struct Scratch {
     }
 };
 
-Registry pipeline_registry() {
-    return builtin_registry({"pipeline"});
+/// The pipeline family's scenarios on a site in `dir` (the default site without one).
+Registry pipeline_registry(const std::string& dir = {}) {
+    FamilyOptions options;
+    if (!dir.empty()) options.set_texts("storage-dir", {dir});
+    return builtin_registry({"pipeline"}, options);
 }
 
 std::vector<Config> expand(const Registry& r, const std::string& pattern, std::map<std::string, std::vector<std::string>> axes,
@@ -168,13 +172,10 @@ TEST_CASE("pipeline: half floats, the casts and the host reference agree with th
     CHECK(matrix_row_bytes() == 32);
 
     Scratch s;
-    storage::Site& site = storage::Site::instance();
-    site.reset();
-    reset_datasets();
-    site.configure({s.dir.string()}, false, 0);
     const std::uint64_t rows = 5000;
     {
-        auto ds = dataset_for(rows);
+        auto sets = std::make_unique<Datasets>(std::make_shared<storage::Site>(std::vector<std::string>{s.dir.string()}));
+        auto ds = sets->get(rows);
         REQUIRE(ds->paths().size() == columns().size());
         // Read every column file back through the reader and the host conversion, batch by
         // batch, and consume: the result equals the reference computed from the generator.
@@ -214,32 +215,25 @@ TEST_CASE("pipeline: half floats, the casts and the host reference agree with th
             CHECK((neg && pos));
         }
         // The files are guarded: removed when the dataset is forgotten (no --keep-files).
-        reset_datasets();
+        sets.reset();
         ds.reset();
     }
     for (std::size_t c = 0; c < columns().size(); ++c) CHECK(!fs::exists(s.dir / Dataset::file_name(rows, c)));
-    site.reset();
 }
 
 TEST_CASE("pipeline: kept dataset files are reused / a damaged kept file is an error naming it") {
     Scratch s;
-    storage::Site& site = storage::Site::instance();
-    site.reset();
-    reset_datasets();
-    site.configure({s.dir.string()}, true, 0);
-    { CHECK(!dataset_for(1000)->reused()); }
-    reset_datasets();
-    { CHECK(dataset_for(1000)->reused()); }
-    reset_datasets();
+    // Each Datasets is one run's: a kept dataset is found by the next.
+    const auto next_run = [&] { return Datasets(std::make_shared<storage::Site>(std::vector<std::string>{s.dir.string()}, true)); };
+    { CHECK(!next_run().get(1000)->reused()); }
+    { CHECK(next_run().get(1000)->reused()); }
     const fs::path f = s.dir / Dataset::file_name(1000, 2);
     {
         std::fstream io(f, std::ios::in | std::ios::out | std::ios::binary);
         io.seekp(20);
         io.write("<x9", 3);
     }
-    CHECK_THROWS_WITH_AS(dataset_for(1000), doctest::Contains(f.string().c_str()), ConfigError);
-    reset_datasets();
-    site.reset();
+    CHECK_THROWS_WITH_AS(next_run().get(1000), doctest::Contains(f.string().c_str()), ConfigError);
 }
 
 TEST_CASE("pipeline: batch larger than the dataset and zero batches are usage errors before measuring") {
@@ -296,22 +290,21 @@ TEST_CASE("pipeline: without a GPU every configuration is skipped with the reaso
 
 TEST_CASE("pipeline: bad storage directories are usage errors before measuring, with a pipeline configuration alone") {
     Scratch s;
-    const Registry r = pipeline_registry();
     const Machine m = fake_gpu_machine(80ull << 30);
-    const auto configs = expand(r, "pipeline", {}, m);
-    RunSettings set;
-    set.options.set_text("storage-dir", (s.dir / "missing").string());
-    storage::Site::instance().reset();
-    CHECK_THROWS_WITH_AS(builtin_families().preflight(set, configs), doctest::Contains("does not exist"), UsageError);
+    const RunSettings set;
+    const auto refused = [&](const std::string& dir, const char* dataset, const char* what) {
+        const Registry r = pipeline_registry(dir);
+        CHECK_THROWS_WITH_AS(builtin_families().preflight(set, expand(r, "pipeline", {{"dataset", {dataset}}, {"batch", {"1M"}}}, m)),
+                             doctest::Contains(what), UsageError);
+    };
+    refused((s.dir / "missing").string(), "1G", "does not exist");
     std::ofstream(s.dir / "file") << "x";
-    set.options.set_text("storage-dir", (s.dir / "file").string());
-    CHECK_THROWS_WITH_AS(builtin_families().preflight(set, configs), doctest::Contains("is not a directory"), UsageError);
-    set.options.set_text("storage-dir", s.dir.string());
-    const auto huge = expand(r, "pipeline", {{"dataset", {"1000T"}}, {"batch", {"1G"}}}, m);
-    CHECK_THROWS_WITH_AS(builtin_families().preflight(set, huge), doctest::Contains("free but"), UsageError);
+    refused((s.dir / "file").string(), "1G", "is not a directory");
+    refused(s.dir.string(), "1000T", "free but");
+    const Registry r = pipeline_registry(s.dir.string());
+    const auto configs = expand(r, "pipeline", {}, m);
     builtin_families().preflight(set, configs);
-    CHECK(storage::Site::instance().dir() == s.dir.string());
-    storage::Site::instance().reset();
+    CHECK(storage::site_of(configs).dir() == s.dir.string());
 }
 
 TEST_CASE("pipeline: after the run, speedup over naive, efficiency against the slowest standalone stage, a diagnosis") {
@@ -395,12 +388,62 @@ TEST_CASE("pipeline: after the run, speedup over naive, efficiency against the s
     CHECK(render_results(results, OutputFormat::markdown).find(t) != std::string::npos);
 }
 
+TEST_CASE("pipeline: the registered cache: warm only, the host link alone, its cost paid back, and named where it would help") {
+    const Variant v = parse_variant("+registered_cache");
+    CHECK(v.registered_cache);
+    CHECK(v.gpu_convert); // the host never holds the bytes: the conversion runs on the GPU
+    CHECK(!v.pinned);
+    CHECK(parse_variant("tuned").registered_cache);
+    const Registry r = pipeline_registry();
+    const Scenario* pipe = r.find("pipeline");
+    REQUIRE(pipe);
+    const Machine m = fake_gpu_machine(80ull << 30);
+    const auto params = [&](const char* variant, const char* cache) {
+        const auto configs = expand(r, "pipeline", {{"variant", {variant}}, {"cache", {cache}}, {"dataset", {"1G"}}, {"batch", {"64M"}}}, m);
+        REQUIRE(configs.size() == 1);
+        return configs.front().params;
+    };
+    const auto why = pipe->unsupported(m, params("+registered_cache", "cold"));
+    REQUIRE(why);
+    CHECK(why->find("warm only") != std::string::npos);
+    // Warm, registered: read by the copy engine, so no page-cache path; cold tuned reads the drive.
+    const auto has = [](const std::vector<PathUse>& paths, PathKind k) {
+        return std::any_of(paths.begin(), paths.end(), [k](const PathUse& p) { return p.kind == k; });
+    };
+    CHECK(!has(pipe->paths(params("tuned", "warm")), PathKind::page_cache));
+    CHECK(has(pipe->paths(params("tuned", "warm")), PathKind::host_link));
+    CHECK(has(pipe->paths(params("tuned", "cold")), PathKind::storage));
+    CHECK(has(pipe->paths(params("+gpu_convert", "warm")), PathKind::page_cache));
+
+    const std::vector<std::pair<std::string, std::string>> common{{"cache", "warm"}, {"dataset", "1073741824"}, {"batch", "67108864"}, {"device", "0"}};
+    auto pass = [&](const std::string& variant, double time, double read_share, double read_time) {
+        auto p = common;
+        p.insert(p.begin(), {"variant", variant});
+        Result res = fake_result("pipeline", p, {{"throughput", 1e9 / time}, {"time", time}, {"read_share", read_share},
+                                                 {"read_time", read_time}, {"overlap", 1.0}});
+        res.details["file_bytes"] = 1.0e9;
+        res.details["fixes"] = {{"registered_cache", variant == "+registered_cache"}};
+        return res;
+    };
+    std::vector<Result> results{pass("+gpu_convert", 0.05, 0.8, 0.04), pass("+registered_cache", 0.02, 0.0, 0.0)};
+    results[1].details["register_s"] = 0.09;
+    results.push_back(fake_result("h2d_copy", {{"size", "67108864"}, {"host_mem", "pinned"}, {"engine", "ce"}, {"device", "0"}}, {{"bandwidth", 50e9}}));
+    results.push_back(fake_result("pipeline_convert", {{"batch", "67108864"}, {"device", "0"}}, {{"bandwidth", 400e9}}));
+    results.push_back(fake_result("pipeline_read", {{"cache", "warm"}, {"dataset", "1073741824"}, {"batch", "67108864"}, {"host_mem", "pinned"}, {"threads", "1"}}, {{"bandwidth", 25e9}}));
+    builtin_families().find("pipeline")->annotate(results);
+    // 0.09 s once against 0.03 s saved per pass: three passes.
+    CHECK(results[1].details["break_even_passes"].get<double>() == doctest::Approx(3.0));
+    CHECK(results[1].details["standalone_bound"]["stage"] == "h2d_copy"); // the read is no stage of it
+    for (const auto& l : results[1].details["measured_limits"]) CHECK(l["path"] != "page_cache");
+    const std::string d = results[0].details["diagnosis"];
+    CAPTURE(d);
+    CHECK(d.find("registering the cached dataset would remove the host read and copy (+registered_cache): pass bound 0.04 s -> 0.02 s") !=
+          std::string::npos);
+}
+
 TEST_CASE("pipeline: pipeline_read reads the column files without a GPU, cold and warm, and checks the bytes") {
     Scratch s;
-    storage::Site& site = storage::Site::instance();
-    site.reset();
-    reset_datasets();
-    const Registry r = pipeline_registry();
+    const Registry r = pipeline_registry(s.dir.string());
     Machine m;
     m.cuda_note = "no NVIDIA driver";
     RunSettings set;
@@ -437,8 +480,6 @@ TEST_CASE("pipeline: pipeline_read reads the column files without a GPU, cold an
         else CHECK(res.metric("resident_before")->stats.median == 0.0);
     }
     CHECK(measured >= 1);
-    reset_datasets();
-    site.reset();
 }
 
 TEST_CASE("pipeline: the command line refuses a batch larger than the dataset and zero batches with exit 2") {

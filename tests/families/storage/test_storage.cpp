@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -55,8 +56,11 @@ struct Scratch {
     }
 };
 
-Registry storage_registry() {
-    return builtin_registry({"storage"});
+/// The storage family's scenarios on a site in `dir` (the default site without one).
+Registry storage_registry(const std::string& dir = {}) {
+    FamilyOptions options;
+    if (!dir.empty()) options.set_texts("storage-dir", {dir});
+    return builtin_registry({"storage"}, options);
 }
 
 std::vector<Config> expand(const Registry& r, const std::string& pattern, std::map<std::string, std::vector<std::string>> axes,
@@ -100,12 +104,11 @@ int run_binary(const std::vector<std::string>& args, std::string* err_text = nul
 
 TEST_CASE("storage: every storage_read path reads a small file, cold and warm, and the bytes add up") {
     Scratch scratch;
-    Site::instance().reset();
-    const Registry r = storage_registry();
+    auto r = std::make_unique<Registry>(storage_registry(scratch.dir.string()));
     Machine m;
     m.host_cores = 2;
     RunSettings s = quick_settings(scratch.dir.string());
-    const auto configs = expand(r, "storage_read", {{"size", {"1M"}}, {"chunk", {"256K"}}, {"threads", {"1", "2"}}}, m);
+    auto configs = expand(*r, "storage_read", {{"size", {"1M"}}, {"chunk", {"256K"}}, {"threads", {"1", "2"}}}, m);
     REQUIRE(configs.size() == 20);
     builtin_families().preflight(s, configs);
     Runner runner(m, s);
@@ -144,7 +147,8 @@ TEST_CASE("storage: every storage_read path reads a small file, cold and warm, a
         CHECK(cpu_per_gb <= (median(res, "time") * std::max(1u, std::thread::hardware_concurrency()) + 1e-3) / gb);
     }
     CHECK(measured >= 6);
-    Site::instance().reset();
+    configs.clear();
+    r.reset(); // the last holder of the site: its files go
     CHECK(scratch.entries() == 0); // the pattern file is removed when no longer kept
 }
 
@@ -265,21 +269,21 @@ TEST_CASE("storage: pattern files are kept with --keep-files and reused by the n
 
 TEST_CASE("storage: bad storage directories are usage errors naming the problem, before measuring") {
     Scratch scratch;
-    Site& site = Site::instance();
-    site.reset();
-    CHECK_THROWS_WITH_AS(site.configure({(scratch.dir / "missing").string()}, false, 0), doctest::Contains("does not exist"),
-                         UsageError);
+    CHECK_THROWS_WITH_AS(Site({(scratch.dir / "missing").string()}).claim(0), doctest::Contains("does not exist"), UsageError);
     std::ofstream(scratch.dir / "file") << "x";
-    CHECK_THROWS_WITH_AS(site.configure({(scratch.dir / "file").string()}, false, 0), doctest::Contains("is not a directory"),
-                         UsageError);
-    CHECK_THROWS_WITH_AS(site.configure({scratch.dir.string()}, false, 1ull << 60), doctest::Contains("free but"), UsageError);
+    CHECK_THROWS_WITH_AS(Site({(scratch.dir / "file").string()}).claim(0), doctest::Contains("is not a directory"), UsageError);
+    CHECK_THROWS_WITH_AS(Site({scratch.dir.string()}).claim(1ull << 60), doctest::Contains("free but"), UsageError);
+    // Claims add up: two families' claims that fit apart but not together are refused.
+    Site site({scratch.dir.string()});
+    const std::uint64_t free = storage_dir_facts(scratch.dir.string(), false).free_bytes;
+    REQUIRE(free > (256ull << 20));
+    CHECK_NOTHROW(site.claim((free - (64ull << 20)) / 2));
+    CHECK_THROWS_WITH_AS(site.claim((free - (64ull << 20)) / 2 + (64ull << 20)), doctest::Contains("free but"), UsageError);
     if (::geteuid() != 0) {
         fs::create_directory(scratch.dir / "ro");
         fs::permissions(scratch.dir / "ro", fs::perms::owner_read | fs::perms::owner_exec);
-        CHECK_THROWS_WITH_AS(site.configure({(scratch.dir / "ro").string()}, false, 0), doctest::Contains("not writable"),
-                             UsageError);
+        CHECK_THROWS_WITH_AS(Site({(scratch.dir / "ro").string()}).claim(0), doctest::Contains("not writable"), UsageError);
     }
-    site.reset();
 }
 
 TEST_CASE("storage: the command line refuses bad storage input with exit 2 and one line each") {
@@ -297,8 +301,7 @@ TEST_CASE("storage: the command line refuses bad storage input with exit 2 and o
 
 TEST_CASE("storage: sizes off the direct-I/O alignment skip the O_DIRECT paths with the reason, others run") {
     Scratch scratch;
-    Site::instance().reset();
-    const Registry r = storage_registry();
+    const Registry r = storage_registry(scratch.dir.string());
     Machine m;
     m.host_cores = 2;
     RunSettings s = quick_settings(scratch.dir.string());
@@ -313,18 +316,15 @@ TEST_CASE("storage: sizes off the direct-I/O alignment skip the O_DIRECT paths w
             const bool named = res.reason.find("not a multiple of the direct-I/O alignment") != std::string::npos ||
                                res.reason.find("O_DIRECT") != std::string::npos;
             CHECK(named);
-        } else if (!Site::instance().cold_unreachable()) {
+        } else if (!site_of(configs).cold_unreachable()) {
             CHECK(res.status == Status::ok);
         }
     }
-    Site::instance().reset();
 }
 
 TEST_CASE("storage: qd belongs to io_uring, ring and threads to their paths, and the GPU paths skip without a GPU") {
     Scratch scratch;
-    Site::instance().reset();
-    Site::instance().configure({scratch.dir.string()}, false, 0);
-    const Registry r = storage_registry();
+    const Registry r = storage_registry(scratch.dir.string());
     Machine m;
     m.cuda_available = false;
     m.cuda_note = "no NVIDIA driver";
@@ -340,7 +340,6 @@ TEST_CASE("storage: qd belongs to io_uring, ring and threads to their paths, and
         REQUIRE(why);
         CHECK(why->find("no NVIDIA driver") != std::string::npos);
     }
-    Site::instance().reset();
 }
 
 TEST_CASE("storage: cuFile absent is a reason, not a failure") {
@@ -520,14 +519,13 @@ TEST_CASE("storage: shares of slices cover every byte once, aligned, at most one
 
 TEST_CASE("storage: every read method on 1 to 8 threads reads the file exactly") {
     Scratch scratch;
-    Site::instance().reset();
-    Site::instance().configure({scratch.dir.string()}, false, 0);
+    Site site({scratch.dir.string()});
     const std::uint64_t size = (8 << 20) + 4096 * 3; // not a multiple of the chunk: short last reads
-    auto file = Site::instance().pattern_file(size);
-    AlignedBuffer dst(size, Site::instance().dio_alignment());
+    auto file = site.pattern_file(size);
+    AlignedBuffer dst(size, site.dio_alignment());
     for (const ReadMethod& m : read_methods()) {
         if (read_method_unavailable(m)) continue;
-        if (m.direct && Site::instance().odirect_unsupported()) continue;
+        if (m.direct && site.odirect_unsupported()) continue;
         for (unsigned threads : {1u, 3u, 8u}) {
             INFO(m.name << " on " << threads << " thread(s)");
             std::memset(dst.get(), 0, size);
@@ -537,17 +535,15 @@ TEST_CASE("storage: every read method on 1 to 8 threads reads the file exactly")
             CHECK(count_file_pattern_mismatches(dst.get(), 0, size) == 0);
         }
     }
-    Site::instance().reset();
 }
 
 TEST_CASE("storage: a chunk reader at depth hands back every chunk once, in any order") {
     if (read_method_unavailable(read_method("io_uring"))) return;
     Scratch scratch;
-    Site::instance().reset();
-    Site::instance().configure({scratch.dir.string()}, false, 0);
-    if (Site::instance().odirect_unsupported()) return;
+    Site site({scratch.dir.string()});
+    if (site.odirect_unsupported()) return;
     const std::uint64_t size = 4 << 20, chunk = 256 << 10;
-    auto file = Site::instance().pattern_file(size);
+    auto file = site.pattern_file(size);
     AlignedBuffer ring(4 * chunk, 4096);
     Fd fd = open_file(file->path(), read_open_flags(read_method("io_uring")));
     ChunkReader reader(read_method("io_uring"), fd.get(), file->path(), 3, size, {{ring.get(), 4 * chunk}});
@@ -567,7 +563,23 @@ TEST_CASE("storage: a chunk reader at depth hands back every chunk once, in any 
         free.push_back(d.tag);
     }
     CHECK(next == size);
-    Site::instance().reset();
+}
+
+TEST_CASE("storage: a pinned pool runs each thread on its own fixed CPU, and gives the caller its CPUs back") {
+    cpu_set_t before;
+    REQUIRE(::sched_getaffinity(0, sizeof(before), &before) == 0);
+    ThreadPool pool(5, true);
+    REQUIRE(pool.cpus().size() == 5);
+    for (int c : pool.cpus()) CHECK(CPU_ISSET(c, &before));
+    std::vector<int> ran(5, -1);
+    for (int round = 0; round < 3; ++round) {
+        pool.run([&](unsigned t) { ran[t] = ::sched_getcpu(); });
+        for (unsigned t = 0; t < 5; ++t) CHECK(ran[t] == pool.cpus()[t]);
+    }
+    cpu_set_t after;
+    REQUIRE(::sched_getaffinity(0, sizeof(after), &after) == 0);
+    CHECK(CPU_EQUAL(&before, &after));
+    CHECK(ThreadPool(3).cpus().empty());
 }
 
 TEST_CASE("storage: thread and queue-depth bounds are refused with the reason") {
@@ -592,12 +604,10 @@ TEST_CASE("storage: several storage directories stripe the files and spread the 
     for (const char* d : {"d0", "d1", "d2"}) fs::create_directory(scratch.dir / d);
     const std::vector<std::string> dirs{(scratch.dir / "d0").string(), (scratch.dir / "d1").string(),
                                         (scratch.dir / "d2").string()};
-    Site& site = Site::instance();
-    site.reset();
-    CHECK_THROWS_WITH_AS(site.configure({dirs[0], dirs[1], dirs[0] + "/"}, false, 0), doctest::Contains("named twice"),
-                         UsageError);
-    site.reset();
-    site.configure(dirs, false, 0);
+    CHECK_THROWS_WITH_AS(Site({dirs[0], dirs[1], dirs[0] + "/"}).claim(0), doctest::Contains("named twice"), UsageError);
+    auto site_ptr = std::make_unique<Site>(dirs);
+    Site& site = *site_ptr;
+    site.claim(0);
     CHECK(site.dirs().size() == 3);
     const std::uint64_t size = 5 << 20;
     auto file = site.pattern_file(size);
@@ -623,7 +633,7 @@ TEST_CASE("storage: several storage directories stripe the files and spread the 
     read_slices(pool, read_method("buffered"), slices, 1 << 20, 1);
     CHECK(count_file_pattern_mismatches(dst.data(), 0, size) == 0);
     file.reset();
-    site.reset();
+    site_ptr.reset();
     for (const auto& d : dirs) CHECK(fs::is_empty(d)); // the stripes were guarded and removed
 }
 
