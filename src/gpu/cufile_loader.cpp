@@ -184,11 +184,14 @@ std::string cufile_log_reason() {
     const std::string& path = log_path();
     if (path.empty()) return {};
     std::ifstream in(path);
-    std::string line, last;
+    // The first error is the cause; what follows it is what failed because of it.
+    std::string line;
     for (std::size_t n = 0; n < 100000 && std::getline(in, line); ++n)
-        if (line.find("ERROR") != std::string::npos || line.find("error") != std::string::npos) last = line;
-    if (last.size() > 240) last = last.substr(0, 240) + "...";
-    return last;
+        if (line.find("ERROR") != std::string::npos || line.find("error") != std::string::npos) {
+            if (line.size() > 240) line = line.substr(0, 240) + "...";
+            return line;
+        }
+    return {};
 }
 
 const CufileApi* cufile_api(std::string* why) {

@@ -116,7 +116,7 @@ const CufileApi* cufile_driver(std::string* why);
 
 /// "CU_FILE_DRIVER_NOT_INITIALIZED (5001)", or "errno 22 (Invalid argument)" for -errno values.
 std::string cufile_error_name(int err);
-/// The last error line cuFile wrote to its log (in this process's private folder unless
+/// The first error line cuFile wrote to its log (the cause; in this process's private folder unless
 /// CUFILE_LOGFILE_PATH chose another file), raw; empty when none.
 std::string cufile_log_reason();
 /// cuFileVersion's integer (e.g. 1151 or 11501) as "1.15.1".
