@@ -123,6 +123,17 @@ TEST_CASE("bad sizes, names and options are one-line errors with exit 2") {
     CHECK(s.err.find("hint: did you mean h2d_copy") != std::string::npos);
 }
 
+TEST_CASE("--only takes one literal full key, never a pattern, a list, a range or all") {
+    // A key read from a report is data: it must name exactly one configuration.
+    expect_usage_error("run --only 'host_*/size=4096,threads=single'", "is a pattern, not one scenario id");
+    expect_usage_error("run --only 'host_memcpy/size=4096:1G:x4,threads=single'", "is a pattern or a range, not one value");
+    expect_usage_error("run --only 'host_memcpy/size=all,threads=single'", "is a pattern or a range, not one value");
+    expect_usage_error("run --only 'host_memcpy/size=4096'", "axis 'threads' is missing");
+    expect_usage_error("run --only 'host_memcpy/size=4096,size=8192,threads=single'", "axis 'size' is given twice");
+    expect_usage_error("run --only 'host_memcpy/size=4096,threads=single,colour=red'", "host_memcpy has no axis 'colour'");
+    expect_usage_error("run --only 'host_memcpyy/size=4096,threads=single'", "unknown scenario 'host_memcpyy'");
+}
+
 TEST_CASE("typos of a command, an option or an axis name: exit 2 and the near name") {
     expect_usage_error("rn", "unknown command 'rn'; did you mean 'run'?");
     expect_usage_error("comapre a.json b.json", "did you mean 'compare'?");

@@ -1,4 +1,5 @@
 // `interopbench run`: resolve the plan (profile + command line), measure, report.
+#include <algorithm>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -87,19 +88,40 @@ RunPlan build_plan(const RunOptions& o, const Registry& registry) {
             if (slash == std::string::npos || slash == 0)
                 throw UsageError(fmt::format("invalid --only '{}'", key),
                                  "give a result key as a report names it, e.g. h2d_copy/size=1048576,host_mem=pinned,engine=ce,device=0");
+            // A key is data, never a pattern: one scenario id, every axis once with one literal
+            // value (no glob, list, range or "all"), so that it names exactly one configuration.
+            const std::string example =
+                "give a result key as a report names it, e.g. h2d_copy/size=1048576,host_mem=pinned,engine=ce,device=0";
             PlanEntry entry{key.substr(0, slash), {}};
-            (void)registry.select(entry.pattern); // unknown names fail here, with suggestions
+            const Scenario* scenario = registry.find(entry.pattern);
+            if (!scenario) {
+                (void)registry.select(entry.pattern); // an unknown name fails here, with suggestions
+                throw UsageError(fmt::format("invalid --only '{}': '{}' is a pattern, not one scenario id", key, entry.pattern),
+                                 example);
+            }
             std::string_view rest = std::string_view(key).substr(slash + 1);
             while (!rest.empty()) {
                 const auto comma = rest.find(',');
                 const std::string_view item = rest.substr(0, comma);
                 const auto eq = item.find('=');
                 if (eq == std::string_view::npos || eq == 0 || eq + 1 == item.size())
-                    throw UsageError(fmt::format("invalid --only '{}': '{}' is not AXIS=VALUE", key, item),
-                                     "give a result key as a report names it, e.g. h2d_copy/size=1048576,host_mem=pinned,engine=ce,device=0");
-                entry.axes[std::string(item.substr(0, eq))] = {std::string(item.substr(eq + 1))};
+                    throw UsageError(fmt::format("invalid --only '{}': '{}' is not AXIS=VALUE", key, item), example);
+                const std::string name(item.substr(0, eq)), value(item.substr(eq + 1));
+                const auto& axes = scenario->info().axes;
+                if (std::none_of(axes.begin(), axes.end(), [&](const Axis& x) { return x.name == name; }))
+                    throw UsageError(fmt::format("invalid --only '{}': {} has no axis '{}'", key, entry.pattern, name), example);
+                if (entry.axes.count(name))
+                    throw UsageError(fmt::format("invalid --only '{}': axis '{}' is given twice", key, name), example);
+                if (value == "all" || value.find_first_of(":*?[") != std::string::npos)
+                    throw UsageError(fmt::format("invalid --only '{}': '{}' is a pattern or a range, not one value", key, value),
+                                     example);
+                entry.axes[name] = {value};
                 rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
             }
+            for (const Axis& x : scenario->info().axes)
+                if (!entry.axes.count(x.name))
+                    throw UsageError(fmt::format("invalid --only '{}': axis '{}' is missing (a key names every axis)", key, x.name),
+                                     example);
             plan.entries.push_back(std::move(entry));
         }
         plan.profile = o.profile;
