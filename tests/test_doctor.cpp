@@ -63,6 +63,7 @@ DoctorFacts healthy() {
         g.compute_mode = 0;
         g.other_pids = std::vector<unsigned>{};
         g.mempool_release_threshold = UINT64_MAX;
+        g.register_read_only = true;
         f.gpus.push_back(g);
     }
     for (int a = 0; a < 2; ++a) {
@@ -303,6 +304,19 @@ TEST_CASE("default pool release threshold") {
     CHECK(checks_json(check_mempool(f))["summary"]["info"] == 1);
     f.gpus[0].mempool_release_threshold.reset();
     CHECK(status(check_mempool(f), "GPU0") == CheckStatus::skip);
+}
+
+TEST_CASE("registering the page cache: allowed, refused by the GPU, or held back by the memlock limit") {
+    DoctorFacts f = healthy();
+    CHECK(status(check_registered_cache(f), "GPU0") == CheckStatus::pass);
+    f.gpus[0].register_read_only = false; // the GPU or driver cannot: advice, not a fault
+    CHECK(status(check_registered_cache(f), "GPU0") == CheckStatus::info);
+    CHECK(check_registered_cache(f)[0].evidence.find("cudaDevAttrHostRegisterReadOnlySupported 0") != std::string::npos);
+    f.gpus[0].register_read_only.reset();
+    CHECK(status(check_registered_cache(f), "GPU0") == CheckStatus::skip);
+    f = healthy();
+    f.memlock = 64 * 1024;
+    CHECK(status(check_registered_cache(f), "GPU0") == (::geteuid() == 0 ? CheckStatus::pass : CheckStatus::warn));
 }
 
 TEST_CASE("persistence mode") {

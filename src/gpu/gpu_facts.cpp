@@ -158,6 +158,11 @@ DoctorFacts gather_doctor_facts(const Machine& machine) {
         if (g.ordinal < 0)
             continue;
         g.mempool_release_threshold = release_threshold(g.ordinal);
+        int read_only = 0;
+        if (cudaDeviceGetAttribute(&read_only, cudaDevAttrHostRegisterReadOnlySupported, g.ordinal) == cudaSuccess)
+            g.register_read_only = read_only != 0;
+        else
+            cudaGetLastError();
         LinkUnderLoad load = read_link_under_load(g.ordinal, g.pci_bus_id);
         g.pcie_gen_loaded = load.gen;
         g.pcie_width_loaded = load.width;

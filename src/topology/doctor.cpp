@@ -491,6 +491,34 @@ std::vector<CheckResult> check_mempool(const DoctorFacts& f) {
     return out;
 }
 
+std::vector<CheckResult> check_registered_cache(const DoctorFacts& f) {
+    const char* id = "registered_cache";
+    std::vector<CheckResult> out;
+    if (no_gpu(f, id, out))
+        return out;
+    const bool memlock_low = f.memlock && *f.memlock < k_memlock_min && ::geteuid() != 0;
+    for (const DoctorGpu& g : f.gpus) {
+        if (!g.register_read_only)
+            out.push_back(result(id, g.label, CheckStatus::skip, "read-only host registration not read (no CUDA)"));
+        else if (!*g.register_read_only)
+            out.push_back(result(id, g.label, CheckStatus::info,
+                                 "cannot register read-only host memory (cudaDevAttrHostRegisterReadOnlySupported 0): "
+                                 "cached files reach this GPU only through a host copy",
+                                 "a newer driver may allow it; loaders keep bounce buffers here"));
+        else if (memlock_low)
+            out.push_back(result(id, g.label, CheckStatus::warn,
+                                 fmt::format("a cached file can be registered read-only and copied straight from the page "
+                                             "cache, but registering pins it and the memlock limit is {}",
+                                             bytes_text(*f.memlock)),
+                                 "raise it (`ulimit -l unlimited`) to register datasets larger than that"));
+        else
+            out.push_back(result(id, g.label, CheckStatus::pass,
+                                 "a cached file mapping can be registered read-only: the copy engine reads the page cache "
+                                 "straight to this GPU (storage_to_gpu mmap_resident, pipeline +registered_cache)"));
+    }
+    return out;
+}
+
 std::vector<CheckResult> check_persistence(const DoctorFacts& f) {
     const char* id = "persistence";
     std::vector<CheckResult> out;
@@ -989,7 +1017,8 @@ std::vector<CheckResult> run_checks(const DoctorFacts& f) {
     using Check = std::vector<CheckResult> (*)(const DoctorFacts&);
     static constexpr Check k_checks[] = {
         check_gpu_present, check_driver,      check_nvml,        check_pcie_link,    check_peer_access,
-        check_nvlink,      check_cpu_affinity, check_memlock,    check_mempool,      check_persistence,
+        check_nvlink,      check_cpu_affinity, check_memlock,    check_mempool,      check_registered_cache,
+        check_persistence,
         check_clocks,      check_ecc,         check_compute_mode, check_other_processes, check_nccl_env,
         check_cuda_env,    check_iommu,       check_storage,     check_rdma_peer_memory, check_rdma_path,
         check_rdma_acs,    check_rdma_iommu,  check_rdma_link,

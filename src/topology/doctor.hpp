@@ -87,6 +87,9 @@ struct DoctorGpu {
     std::optional<int> compute_mode; ///< 0 default, 2 prohibited, 3 exclusive process
     std::optional<std::vector<unsigned>> other_pids; ///< other processes with a context on it
     std::optional<std::uint64_t> mempool_release_threshold; ///< default pool, bytes
+    /// cudaDevAttrHostRegisterReadOnlySupported: the copy engine can read a registered file
+    /// mapping (the page cache) straight to this GPU; nothing where not read.
+    std::optional<bool> register_read_only;
     std::optional<std::string> iommu_type; ///< the GPU's IOMMU group type ("identity", "DMA"...); nothing without IOMMU
 };
 
@@ -158,6 +161,7 @@ std::vector<CheckResult> check_memlock(const DoctorFacts& f);
 /// Per GPU: the default pool's release threshold is 0 (CUDA's default, memory returned at
 /// every sync): INFO, advice for applications rather than a fault of the machine.
 std::vector<CheckResult> check_mempool(const DoctorFacts& f);
+std::vector<CheckResult> check_registered_cache(const DoctorFacts& f);
 /// Per GPU: persistence mode off: WARN.
 std::vector<CheckResult> check_persistence(const DoctorFacts& f);
 /// Per GPU: hardware slowdown, thermal or power-brake throttling (FAIL); software thermal
