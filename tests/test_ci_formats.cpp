@@ -236,15 +236,16 @@ std::string label(const Sample& s, const std::string& name) {
 }
 
 // The names a format gives its figures (what the CI system keys its history on).
-std::set<std::string> names_of(const std::string& text, CiFormat format) {
+std::set<std::string> names_of(const std::string& text, std::string_view format) {
+    const CiSystem system = find_format(format, Command::export_file).ci_system;
     std::set<std::string> out;
-    if (format == CiFormat::openmetrics) {
+    if (system == CiSystem::openmetrics) {
         for (const auto& s : check_openmetrics(text)) {
             std::string id = s.name;
             for (const auto& [k, v] : s.labels) id += "," + k + "=" + v;
             out.insert(id);
         }
-    } else if (format == CiFormat::bmf) {
+    } else if (system == CiSystem::bmf) {
         const json doc = json::parse(text); // items() of a temporary would dangle
         for (const auto& [bench, measures] : doc.items())
             for (const auto& [measure, m] : measures.items()) out.insert(bench + "|" + measure);
@@ -254,8 +255,17 @@ std::set<std::string> names_of(const std::string& text, CiFormat format) {
     return out;
 }
 
-constexpr CiFormat k_all_formats[] = {CiFormat::benchmark_action_bigger, CiFormat::benchmark_action_smaller, CiFormat::bmf,
-                                      CiFormat::openmetrics};
+constexpr std::string_view k_all_formats[] = {"benchmark-action-bigger", "benchmark-action-smaller", "bmf", "openmetrics"};
+
+// Results, and a comparison, in the CI format `format`, through its row of the format table.
+std::string ci(std::string_view format, const std::vector<Result>& results, CiMetrics metrics = CiMetrics::primary) {
+    static const json no_report;
+    return find_format(format, Command::export_file).render(ReportView{no_report, results, {}, metrics});
+}
+std::string ci(std::string_view format, const CompareOutcome& outcome, const std::vector<Result>& fresh,
+               CiMetrics metrics = CiMetrics::primary) {
+    return find_format(format, Command::export_file).render(ComparisonView{outcome, fresh, metrics});
+}
 
 struct Cli {
     int code = -1;
@@ -328,15 +338,15 @@ TEST_CASE("export: CI format names, --export values and metric selections parse 
 TEST_CASE("export: benchmark-action files follow the custom tool's fields, one direction each") {
     const auto results = results_of("base.json");
     for (const auto which : {CiMetrics::primary, CiMetrics::all}) {
-        const std::string bigger = render_ci(results, CiFormat::benchmark_action_bigger, which);
-        const std::string smaller = render_ci(results, CiFormat::benchmark_action_smaller, which);
+        const std::string bigger = ci("benchmark-action-bigger", results, which);
+        const std::string smaller = ci("benchmark-action-smaller", results, which);
         check_benchmark_action(bigger, Better::higher, results);
         check_benchmark_action(smaller, Better::lower, results);
         // host_memcpy: bandwidth (primary, higher) and time (lower).
         CHECK(json::parse(bigger).size() == results.size());
         CHECK(json::parse(smaller).size() == (which == CiMetrics::all ? results.size() : 0));
     }
-    const auto first = json::parse(render_ci(results, CiFormat::benchmark_action_bigger))[0];
+    const auto first = json::parse(ci("benchmark-action-bigger", results))[0];
     CHECK(first["name"] == results[0].key + " bandwidth");
     CHECK(first["unit"] == "B/s");
     CHECK(first["extra"].get<std::string>().find("samples") != std::string::npos);
@@ -344,7 +354,7 @@ TEST_CASE("export: benchmark-action files follow the custom tool's fields, one d
 
 TEST_CASE("export: BMF holds every result key with its measures and their intervals") {
     const auto results = results_of("base.json");
-    const std::string primary = render_ci(results, CiFormat::bmf);
+    const std::string primary = ci("bmf", results);
     check_bmf(primary);
     const json p = json::parse(primary);
     CHECK(p.size() == results.size());
@@ -354,7 +364,7 @@ TEST_CASE("export: BMF holds every result key with its measures and their interv
         CHECK(p[r.key]["bandwidth-bytes-per-second"]["value"] == r.metrics[0].stats.median);
         CHECK(p[r.key]["bandwidth-bytes-per-second"]["lower_value"] == r.metrics[0].stats.median_ci_lo);
     }
-    const std::string all = render_ci(results, CiFormat::bmf, CiMetrics::all);
+    const std::string all = ci("bmf", results, CiMetrics::all);
     check_bmf(all);
     CHECK(json::parse(all)[results[0].key].contains("time-seconds"));
 }
@@ -362,7 +372,7 @@ TEST_CASE("export: BMF holds every result key with its measures and their interv
 TEST_CASE("export: OpenMetrics text follows the grammar and what GitLab's metrics reports read") {
     const auto results = results_of("base.json");
     for (const auto which : {CiMetrics::primary, CiMetrics::all}) {
-        const std::string text = render_ci(results, CiFormat::openmetrics, which);
+        const std::string text = ci("openmetrics", results, which);
         const auto samples = check_openmetrics(text);
         CHECK(samples.size() == results.size() * (which == CiMetrics::all ? 2 : 1));
         // GitLab drops everything from '#' on and keys a metric by its first word: every
@@ -375,7 +385,7 @@ TEST_CASE("export: OpenMetrics text follows the grammar and what GitLab's metric
             CHECK(gitlab_keys.insert(key).second);
         }
     }
-    const std::string text = render_ci(results, CiFormat::openmetrics, CiMetrics::all);
+    const std::string text = ci("openmetrics", results, CiMetrics::all);
     CHECK(text.find("# TYPE interopbench_bandwidth_bytes_per_second gauge\n") != std::string::npos);
     CHECK(text.find("# UNIT interopbench_time_seconds seconds\n") != std::string::npos);
     CHECK(text.find("interopbench_bandwidth_bytes_per_second{key=\"" + results[0].key + "\"} ") != std::string::npos);
@@ -387,7 +397,7 @@ TEST_CASE("export: OpenMetrics label values and names are escaped / odd metrics 
         result(odd_key, Status::ok, {metric("9 lives-per:run", "ops/s", Better::higher, 3.5)}),
         result("plain/size=1", Status::ok, {metric("disk_bytes", "B", Better::higher, 4096), metric("speedup", "1", Better::higher, 1.5)}),
     };
-    const std::string text = render_ci(results, CiFormat::openmetrics, CiMetrics::all);
+    const std::string text = ci("openmetrics", results, CiMetrics::all);
     CAPTURE(text);
     const auto samples = check_openmetrics(text);
     REQUIRE(samples.size() == 3);
@@ -399,8 +409,8 @@ TEST_CASE("export: OpenMetrics label values and names are escaped / odd metrics 
     CHECK(text.find("# UNIT interopbench_speedup") == std::string::npos);
     CHECK(openmetrics_escape("a\\b\"c\nd") == "a\\\\b\\\"c\\nd");
     CHECK(openmetrics_name("0a-b:c") == "_0a_b_c");
-    check_bmf(render_ci(results, CiFormat::bmf, CiMetrics::all));
-    CHECK(json::parse(render_ci(results, CiFormat::bmf, CiMetrics::all))[odd_key].contains("9-lives-per-run-ops-per-s"));
+    check_bmf(ci("bmf", results, CiMetrics::all));
+    CHECK(json::parse(ci("bmf", results, CiMetrics::all))[odd_key].contains("9-lives-per-run-ops-per-s"));
 }
 
 TEST_CASE("export: only ok results with a finite median go out") {
@@ -417,9 +427,9 @@ TEST_CASE("export: only ok results with a finite median go out") {
         result("f/x=1", Status::ok, {no_interval}),
         result("g/x=1", Status::ok, {}),
     };
-    for (const auto f : {CiFormat::benchmark_action_bigger, CiFormat::bmf, CiFormat::openmetrics}) {
-        CAPTURE(static_cast<int>(f));
-        const std::string text = render_ci(results, f, CiMetrics::all);
+    for (const std::string_view f : {"benchmark-action-bigger", "bmf", "openmetrics"}) {
+        CAPTURE(std::string(f));
+        const std::string text = ci(f, results, CiMetrics::all);
         CHECK(text.find("a/x=1") != std::string::npos);
         CHECK(text.find("f/x=1") != std::string::npos);
         for (const char* gone : {"b/x=1", "c/x=1", "d/x=1", "e/x=1", "g/x=1"}) CHECK(text.find(gone) == std::string::npos);
@@ -427,27 +437,27 @@ TEST_CASE("export: only ok results with a finite median go out") {
         CHECK(text.find("null") == std::string::npos);
     }
     // Without an interval: no range, no bounds; the value still goes out.
-    const json ba = json::parse(render_ci(results, CiFormat::benchmark_action_bigger));
+    const json ba = json::parse(ci("benchmark-action-bigger", results));
     REQUIRE(ba.size() == 2);
     CHECK_FALSE(ba[1].contains("range"));
-    const json bmf = json::parse(render_ci(results, CiFormat::bmf));
+    const json bmf = json::parse(ci("bmf", results));
     CHECK_FALSE(bmf["f/x=1"]["bandwidth-bytes-per-second"].contains("lower_value"));
     check_bmf(bmf.dump());
     // Nothing to write is still a valid document.
-    CHECK(render_ci({}, CiFormat::openmetrics) == "# EOF\n");
-    CHECK(json::parse(render_ci({}, CiFormat::bmf)).empty());
-    CHECK(json::parse(render_ci({}, CiFormat::benchmark_action_smaller)).empty());
+    CHECK(ci("openmetrics", {}) == "# EOF\n");
+    CHECK(json::parse(ci("bmf", {})).empty());
+    CHECK(json::parse(ci("benchmark-action-smaller", {})).empty());
 }
 
 TEST_CASE("export: names are stable between two runs of the same plan") {
     // regression.json and noisy.json are base.json's plan with other samples.
     for (const auto f : k_all_formats)
         for (const auto which : {CiMetrics::primary, CiMetrics::all}) {
-            CAPTURE(static_cast<int>(f));
-            const auto base = names_of(render_ci(results_of("base.json"), f, which), f);
-            CHECK(base == names_of(render_ci(results_of("regression.json"), f, which), f));
-            CHECK(base == names_of(render_ci(results_of("noisy.json"), f, which), f));
-            CHECK(render_ci(results_of("base.json"), f, which) == render_ci(results_of("base.json"), f, which));
+            CAPTURE(std::string(f));
+            const auto base = names_of(ci(f, results_of("base.json"), which), f);
+            CHECK(base == names_of(ci(f, results_of("regression.json"), which), f));
+            CHECK(base == names_of(ci(f, results_of("noisy.json"), which), f));
+            CHECK(ci(f, results_of("base.json"), which) == ci(f, results_of("base.json"), which));
         }
 }
 
@@ -457,7 +467,7 @@ TEST_CASE("export: a comparison: the new values with the verdicts, ratios and co
     REQUIRE(outcome.count(Verdict::regression) == 1);
     const auto fresh_results = report_results(fresh);
 
-    const std::string bigger = render_ci(outcome, fresh_results, CiFormat::benchmark_action_bigger);
+    const std::string bigger = ci("benchmark-action-bigger", outcome, fresh_results);
     check_benchmark_action(bigger, Better::higher, fresh_results);
     bool seen = false;
     for (const auto& e : json::parse(bigger)) {
@@ -470,14 +480,14 @@ TEST_CASE("export: a comparison: the new values with the verdicts, ratios and co
         }
     }
     CHECK(seen);
-    check_benchmark_action(render_ci(outcome, fresh_results, CiFormat::benchmark_action_smaller, CiMetrics::all), Better::lower,
+    check_benchmark_action(ci("benchmark-action-smaller", outcome, fresh_results, CiMetrics::all), Better::lower,
                            fresh_results);
 
-    const std::string bmf = render_ci(outcome, fresh_results, CiFormat::bmf);
+    const std::string bmf = ci("bmf", outcome, fresh_results);
     check_bmf(bmf);
-    CHECK(bmf == render_ci(fresh_results, CiFormat::bmf)); // the new values
+    CHECK(bmf == ci("bmf", fresh_results)); // the new values
 
-    const std::string om = render_ci(outcome, fresh_results, CiFormat::openmetrics);
+    const std::string om = ci("openmetrics", outcome, fresh_results);
     const auto samples = check_openmetrics(om);
     std::size_t ratios = 0, verdicts = 0;
     for (const auto& s : samples) {
@@ -497,12 +507,12 @@ TEST_CASE("export: a comparison: the new values with the verdicts, ratios and co
     CHECK(om.find("interopbench_compare_ratio{key=\"" + k_regressed + "\",metric=\"bandwidth\",estimate=\"point\"} 0.") !=
           std::string::npos);
     // Every metric on request; names stable against a comparison of other runs.
-    const auto all = check_openmetrics(render_ci(outcome, fresh_results, CiFormat::openmetrics, CiMetrics::all));
+    const auto all = check_openmetrics(ci("openmetrics", outcome, fresh_results, CiMetrics::all));
     CHECK(all.size() > samples.size());
     const auto noisy = compare_reports(base, load_report(k_dir + "noisy.json"), CompareOptions{});
     for (const auto f : k_all_formats)
-        CHECK(names_of(render_ci(outcome, fresh_results, f), f) ==
-              names_of(render_ci(noisy, results_of("noisy.json"), f), f));
+        CHECK(names_of(ci(f, outcome, fresh_results), f) ==
+              names_of(ci(f, noisy, results_of("noisy.json")), f));
 }
 
 TEST_CASE("export: paths are checked before any work") {
@@ -579,7 +589,7 @@ TEST_CASE("export: run --export: checked before measuring, written after the rep
     CHECK(check_openmetrics(interopbench::testing::slurp(om)).size() == 2);
     check_benchmark_action(interopbench::testing::slurp(ba), Better::higher, results);
     // The exports hold what the report holds.
-    CHECK(interopbench::testing::slurp(om) == render_ci(results, CiFormat::openmetrics, CiMetrics::all));
+    CHECK(interopbench::testing::slurp(om) == ci("openmetrics", results, CiMetrics::all));
 
     // With --baseline they carry the comparison too, as compare --export writes them.
     const std::string om2 = (dir / "gated.txt").string();

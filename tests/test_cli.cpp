@@ -203,6 +203,9 @@ TEST_CASE("the format table: unique names, a renderer for every command a format
         if (f.accepts(Command::topo)) CHECK(static_cast<bool>(f.topology));
         if (f.accepts(Command::doctor)) CHECK(static_cast<bool>(f.checks));
         if (f.accepts(Command::fleet)) CHECK(static_cast<bool>(f.fleet));
+        CHECK(f.ci() == f.accepts(Command::export_file)); // --export writes the CI formats
+        if (f.markdown) CHECK(f.human);
+        if (f.human) CHECK(f.accepts(Command::compare)); // run prints its baseline's comparison in it
     }
     for (const Command c : k_commands) {
         CAPTURE(std::string(to_string(c)));

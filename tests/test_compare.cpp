@@ -18,11 +18,18 @@
 #include "interopbench/stats.hpp"
 #include "test_support.hpp"
 #include "presentation/comparison.hpp"
+#include "presentation/formats.hpp"
 
 using namespace interopbench;
 using nlohmann::json;
 
 namespace {
+
+// A comparison in the format `name`, through its row of the format table.
+std::string rendered(const CompareOutcome& o, std::string_view name) {
+    const std::vector<Result> none;
+    return find_format(name, Command::compare).render(ComparisonView{o, none});
+}
 
 const std::string k_dir = INTEROPBENCH_SOURCE_DIR "/tests/data/reports/";
 const std::string k_regressed = "host_memcpy/size=262144,threads=multi";
@@ -362,7 +369,7 @@ TEST_CASE("one result 10% slower beyond its noise is the one regression") {
     CHECK(r.deciding()->ratio == doctest::Approx(0.9));
     CHECK(r.deciding()->ci_hi < 0.95);
     CHECK(r.reason == "bandwidth beyond ±5.0%");
-    CHECK(render_comparison(o, CompareFormat::junit).find("message=\"bandwidth -10.0% [") != std::string::npos);
+    CHECK(rendered(o, "junit").find("message=\"bandwidth -10.0% [") != std::string::npos);
     // The secondary metric is compared and shown but does not decide.
     REQUIRE(r.metrics.size() == 2);
     CHECK(r.metrics[1].name == "time");
@@ -622,15 +629,15 @@ TEST_CASE("output formats: table, markdown, json, junit") {
     cross.cross_machine = true;
     auto o = compare_reports(base, slower, {});
 
-    const auto table = render_comparison(o, CompareFormat::table);
+    const auto table = rendered(o, "table");
     CHECK(table.find("Summary") != std::string::npos);
     CHECK(table.find("\nregression    " + k_regressed) != std::string::npos); // verdict column, then the key
 
-    const auto with_machine = render_comparison(compare_reports(base, other, cross), CompareFormat::table);
+    const auto with_machine = rendered(compare_reports(base, other, cross), "table");
     CHECK(with_machine.find("Machine differences") < with_machine.find("Summary")); // printed first
 
     // Markdown: every table has a header, a --- separator and rows with as many cells.
-    const auto md = render_comparison(o, CompareFormat::markdown);
+    const auto md = rendered(o, "markdown");
     std::istringstream lines(md);
     std::string line;
     std::vector<std::string> block;
@@ -656,25 +663,25 @@ TEST_CASE("output formats: table, markdown, json, junit") {
     CHECK(tables >= 3); // summary, families, changed; unchanged inside <details>
     CHECK(md.find("<details>") != std::string::npos);
 
-    const auto j = json::parse(render_comparison(o, CompareFormat::json));
+    const auto j = json::parse(rendered(o, "json"));
     CHECK(j["summary"]["counts"]["regression"] == 1);
     CHECK(j["results"].size() == o.results.size());
     CHECK(j["results"][0].contains("metrics"));
 
-    const auto xml = render_comparison(o, CompareFormat::junit);
+    const auto xml = rendered(o, "junit");
     std::string why;
     CHECK_MESSAGE(well_formed_xml(xml, why), why);
     CHECK(count_of(xml, "<testcase ") == o.results.size());
     CHECK(count_of(xml, "<failure ") == 1);
     CHECK(xml.find("failures=\"1\"") != std::string::npos);
     // Escaping: labels with markup characters stay well formed.
-    const auto odd_xml = render_comparison(compare_reports(base, other, [] {
-                                               CompareOptions c;
-                                               c.cross_machine = true;
-                                               c.base_label = "a<b>&\"c'\"";
-                                               return c;
-                                           }()),
-                                           CompareFormat::junit);
+    const auto odd_xml = rendered(compare_reports(base, other, [] {
+                                      CompareOptions c;
+                                      c.cross_machine = true;
+                                      c.base_label = "a<b>&\"c'\"";
+                                      return c;
+                                  }()),
+                                  "junit");
     CHECK_MESSAGE(well_formed_xml(odd_xml, why), why);
     CHECK_FALSE(well_formed_xml("<a><b></a></b>", why)); // the checker itself rejects bad XML
     CHECK_FALSE(well_formed_xml("<a x=\"1 & 2\"/>", why));

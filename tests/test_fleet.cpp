@@ -139,12 +139,12 @@ TEST_CASE("fleet names exactly the slowed machines, with the cause their report 
     CHECK(named == std::set<std::string>{"node-b", "node-d"});
     CHECK(fleet::exit_code(outcome) == 1);
     CHECK(fleet::verdict_line(outcome).rfind("FAIL: 2 outlier(s) on 2 of 5 machines", 0) == 0);
-    const auto text = fleet::render_text(outcome, false);
+    const auto text = find_format("table", Command::fleet).render(outcome);
     CHECK(text.find("node-b") != std::string::npos);
-    const auto j = fleet::render_json(outcome);
+    const auto j = fleet::outcome_json(outcome);
     CHECK(j["outliers"].size() == 2);
     CHECK(j["pass"] == false);
-    const auto page = fleet::render_page(outcome);
+    const auto page = find_format("html", Command::fleet).render(outcome);
     CHECK(page.find("class=\"out\"") != std::string::npos);
     CHECK(page.find("cause: reads limited") != std::string::npos);
 }
@@ -335,12 +335,12 @@ TEST_CASE("show opens with every rank's host and what limited the run") {
     });
     const auto results = report_results(doc);
     const Format& table = find_format("table", Command::show);
-    const std::string text = table.report(ReportView{doc, results, TableStyle{}, CiMetrics::primary, true});
+    const std::string text = table.render(ReportView{doc, results, TableStyle{}, CiMetrics::primary, true});
     CHECK(text.find("2 ranks: 0 h0, 1 h1 0000:1b:00.0\n") != std::string::npos);
     CHECK(text.find("conditions: reads limited to 367 MB/s by a cgroup on 254:0") != std::string::npos);
     // Nothing limited: no conditions line.
     auto plain = report_of("h2", {{k_cold, 1e9}});
     const auto plain_results = report_results(plain);
-    CHECK(table.report(ReportView{plain, plain_results, TableStyle{}, CiMetrics::primary, true}).find("conditions:") ==
+    CHECK(table.render(ReportView{plain, plain_results, TableStyle{}, CiMetrics::primary, true}).find("conditions:") ==
           std::string::npos);
 }

@@ -187,7 +187,7 @@ TEST_CASE("html comparison page: differences first, geomean and ratios, escaped 
     CompareOptions o;
     o.base_label = "<script>alert(1)</script>";
     const auto outcome = compare_reports(base, fresh, o);
-    const std::string page = render_comparison(outcome, CompareFormat::html);
+    const std::string page = html::render_comparison_page(outcome);
     CHECK(count(page, "<script") == 1);
     CHECK(count(page, "<script type=\"application/json\" id=\"interopbench-comparison\">") == 1);
     CHECK(page.find("<script>alert") == std::string::npos);

@@ -12,10 +12,18 @@
 #include "presentation/output.hpp"
 #include "interopbench/report.hpp"
 #include "presentation/comparison.hpp"
+#include "presentation/formats.hpp"
 
 using namespace interopbench;
 
 namespace {
+
+const Format& table() { return find_format("table", Command::show); }
+
+std::string comparison_table(const CompareOutcome& o) {
+    const std::vector<Result> none;
+    return find_format("table", Command::compare).render(ComparisonView{o, none});
+}
 
 MetricResult metric(const std::string& name, const std::string& unit, Better better, std::vector<double> samples,
                     std::vector<double> rounds = {}) {
@@ -73,7 +81,7 @@ TEST_CASE("a table fits its width: constant axes above it, secondary metrics lef
                                 std::string(mem) == "pinned" ? 50e9 : 7e9));
     TableStyle narrow;
     narrow.width = 80;
-    const std::string t = render_results(rs, OutputFormat::table, narrow);
+    const std::string t = render_results(rs, table(), narrow);
     CAPTURE(t);
     CHECK(widest_line(t) <= 80);
     CHECK(t.find("engine ce, device 0") != std::string::npos); // said once
@@ -83,11 +91,11 @@ TEST_CASE("a table fits its width: constant axes above it, secondary metrics lef
     CHECK(t.find("another_long_secondary_metric_name") != std::string::npos); // named below the table
     TableStyle all = narrow;
     all.all_metrics = true;
-    const std::string wide = render_results(rs, OutputFormat::table, all);
+    const std::string wide = render_results(rs, table(), all);
     CHECK(wide.find("not shown") == std::string::npos);
     TableStyle unlimited;
     unlimited.width = 0;
-    CHECK(render_results(rs, OutputFormat::table, unlimited).find("not shown") == std::string::npos);
+    CHECK(render_results(rs, table(), unlimited).find("not shown") == std::string::npos);
 }
 
 TEST_CASE("the uncertainty is the larger of the interval and the spread between rounds, and says which") {
@@ -102,11 +110,11 @@ TEST_CASE("the uncertainty is the larger of the interval and the spread between 
 TEST_CASE("notes are plain words, and a note every row shares is said once") {
     std::vector<Result> rs{result("h2d_copy", {{"size", "1048576"}}, 1e9), result("h2d_copy", {{"size", "2097152"}}, 2e9)};
     for (auto& r : rs) r.stop_reason = "time_budget";
-    const std::string t = render_results(rs, OutputFormat::table);
+    const std::string t = render_results(rs, table());
     CHECK(t.find("time_budget") == std::string::npos);
     CHECK(t.find("all: not converged: time limit") != std::string::npos);
     rs[0].metrics[0].round_medians = {1e9, 1.5e9, 1e9};
-    const std::string noisy = render_results(rs, OutputFormat::table);
+    const std::string noisy = render_results(rs, table());
     CHECK(noisy.find("varies 50% between runs") != std::string::npos);
 }
 
@@ -116,7 +124,7 @@ TEST_CASE("scenarios skipped for one reason are one line, not a section each, an
         for (const char* size : {"1024", "2048"})
             rs.push_back(result(s, {{"size", size}}, 0, Status::skipped, "no NVIDIA driver"));
     rs.push_back(result("host_memcpy", {{"size", "1024"}}, 3e9));
-    const std::string t = render_results(rs, OutputFormat::table);
+    const std::string t = render_results(rs, table());
     CAPTURE(t);
     CHECK(t.find("== h2d_copy ==") == std::string::npos);
     CHECK(t.find("6 configurations of 3 scenarios skipped: no NVIDIA driver") != std::string::npos);
@@ -139,7 +147,7 @@ TEST_CASE("the summary names what stands out: pageable far slower than pinned, r
     CHECK(has("copy      best bandwidth 49.0 GB/s, 78% of its limit"));
     CHECK(has("! pageable host memory is 7.0x slower than pinned"));
     CHECK(has("! 2 results below 80% of the path's limit; lowest 11%"));
-    const std::string t = render_results(rs, OutputFormat::table);
+    const std::string t = render_results(rs, table());
     CHECK(t.find("of limit") != std::string::npos);
     CHECK(t.find("78%") != std::string::npos);
 }
@@ -154,7 +162,7 @@ TEST_CASE("a comparison opens with its verdict in one line, regressions listed f
     CAPTURE(line);
     CHECK(line.rfind("FAIL: ", 0) == 0);
     CHECK(line.find(fmt::format("of {} results", o.results.size())) != std::string::npos);
-    const std::string text = render_comparison(o, CompareFormat::table);
+    const std::string text = comparison_table(o);
     CHECK(text.rfind(line + "\n", 0) == 0);
     const auto changed = text.find("Changed, uncertain");
     REQUIRE(changed != std::string::npos);
@@ -190,7 +198,7 @@ TEST_CASE("a comparison states its power: how many results can see a 10% change"
     const std::string line = power_line(self);
     CHECK(line == fmt::format("power: {} of {} results measured in both reports can see a 10% change", self.sensitive,
                               self.in_both));
-    CHECK(render_comparison(self, CompareFormat::table).find(line) != std::string::npos);
+    CHECK(comparison_table(self).find(line) != std::string::npos);
     // A result of too few samples sees nothing: one fewer can see the change.
     auto thin = base;
     auto& samples = thin["results"][0]["metrics"][0]["samples"];

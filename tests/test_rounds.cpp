@@ -23,6 +23,7 @@
 #include "fake_scenario.hpp"
 #include "test_support.hpp"
 #include "presentation/comparison.hpp"
+#include "presentation/formats.hpp"
 
 using namespace interopbench;
 using nlohmann::json;
@@ -174,7 +175,7 @@ TEST_CASE("the gate allows for the spread between rounds") {
         CHECK(r.metrics[0].noise == doctest::Approx(0.30).epsilon(0.01));
         CHECK(r.metrics[0].threshold >= r.metrics[0].noise);
         CHECK(r.metrics[0].base_rounds == 3);
-        CHECK(render_comparison(o, CompareFormat::table).find("noisy") != std::string::npos);
+        CHECK(find_format("table", Command::compare).render(ComparisonView{o, {}}).find("noisy") != std::string::npos);
         CHECK(comparison_json(o).dump().find("\"noisy\":true") != std::string::npos);
     }
     SUBCASE("a 10% slowdown of stable rounds is a regression") {
@@ -459,7 +460,7 @@ TEST_CASE("a configuration far over its time budget says where the time went") {
     }
     TableStyle style;
     style.width = 0;
-    const std::string table = render_results(results, OutputFormat::table, style);
+    const std::string table = render_results(results, find_format("table", Command::show), style);
     CAPTURE(table);
     CHECK(table.find("of a 100 ms budget (setup ") != std::string::npos);
 }

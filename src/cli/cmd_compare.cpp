@@ -96,16 +96,17 @@ void add_compare(CLI::App& app, Outcome& out) {
         // the differences; --cross-machine lists them all in the output.
         const auto outcome = compare_reports(base, fresh, options);
         const auto fresh_results = format.ci() || !exports.empty() ? report_results(fresh) : std::vector<Result>{};
-        const std::string text = format.comparison({outcome, fresh_results, ci_metrics});
+        const ComparisonView view{outcome, fresh_results, ci_metrics};
+        const std::string text = format.render(view);
         if (args->out_file.empty()) {
             fmt::print("{}", text);
         } else {
             write_file_atomic(args->out_file, text);
             // The file has the chosen format; the terminal the table.
             const Format& table = find_format("table", Command::compare);
-            fmt::print("{}", &format == &table ? text : table.comparison({outcome, fresh_results, ci_metrics}));
+            fmt::print("{}", &format == &table ? text : table.render(view));
         }
-        for (const auto& e : exports) write_file_atomic(e.path, e.format->comparison({outcome, fresh_results, ci_metrics}));
+        for (const auto& e : exports) write_file_atomic(e.path, e.format->render(view));
         out.code = static_cast<int>(compare_exit_code(outcome, args->fail_on_inconclusive));
     });
 }

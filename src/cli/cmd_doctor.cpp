@@ -24,7 +24,7 @@ void add_doctor(CLI::App& app, Outcome& out) {
         DoctorFacts facts = gather_doctor_facts(probe_machine(""));
         facts.require_gpu = *require_gpu;
         const std::vector<CheckResult> results = run_checks(facts);
-        std::cout << f.checks(results);
+        std::cout << f.render(results);
         out.code = static_cast<int>(any_failed(results) ? ExitCode::failed : ExitCode::ok);
     });
 }

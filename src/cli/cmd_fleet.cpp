@@ -16,7 +16,6 @@
 #include "interopbench/params.hpp"
 #include "interopbench/private_dir.hpp"
 #include "interopbench/report.hpp"
-#include "presentation/fleet_view.hpp"
 #include "presentation/formats.hpp"
 
 extern char** environ;
@@ -209,12 +208,14 @@ void add_fleet(CLI::App& app, Outcome& out) {
         }
 
         if (!args->write_expect.empty()) write_file_atomic(args->write_expect, fleet::expectations_json(outcome).dump(2) + "\n");
-        const std::string text = format.fleet(outcome) + (format.human ? plan_text : "");
+        const std::string text = format.render(outcome) + (format.human ? plan_text : "");
         if (args->out_file.empty()) {
             fmt::print("{}", text);
         } else {
             write_file_atomic(args->out_file, text);
-            fmt::print("{}", format.name == "table" ? text : fleet::render_text(outcome, false) + plan_text);
+            // The file has the chosen format; the terminal the table.
+            const Format& table = find_format("table", Command::fleet);
+            fmt::print("{}", &format == &table ? text : table.render(outcome) + plan_text);
         }
         out.code = fleet::exit_code(outcome);
     });

@@ -33,7 +33,7 @@ void add_list(CLI::App& app, Outcome& out) {
                 view.rows.push_back({f.name, f.summary, fmt::format("{}", fmt::join(options, " "))});
                 view.doc.push_back({{"name", f.name}, {"summary", f.summary}, {"options", options}});
             }
-            fmt::print("{}", format.listing(view));
+            fmt::print("{}", format.render(view));
             out.code = 0;
             return;
         }
@@ -46,7 +46,7 @@ void add_list(CLI::App& app, Outcome& out) {
                 view.rows.push_back({name + (name == default_profile_name() ? " (default)" : ""), desc});
                 view.doc.push_back({{"name", name}, {"description", desc}, {"default", name == default_profile_name()}});
             }
-            fmt::print("{}", format.listing(view));
+            fmt::print("{}", format.render(view));
             out.code = 0;
             return;
         }
@@ -63,7 +63,7 @@ void add_list(CLI::App& app, Outcome& out) {
             view.origins.push_back(s->origin());
         }
         view.details = !o->scenarios.empty(); // the details when scenarios are named
-        fmt::print("{}", format.listing(view));
+        fmt::print("{}", format.render(view));
         out.code = 0;
     });
 }

@@ -157,12 +157,14 @@ RunPlan build_plan(const RunOptions& o, const Registry& registry) {
     return plan;
 }
 
-/// Prints the comparison with the baseline (stderr when stdout carries JSON or CSV).
+/// Prints the comparison with the baseline in the run's format when it is for people, else
+/// as a table on stderr (stdout carries JSON or CSV).
 void print_gate(const RunOptions& o, const CompareOutcome& outcome) {
     const Format& format = find_format(o.format, Command::run);
     const bool to_stdout = format.human;
+    const Format& shown = to_stdout ? format : find_format("table", Command::compare);
     const std::vector<Result> none;
-    const std::string text = find_format(to_stdout ? format.name : "table", Command::compare).comparison({outcome, none});
+    const std::string text = shown.render(ComparisonView{outcome, none});
     if (to_stdout && !o.quiet) fmt::print("\n{}", text);
     else if (!to_stdout) fmt::print(stderr, "\n{}", text);
 }
@@ -176,8 +178,8 @@ bool write_exports(const std::vector<CiExport>& exports, CiMetrics metrics, cons
     for (const auto& e : exports) {
         try {
             // With --baseline, annotated with the comparison, as 'compare --export' writes them.
-            write_file_atomic(e.path, run.gate ? e.format->comparison({*run.gate, results, metrics})
-                                               : e.format->report({run.report, results, {}, metrics}));
+            write_file_atomic(e.path, run.gate ? e.format->render(ComparisonView{*run.gate, results, metrics})
+                                               : e.format->render(ReportView{run.report, results, {}, metrics}));
         } catch (const std::exception& err) {
             fmt::print(stderr, "error: the {} export was not written: {}\n", e.format->name, display_text(err.what()));
             ok = false;
@@ -267,7 +269,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     if (!run.root) return run.record.status == "complete" ? 0 : 1;
 
     for (const auto& w : run.checkpoint_warnings) fmt::print(stderr, "warning: {}\n", display_text(w));
-    if (!o.quiet) fmt::print("{}", format.report({run.report, run.record.results, style}));
+    if (!o.quiet) fmt::print("{}", format.render(ReportView{run.report, run.record.results, style}));
     if (!o.quiet) fmt::print(stderr, "took {}\n", format_duration(line.elapsed()));
     const std::string& status = run.record.status;
     if (!o.quiet)

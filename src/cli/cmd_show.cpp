@@ -32,7 +32,7 @@ void add_show(CLI::App& app, Outcome& out) {
         if (format.ci()) check_unique_keys(doc, o->file); // a key names one figure in every CI format
         if (o->anonymize) anonymize_report(doc);
         const auto results = report_results(doc);
-        fmt::print("{}", format.report({doc, results, table_style(o->wide, o->metrics), metrics, true}));
+        fmt::print("{}", format.render(ReportView{doc, results, table_style(o->wide, o->metrics), metrics, true}));
         out.code = 0;
     });
 }

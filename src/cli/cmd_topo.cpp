@@ -44,7 +44,7 @@ void add_topo(CLI::App& app, Outcome& out) {
             export_topology(topology, opts->export_xml);
             std::cerr << "wrote " << display_text(opts->export_xml) << " and " << display_text(sidecar_path(opts->export_xml)) << "\n";
         }
-        std::cout << format.topology(topology);
+        std::cout << format.render(topology);
         out.code = static_cast<int>(ExitCode::ok);
     });
 }

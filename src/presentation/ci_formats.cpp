@@ -289,13 +289,14 @@ namespace {
 
 // Every format from its entries; OpenMetrics adds the comparison's ratios and verdict counts
 // when there is one.
-std::string render_entries(const std::vector<Entry>& es, CiFormat format, const CompareOutcome* outcome,
+std::string render_entries(const std::vector<Entry>& es, CiSystem system, const CompareOutcome* outcome,
                            CiMetrics metrics) {
-    switch (format) {
-    case CiFormat::benchmark_action_bigger: return render_benchmark_action(es, Better::higher);
-    case CiFormat::benchmark_action_smaller: return render_benchmark_action(es, Better::lower);
-    case CiFormat::bmf: return render_bmf(es);
-    case CiFormat::openmetrics: break;
+    switch (system) {
+    case CiSystem::none: return {}; // not a CI format: its row has no render_ci
+    case CiSystem::benchmark_action_bigger: return render_benchmark_action(es, Better::higher);
+    case CiSystem::benchmark_action_smaller: return render_benchmark_action(es, Better::lower);
+    case CiSystem::bmf: return render_bmf(es);
+    case CiSystem::openmetrics: break;
     }
     OpenMetricsWriter w;
     add_values(w, es);
@@ -318,13 +319,12 @@ std::string render_entries(const std::vector<Entry>& es, CiFormat format, const 
 
 } // namespace
 
-std::string render_ci(const std::vector<Result>& results, CiFormat format, CiMetrics metrics) {
-    return render_entries(entries(results, nullptr, metrics), format, nullptr, metrics);
+std::string render_ci(const Format& format, const ReportView& view) {
+    return render_entries(entries(view.results, nullptr, view.metrics), format.ci_system, nullptr, view.metrics);
 }
 
-std::string render_ci(const CompareOutcome& outcome, const std::vector<Result>& fresh, CiFormat format,
-                      CiMetrics metrics) {
-    return render_entries(entries(fresh, &outcome, metrics), format, &outcome, metrics);
+std::string render_ci(const Format& format, const ComparisonView& view) {
+    return render_entries(entries(view.fresh, &view.outcome, view.metrics), format.ci_system, &view.outcome, view.metrics);
 }
 
 } // namespace interopbench

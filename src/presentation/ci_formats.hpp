@@ -17,8 +17,10 @@
 
 namespace interopbench {
 
-/// A format a CI system reads (the rows of the format table that --export accepts name them).
-enum class CiFormat {
+/// The CI system that reads a format: a field of the format table's rows
+/// (presentation/formats.hpp), none for the formats that are not for CI.
+enum class CiSystem {
+    none,
     benchmark_action_bigger,  ///< github-action-benchmark, tool customBiggerIsBetter
     benchmark_action_smaller, ///< github-action-benchmark, tool customSmallerIsBetter
     bmf,                      ///< Bencher Metric Format, `bencher run --adapter json`
@@ -35,6 +37,8 @@ enum class CiMetrics {
 CiMetrics parse_ci_metrics(const std::string& text);
 
 struct Format;
+struct ReportView;
+struct ComparisonView;
 
 /// A `--export FORMAT=PATH` value: a row of the format table (presentation/formats.hpp) that
 /// --export accepts, and the file.
@@ -53,7 +57,8 @@ CiExport parse_ci_export(std::string_view spec);
 void check_ci_exports(const std::vector<CiExport>& exports,
                       const std::vector<std::pair<std::string, std::string>>& taken);
 
-/// A report's results in `format`:
+/// A report's results (`view.results`, `view.metrics`) in the CI format `format`
+/// (`format.ci_system`):
 /// - benchmark-action: a JSON array of {name, unit, value, range, extra}; name is
 ///   "<key> <metric>", value a number, range "± <half-width of the interval>", extra a
 ///   string of lines (samples, interval, stop reason). The bigger file holds only metrics
@@ -63,17 +68,16 @@ void check_ci_exports(const std::vector<CiExport>& exports,
 ///   no measure mixes units and none takes a Bencher built-in (latency in ns).
 /// - openmetrics: one gauge family per metric and unit ("interopbench_time_seconds"), a
 ///   `key` label per sample, TYPE/UNIT/HELP before each family's samples, "# EOF" last.
-std::string render_ci(const std::vector<Result>& results, CiFormat format, CiMetrics metrics = CiMetrics::primary);
+std::string render_ci(const Format& format, const ReportView& view);
 
-/// A comparison in `format`: the values of the new report's results (`fresh`, as in
-/// render_ci), each annotated with what the comparison found for it: benchmark-action puts
-/// the result's verdict and reason, the metric's ratio new/base with its interval and the
-/// base median into `extra`; bmf carries the new values only; openmetrics adds the family
-/// interopbench_compare_ratio (labels key, metric, estimate = point|lower|upper) for every
-/// metric with a ratio, and interopbench_compare_results (label verdict) counting results
-/// per verdict.
-std::string render_ci(const CompareOutcome& outcome, const std::vector<Result>& fresh, CiFormat format,
-                      CiMetrics metrics = CiMetrics::primary);
+/// A comparison in the CI format `format`: the values of the new report's results
+/// (`view.fresh`, as above), each annotated with what the comparison found for it:
+/// benchmark-action puts the result's verdict and reason, the metric's ratio new/base with
+/// its interval and the base median into `extra`; bmf carries the new values only;
+/// openmetrics adds the family interopbench_compare_ratio (labels key, metric, estimate =
+/// point|lower|upper) for every metric with a ratio, and interopbench_compare_results (label
+/// verdict) counting results per verdict.
+std::string render_ci(const Format& format, const ComparisonView& view);
 
 /// An OpenMetrics metric or label name from any text: characters outside
 /// [a-zA-Z0-9_] become '_', and a leading digit gets a '_' before it.

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "interopbench/text.hpp"
-#include "presentation/html.hpp"
+#include "presentation/formats.hpp"
 #include "presentation/output.hpp"
 
 namespace interopbench {
@@ -177,7 +177,10 @@ std::string render_text(const CompareOutcome& o, bool md) {
     return out;
 }
 
-std::string render_junit(const CompareOutcome& o) {
+} // namespace
+
+std::string render_junit(const Format&, const ComparisonView& view) {
+    const CompareOutcome& o = view.outcome;
     std::size_t failures = o.count(Verdict::regression);
     std::size_t skipped = o.count(Verdict::inconclusive) + o.count(Verdict::missing);
     std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
@@ -223,8 +226,6 @@ std::string render_junit(const CompareOutcome& o) {
     return out;
 }
 
-} // namespace
-
 nlohmann::json comparison_json(const CompareOutcome& o) {
     nlohmann::json fp = nlohmann::json::array();
     for (const auto& d : o.fingerprint)
@@ -255,15 +256,12 @@ nlohmann::json comparison_json(const CompareOutcome& o) {
             {"results", results}};
 }
 
-std::string render_comparison(const CompareOutcome& outcome, CompareFormat format) {
-    switch (format) {
-    case CompareFormat::table: return render_text(outcome, false);
-    case CompareFormat::markdown: return render_text(outcome, true);
-    case CompareFormat::json: return comparison_json(outcome).dump(2) + "\n";
-    case CompareFormat::junit: return render_junit(outcome);
-    case CompareFormat::html: return html::render_comparison_page(outcome);
-    }
-    return {};
+std::string render_comparison(const Format& format, const ComparisonView& view) {
+    return render_text(view.outcome, format.markdown);
+}
+
+std::string render_comparison_json(const Format&, const ComparisonView& view) {
+    return comparison_json(view.outcome).dump(2) + "\n";
 }
 
 } // namespace interopbench

@@ -8,16 +8,19 @@
 
 namespace interopbench {
 
-/// Output of `compare`: aligned text, GitHub markdown, JSON, JUnit XML, an HTML page (see
-/// html::render_comparison_page).
-enum class CompareFormat { table, markdown, json, junit, html };
+struct Format;
+struct ComparisonView;
 
-/// Renders the outcome. Table and markdown: machine differences first, then warnings, the
+/// The renderers of `compare`'s rows of the format table (the page is html.hpp's).
+/// Table and markdown (`format.markdown`): machine differences first, then warnings, the
 /// summary (counts per verdict, geomean per family) and the results, changed ones first
-/// (markdown folds the unchanged ones into a <details> block). JUnit XML: one test case per
-/// result, regressions as failures, inconclusive and missing results as skipped, machine
-/// differences and warnings as properties.
-std::string render_comparison(const CompareOutcome& outcome, CompareFormat format);
+/// (markdown folds the unchanged ones into a <details> block).
+std::string render_comparison(const Format& format, const ComparisonView& view);
+/// comparison_json as text.
+std::string render_comparison_json(const Format& format, const ComparisonView& view);
+/// JUnit XML: one test case per result, regressions as failures, inconclusive and missing
+/// results as skipped, machine differences and warnings as properties.
+std::string render_junit(const Format& format, const ComparisonView& view);
 
 /// Where a verdict is listed: what fails the gate first (regression, missing), then
 /// inconclusive, improvement, new, and unchanged last.

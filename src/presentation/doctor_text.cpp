@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "interopbench/text.hpp"
+#include "presentation/formats.hpp"
 #include "presentation/output.hpp"
 
 namespace interopbench {
@@ -33,8 +34,9 @@ nlohmann::json checks_json(const std::vector<CheckResult>& results) {
             {"failed", any_failed(results)}};
 }
 
-std::string render_checks(const std::vector<CheckResult>& results, bool markdown) {
+std::string render_checks(const Format& format, const std::vector<CheckResult>& results) {
     std::string out;
+    const bool markdown = format.markdown;
     const auto t = [](const std::string& s) { return display_text(s); }; // machine facts reach the terminal escaped
     if (markdown) {
         out += "| status | check | subject | evidence | fix |\n|---|---|---|---|---|\n";
@@ -68,6 +70,10 @@ std::string render_checks(const std::vector<CheckResult>& results, bool markdown
                        n[CheckStatus::pass], n[CheckStatus::skip],
                        n[CheckStatus::info] ? fmt::format(", {} INFO", n[CheckStatus::info]) : "");
     return out;
+}
+
+std::string render_checks_json(const Format&, const std::vector<CheckResult>& results) {
+    return checks_json(results).dump(2) + "\n";
 }
 
 } // namespace interopbench

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "presentation/formats.hpp"
 #include "presentation/html.hpp"
 #include "presentation/output.hpp"
 
@@ -75,7 +76,8 @@ std::vector<std::vector<std::string>> results_table(const Outcome& o, const std:
 
 } // namespace
 
-std::string render_text(const Outcome& o, bool markdown) {
+std::string render_text(const Format& format, const Outcome& o) {
+    const bool markdown = format.markdown;
     std::string s;
     const auto line = [&](const std::string& text) { s += display_text(text) + "\n"; };
     line(markdown ? "**" + verdict_line(o) + "**" : verdict_line(o));
@@ -124,7 +126,7 @@ std::string render_text(const Outcome& o, bool markdown) {
     return s;
 }
 
-nlohmann::json render_json(const Outcome& o) {
+nlohmann::json outcome_json(const Outcome& o) {
     nlohmann::json members = nlohmann::json::array();
     for (const auto& m : o.members) {
         nlohmann::json gpus = nlohmann::json::array();
@@ -203,7 +205,9 @@ nlohmann::json render_json(const Outcome& o) {
             {"results", rows}};
 }
 
-std::string render_page(const Outcome& o) {
+std::string render_json(const Format&, const Outcome& o) { return outcome_json(o).dump(2) + "\n"; }
+
+std::string render_page(const Format&, const Outcome& o) {
     using html::escape;
     std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>interopbench fleet</title>\n"
                     "<style>body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}"

@@ -8,13 +8,20 @@
 
 #include "interopbench/fleet.hpp"
 
+namespace interopbench {
+struct Format;
+}
+
 namespace interopbench::fleet {
 
-/// The terminal table (markdown = false) or a markdown document.
-std::string render_text(const Outcome& outcome, bool markdown);
 /// Everything the verdict rests on, for programs: schema "interopbench.fleet".
-nlohmann::json render_json(const Outcome& outcome);
+nlohmann::json outcome_json(const Outcome& outcome);
+
+/// The terminal table, or a markdown document where `format.markdown`.
+std::string render_text(const Format& format, const Outcome& outcome);
+/// outcome_json as text.
+std::string render_json(const Format& format, const Outcome& outcome);
 /// One HTML page, nothing fetched.
-std::string render_page(const Outcome& outcome);
+std::string render_page(const Format& format, const Outcome& outcome);
 
 } // namespace interopbench::fleet

@@ -4,9 +4,12 @@
 /// -f/--format through it (and `--export` of run and compare, the CI formats), list its
 /// names in their --help, and name them when a format is unknown or not theirs.
 ///
-/// A renderer takes what one kind of command prints: a report's results (run, show,
-/// --export), a comparison (compare, --export), a listing (list), a topology (topo), the
-/// doctor's checks (doctor), a fleet verdict (fleet). Adding a format is a file with its renderer(s) and one row.
+/// A renderer takes its row and what one kind of command prints: a report's results (run,
+/// show, --export), a comparison (compare, --export), a listing (list), a topology (topo),
+/// the doctor's checks (doctor), a fleet verdict (fleet). What kind of text a format is (for
+/// people or not, markdown, which CI system) is a field of its row, which commands and
+/// renderers read instead of comparing names. Adding a format is a file with its
+/// renderer(s) and one row.
 #include <span>
 #include <string>
 #include <string_view>
@@ -69,24 +72,39 @@ struct ListView {
     bool details = false;             ///< each scenario's axes, metrics and counting
 };
 
-/// One row of the table. A renderer is null where the format does not render that input.
+/// One row of the table: a format's name, help and commands, what kind of text it is, and
+/// its renderers. A renderer is null where the format does not render that input; each
+/// takes its row, so one renderer serves the rows that differ only in a field (table and
+/// markdown: `markdown`; the CI formats: `ci_system`).
 struct Format {
     std::string_view name;
     std::string_view alias; ///< another name that selects it ("md"), or ""
     std::string_view help;  ///< one line
     unsigned commands = 0;  ///< bits of Command
-    std::string (*report)(const ReportView&) = nullptr;
-    std::string (*comparison)(const ComparisonView&) = nullptr;
-    std::string (*listing)(const ListView&) = nullptr;
-    std::string (*topology)(const Topology&) = nullptr;
-    std::string (*checks)(const std::vector<CheckResult>&) = nullptr;
-    std::string (*fleet)(const fleet::Outcome&) = nullptr;
     /// Text for people (tables, markdown): headers, plans and gates are printed with it.
     bool human = false;
+    /// GitHub markdown rather than aligned columns (a human format).
+    bool markdown = false;
+    /// The CI system that reads it (the formats --export writes), or none.
+    CiSystem ci_system = CiSystem::none;
+    std::string (*report)(const Format&, const ReportView&) = nullptr;
+    std::string (*comparison)(const Format&, const ComparisonView&) = nullptr;
+    std::string (*listing)(const Format&, const ListView&) = nullptr;
+    std::string (*topology)(const Format&, const Topology&) = nullptr;
+    std::string (*checks)(const Format&, const std::vector<CheckResult>&) = nullptr;
+    std::string (*fleet)(const Format&, const fleet::Outcome&) = nullptr;
 
     bool accepts(Command command) const { return (commands & static_cast<unsigned>(command)) != 0; }
-    /// A format CI systems read (those --export writes): results go out by key.
-    bool ci() const { return accepts(Command::export_file); }
+    /// A format CI systems read: results go out by key.
+    bool ci() const { return ci_system != CiSystem::none; }
+
+    /// The input in this format, by its renderer (not null for the commands the row accepts).
+    std::string render(const ReportView& input) const { return report(*this, input); }
+    std::string render(const ComparisonView& input) const { return comparison(*this, input); }
+    std::string render(const ListView& input) const { return listing(*this, input); }
+    std::string render(const Topology& input) const { return topology(*this, input); }
+    std::string render(const std::vector<CheckResult>& input) const { return checks(*this, input); }
+    std::string render(const fleet::Outcome& input) const { return fleet(*this, input); }
 };
 
 /// Every format, in the order help and messages list them.

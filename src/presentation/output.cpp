@@ -9,9 +9,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "interopbench/conditions.hpp"
 #include "interopbench/merge.hpp"
+#include "interopbench/report.hpp"
 #include "interopbench/stats.hpp"
 #include "interopbench/text.hpp"
+#include "presentation/formats.hpp"
 
 namespace interopbench {
 
@@ -358,32 +361,8 @@ std::vector<std::vector<std::vector<std::string>>> matrix_tables(const std::vect
     return tables;
 }
 
-std::string render_results(const std::vector<Result>& results, OutputFormat format, const TableStyle& style) {
-    if (format == OutputFormat::json) return nlohmann::json(results).dump(2) + "\n";
-    if (format == OutputFormat::csv) {
-        std::string out = "scenario,params,status,metric,unit,median,ci_lo,ci_hi,mean,stddev,min,max,n,stop_reason,reason\n";
-        auto q = [](const std::string& s) {
-            std::string e = "\"";
-            for (char c : s) e += c == '"' ? std::string("\"\"") : std::string(1, c);
-            return e + "\"";
-        };
-        for (const auto& r : results) {
-            if (r.status != Status::ok || r.metrics.empty()) {
-                out += fmt::format("{},{},{},,,,,,,,,,0,{},{}\n", r.scenario, q(r.params.canonical()), to_string(r.status),
-                                   r.stop_reason, q(r.reason));
-                continue;
-            }
-            for (const auto& m : r.metrics) {
-                const auto& s = m.stats;
-                out += fmt::format("{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{}\n", r.scenario,
-                                   q(r.params.canonical()), to_string(r.status), m.info.name, m.info.unit, s.median,
-                                   s.median_ci_lo, s.median_ci_hi, s.mean, s.stddev, s.min, s.max, s.n, r.stop_reason,
-                                   q(r.reason));
-            }
-        }
-        return out;
-    }
-    const bool md = format == OutputFormat::markdown;
+std::string render_results(const std::vector<Result>& results, const Format& format, const TableStyle& style) {
+    const bool md = format.markdown;
     const std::size_t width = md ? 0 : style.width;
     std::string out;
     // Sections per scenario, in order of first appearance.
@@ -540,15 +519,46 @@ std::vector<std::string> summary_lines(const std::vector<Result>& results) {
     return lines;
 }
 
-std::string render_summary(const std::vector<Result>& results, OutputFormat format, std::size_t width) {
-    if (format != OutputFormat::table && format != OutputFormat::markdown) return {};
-    const bool md = format == OutputFormat::markdown;
+namespace {
+
+// summary_lines for a terminal (wrapped to `width`, 0: unwrapped) or markdown.
+std::string render_summary(const std::vector<Result>& results, bool md, std::size_t width) {
     std::string out = md ? "### Summary\n\n" : "== summary ==\n";
     for (const auto& l : summary_lines(results)) out += md ? "- " + display_text(l) + "\n" : wrap(display_text(l), width, "  ");
     return out;
 }
 
-std::string render_scenarios(const std::vector<const ScenarioInfo*>& scenarios, OutputFormat format, bool details) {
+// The report's header in a few lines, as `show` opens its tables.
+std::string header_lines(const nlohmann::json& report) {
+    const ReportHeader h = read_header(report);
+    std::string out;
+    // Report text reaches the terminal through display_text only (one line each).
+    const auto line = [&out](const std::string& text) { out += display_text(text) + "\n"; };
+    const auto known = [](const std::string& text, const char* missing) { return text.empty() ? missing : text; };
+    line(fmt::format("interopbench {} report, profile {}, {} ({})", known(h.schema_version, "?"),
+                     known(h.invocation.profile, "-"), known(h.invocation.started, "?"), known(h.invocation.status, "?")));
+    line(fmt::format("host {} ({}, {} CPUs)", known(h.host.hostname, "?"), known(h.host.cpu, "?"), h.host.logical_cpus));
+    for (const auto& d : h.devices)
+        line(fmt::format("GPU {}: {} {} ({} SMs, {})", d.ordinal, known(d.name, "?"), known(d.pci_bus_id, "?"), d.sm_count,
+                         d.memory_bytes ? format_value(static_cast<double>(d.memory_bytes), "B") : std::string("?")));
+    // A multi-process report: every rank's host and GPU (the lines above are rank 0's).
+    if (h.hosts.size() > 1) {
+        std::vector<std::string> ranks;
+        for (const auto& r : h.hosts)
+            ranks.push_back(fmt::format("{} {}{}", r.rank, known(r.host.hostname, "?"), r.device.empty() ? "" : " " + r.device));
+        const std::size_t shown = std::min<std::size_t>(ranks.size(), 8);
+        line(fmt::format("{} ranks: {}{}", ranks.size(), fmt::join(ranks.begin(), ranks.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+                         ranks.size() > shown ? fmt::format(" and {} more (-f json has them all)", ranks.size() - shown) : ""));
+    }
+    // What the run ran under, when something limited it (cgroup limits, other processes on a GPU, ...).
+    if (h.conditions)
+        if (const std::string note = conditions_note(*h.conditions); !note.empty()) line("conditions: " + note);
+    for (const auto& w : h.warnings) line("warning: " + w);
+    return out;
+}
+
+// The scenario catalogue for programs: each scenario whole.
+nlohmann::json scenarios_json(const std::vector<const ScenarioInfo*>& scenarios) {
     auto axis_kind = [](AxisKind k) {
         switch (k) {
         case AxisKind::size: return "size";
@@ -559,29 +569,25 @@ std::string render_scenarios(const std::vector<const ScenarioInfo*>& scenarios, 
         }
         return "choice";
     };
-    if (format == OutputFormat::json) {
-        nlohmann::json out = nlohmann::json::array();
-        for (const auto* s : scenarios) {
-            nlohmann::json axes = nlohmann::json::array(), metrics = nlohmann::json::array();
-            for (const auto& a : s->axes)
-                axes.push_back({{"name", a.name}, {"kind", axis_kind(a.kind)}, {"help", a.help},
-                                {"defaults", a.defaults}, {"choices", a.choices}});
-            for (const auto& m : s->metrics)
-                metrics.push_back({{"name", m.name}, {"unit", m.unit},
-                                   {"better", m.better == Better::higher ? "higher" : "lower"}, {"help", m.help}});
-            out.push_back({{"id", s->id}, {"family", s->family}, {"summary", s->summary}, {"needs_gpu", s->needs_gpu},
-                           {"counting", s->counting}, {"axes", axes}, {"metrics", metrics}});
-        }
-        return out.dump(2) + "\n";
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto* s : scenarios) {
+        nlohmann::json axes = nlohmann::json::array(), metrics = nlohmann::json::array();
+        for (const auto& a : s->axes)
+            axes.push_back({{"name", a.name}, {"kind", axis_kind(a.kind)}, {"help", a.help},
+                            {"defaults", a.defaults}, {"choices", a.choices}});
+        for (const auto& m : s->metrics)
+            metrics.push_back({{"name", m.name}, {"unit", m.unit},
+                               {"better", m.better == Better::higher ? "higher" : "lower"}, {"help", m.help}});
+        out.push_back({{"id", s->id}, {"family", s->family}, {"summary", s->summary}, {"needs_gpu", s->needs_gpu},
+                       {"counting", s->counting}, {"axes", axes}, {"metrics", metrics}});
     }
-    const bool md = format == OutputFormat::markdown;
+    return out;
+}
+
+// The scenario catalogue for people: one line per scenario, and with `details` each
+// scenario's axes with their defaults, metrics and byte counting.
+std::string render_scenarios(const std::vector<const ScenarioInfo*>& scenarios, bool md, bool details) {
     std::string out;
-    if (format == OutputFormat::csv) {
-        out = "id,family,needs_gpu,summary\n";
-        for (const auto* s : scenarios)
-            out += fmt::format("{},{},{},\"{}\"\n", s->id, s->family, s->needs_gpu ? "yes" : "no", s->summary);
-        return out;
-    }
     // One line per scenario: on a terminal the summary is cut to its width (list -s NAME has it whole).
     std::size_t id_w = 8, family_w = 6;
     for (const auto* s : scenarios) {
@@ -617,6 +623,72 @@ std::string render_scenarios(const std::vector<const ScenarioInfo*>& scenarios, 
         if (!s->counting.empty()) out += fmt::format("{}  counting: {}\n", md ? "-" : " ", display_text(s->counting));
     }
     return out;
+}
+
+} // namespace
+
+std::string render_report(const Format& format, const ReportView& view) {
+    return (view.header ? header_lines(view.report) : std::string{}) +
+           render_summary(view.results, format.markdown, view.style.width) + render_results(view.results, format, view.style);
+}
+
+std::string render_report_csv(const Format&, const ReportView& view) {
+    std::string out = "scenario,params,status,metric,unit,median,ci_lo,ci_hi,mean,stddev,min,max,n,stop_reason,reason\n";
+    auto q = [](const std::string& s) {
+        std::string e = "\"";
+        for (char c : s) e += c == '"' ? std::string("\"\"") : std::string(1, c);
+        return e + "\"";
+    };
+    for (const auto& r : view.results) {
+        if (r.status != Status::ok || r.metrics.empty()) {
+            out += fmt::format("{},{},{},,,,,,,,,,0,{},{}\n", r.scenario, q(r.params.canonical()), to_string(r.status),
+                               r.stop_reason, q(r.reason));
+            continue;
+        }
+        for (const auto& m : r.metrics) {
+            const auto& s = m.stats;
+            out += fmt::format("{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{}\n", r.scenario,
+                               q(r.params.canonical()), to_string(r.status), m.info.name, m.info.unit, s.median,
+                               s.median_ci_lo, s.median_ci_hi, s.mean, s.stddev, s.min, s.max, s.n, r.stop_reason,
+                               q(r.reason));
+        }
+    }
+    return out;
+}
+
+std::string render_report_json(const Format&, const ReportView& view) { return view.report.dump(2) + "\n"; }
+
+std::string render_listing(const Format& format, const ListView& view) {
+    const bool md = format.markdown;
+    if (!view.rows.empty()) return render_table(view.rows, md);
+    // One line per scenario, the details when scenarios are named; then, where plugin
+    // scenarios are listed, a table of the manifests they come from.
+    std::string text = render_scenarios(view.scenarios, md, view.details);
+    std::vector<std::vector<std::string>> plugins{{"plugin scenario", "manifest"}};
+    for (std::size_t i = 0; i < view.scenarios.size() && i < view.origins.size(); ++i)
+        if (!view.origins[i].empty()) plugins.push_back({view.scenarios[i]->id, view.origins[i]});
+    if (plugins.size() > 1) {
+        text += '\n'; // appended apart: GCC 12 warns falsely (-Wrestrict) on "\n" + string here
+        text += render_table(plugins, md);
+    }
+    return text;
+}
+
+std::string render_listing_csv(const Format&, const ListView& view) {
+    if (!view.rows.empty()) return render_table(view.rows); // profiles and families: their table
+    std::string out = "id,family,needs_gpu,summary\n";
+    for (const auto* s : view.scenarios)
+        out += fmt::format("{},{},{},\"{}\"\n", s->id, s->family, s->needs_gpu ? "yes" : "no", s->summary);
+    return out;
+}
+
+std::string render_listing_json(const Format&, const ListView& view) {
+    if (!view.rows.empty()) return view.doc.dump(2) + "\n";
+    // Each plugin scenario with an "origin": the manifest it comes from.
+    nlohmann::json doc = scenarios_json(view.scenarios);
+    for (std::size_t i = 0; i < view.scenarios.size() && i < view.origins.size(); ++i)
+        if (!view.origins[i].empty()) doc[i]["origin"] = view.origins[i];
+    return doc.dump(2) + "\n";
 }
 
 std::string wrap(const std::string& text, std::size_t width, const std::string& indent) {

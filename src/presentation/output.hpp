@@ -1,6 +1,7 @@
 #pragma once
-/// Human and machine renderings of results: table, csv, markdown, json; the aligned table
-/// every human rendering is made of; the verdict lines that open `run`, `show` and the page.
+/// The renderers of reports and listings (table, markdown, csv, json rows of the format
+/// table); the aligned table every human rendering is made of; the verdict lines that open
+/// `run`, `show` and the page.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -13,9 +14,9 @@
 
 namespace interopbench {
 
-/// The shape of a rendering of results or scenarios; the names users give are the format
-/// table's (presentation/formats.hpp).
-enum class OutputFormat { table, json, csv, markdown };
+struct Format;
+struct ReportView;
+struct ListView;
 
 /// How tables are laid out for a person.
 struct TableStyle {
@@ -26,12 +27,20 @@ struct TableStyle {
 };
 
 
-/// Renders results grouped per scenario. Table and markdown: axes that vary (those constant
-/// in a section are said once above it), the primary metric with its uncertainty (see
-/// uncertainty()), the efficiency against the path's limit where the result knows it, the
-/// other metrics, n and a note in plain words; scenarios whose every configuration was
-/// skipped are one line per reason at the end. csv has one row per result and metric.
-std::string render_results(const std::vector<Result>& results, OutputFormat format, const TableStyle& style = {});
+/// A report for people (table, markdown: `format.markdown`): its header when `view.header`
+/// (show), the summary (summary_lines), then render_results.
+std::string render_report(const Format& format, const ReportView& view);
+/// One row per result and metric.
+std::string render_report_csv(const Format& format, const ReportView& view);
+/// The whole report document.
+std::string render_report_json(const Format& format, const ReportView& view);
+
+/// Results grouped per scenario, for people (table, markdown: `format.markdown`): axes that
+/// vary (those constant in a section are said once above it), the primary metric with its
+/// uncertainty (see uncertainty()), the efficiency against the path's limit where the result
+/// knows it, the other metrics, n and a note in plain words; scenarios whose every
+/// configuration was skipped are one line per reason at the end.
+std::string render_results(const std::vector<Result>& results, const Format& format, const TableStyle& style = {});
 
 /// Skipped results grouped by reason, in order of first appearance, each with its count and
 /// its scenarios (in order of first appearance); with `whole_only`, only scenarios whose
@@ -48,9 +57,6 @@ std::vector<SkipGroup> skip_groups(const std::vector<Result>& results, bool whol
 /// known, its share of the path's limit; what stands out (pageable far slower than pinned,
 /// results below 80% of their limit, failures), each such line starting with "! ".
 std::vector<std::string> summary_lines(const std::vector<Result>& results);
-/// summary_lines for a terminal (wrapped to `width`, 0: unwrapped) or markdown; "" for
-/// other formats.
-std::string render_summary(const std::vector<Result>& results, OutputFormat format, std::size_t width = 100);
 
 /// Simple aligned text table; first row is the header. Right-aligns cells that start with
 /// a digit. `markdown` renders a GitHub table instead ('|' in cells escaped). Every cell goes
@@ -68,9 +74,13 @@ std::string wrap(const std::string& text, std::size_t width, const std::string& 
 /// results by `run`, `show` and the HTML page.
 std::vector<std::vector<std::vector<std::string>>> matrix_tables(const std::vector<const nlohmann::json*>& details);
 
-/// Scenario catalogue for `list`: one line per scenario, and with `details` (table and
-/// markdown) each scenario's axes with their defaults, metrics and byte counting; json and
-/// csv are always whole.
-std::string render_scenarios(const std::vector<const ScenarioInfo*>& scenarios, OutputFormat format, bool details);
+/// What `list` prints (ListView): profiles and families as a table (json: their document),
+/// or the scenario catalogue. For people (table, markdown): one line per scenario, and with
+/// `view.details` each scenario's axes with their defaults, metrics and byte counting, then
+/// the manifests plugin scenarios come from; csv and json have every scenario whole (json:
+/// with its plugin manifest as "origin"); csv of profiles and families is their table.
+std::string render_listing(const Format& format, const ListView& view);
+std::string render_listing_csv(const Format& format, const ListView& view);
+std::string render_listing_json(const Format& format, const ListView& view);
 
 } // namespace interopbench

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "interopbench/text.hpp"
+#include "presentation/formats.hpp"
 #include "presentation/output.hpp"
 
 namespace interopbench {
@@ -98,7 +99,8 @@ std::string render_block_devices(const std::vector<BlockDeviceTopo>& devices, co
 
 } // namespace
 
-std::string render_topology(const Topology& topo, bool markdown) {
+std::string render_topology(const Format& format, const Topology& topo) {
+    const bool markdown = format.markdown;
     std::string out = fmt::format("Topology of {} (hwloc {})\n", display_text(topo.source), topo.hwloc_version);
     out += fmt::format("Host: {} package(s), {} cores, {} hardware threads\n", topo.packages, topo.cores, topo.pus);
     for (const NumaNode& n : topo.numa)
@@ -190,5 +192,7 @@ std::string render_topology(const Topology& topo, bool markdown) {
     }
     return out;
 }
+
+std::string render_topology_json(const Format&, const Topology& topo) { return topology_json(topo).dump(2) + "\n"; }
 
 } // namespace interopbench

@@ -7,10 +7,14 @@
 
 namespace interopbench {
 
-/// Human rendering: a matrix like `nvidia-smi topo -m` (GPU and NIC rows and columns) with CPU
+struct Format;
+
+/// For people: a matrix like `nvidia-smi topo -m` (GPU and NIC rows and columns) with CPU
 /// affinity, NUMA affinity, PCIe link and bus id columns, the legend, the NICs (device,
 /// interfaces, ports, nearest GPU), then the host and pair paths with their theoretical
-/// bandwidth and CUDA peer facts, then the notes. `markdown` renders GitHub tables.
-std::string render_topology(const Topology& topology, bool markdown = false);
+/// bandwidth and CUDA peer facts, then the notes; GitHub tables where `format.markdown`.
+std::string render_topology(const Format& format, const Topology& topology);
+/// topology_json as text.
+std::string render_topology_json(const Format& format, const Topology& topology);
 
 } // namespace interopbench

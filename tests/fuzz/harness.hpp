@@ -30,10 +30,8 @@
 #include "interopbench/params.hpp"
 #include "interopbench/profile.hpp"
 #include "interopbench/report.hpp"
-#include "presentation/comparison.hpp"
-#include "presentation/output.hpp"
+#include "presentation/formats.hpp"
 #include "topology/topology.hpp"
-#include "presentation/topology_text.hpp"
 
 namespace interopbench::fuzz {
 
@@ -77,8 +75,8 @@ inline void report(const std::uint8_t* data, std::size_t size) {
     }
     const auto results = report_results(doc);
     require(results.size() == doc["results"].size(), "every result is read");
-    for (auto format : {OutputFormat::table, OutputFormat::csv, OutputFormat::markdown})
-        (void)render_results(results, format);
+    for (const char* format : {"table", "csv", "markdown"})
+        (void)find_format(format, Command::show).render(ReportView{doc, results, {}, CiMetrics::primary, true});
     (void)fingerprint(doc);
     CompareOptions options;
     options.resamples = 64; // the bootstrap's cost, not its quality, matters here
@@ -86,8 +84,8 @@ inline void report(const std::uint8_t* data, std::size_t size) {
         auto outcome = compare_reports(doc, doc, options);
         for (const auto& r : outcome.results) require(r.verdict != Verdict::missing, "a report matches itself");
         (void)flagged_keys(outcome);
-        for (auto format : {CompareFormat::table, CompareFormat::markdown, CompareFormat::json, CompareFormat::junit})
-            (void)render_comparison(outcome, format);
+        for (const char* format : {"table", "markdown", "json", "junit"})
+            (void)find_format(format, Command::compare).render(ComparisonView{outcome, results});
         nlohmann::json none = doc;
         none["results"] = nlohmann::json::array();
         outcome = compare_reports(none, doc, options);
@@ -128,11 +126,11 @@ inline void baseline(const std::uint8_t* data, std::size_t size) {
                 require(!m.has_ratio || m.ratio >= 0, "ratios are not negative");
             }
         (void)compare_exit_code(outcome, true);
-        for (auto format : {CompareFormat::table, CompareFormat::markdown, CompareFormat::json, CompareFormat::junit}) {
-            const std::string text = render_comparison(outcome, format);
-            if (format == CompareFormat::table)
-                require(text.find('\x1b') == std::string::npos, "no escape character reaches the terminal");
-        }
+        const std::vector<Result> no_results; // none of these formats reads the new values
+        const ComparisonView view{outcome, no_results};
+        require(find_format("table", Command::compare).render(view).find('\x1b') == std::string::npos,
+                "no escape character reaches the terminal");
+        for (const char* format : {"markdown", "json", "junit"}) (void)find_format(format, Command::compare).render(view);
     } catch (const UsageError&) {
         // different hardware: refused
     }
@@ -238,8 +236,8 @@ inline void topology_xml(const std::uint8_t* data, std::size_t size) {
         const Topology topo = load_topology_xml(path);
         const auto j = topology_json(topo);
         require(j.is_object(), "the topology is a JSON object");
-        (void)render_topology(topo, false);
-        (void)render_topology(topo, true);
+        (void)find_format("table", Command::topo).render(topo);
+        (void)find_format("markdown", Command::topo).render(topo);
         for (std::size_t a = 0; a < topo.gpus.size(); ++a)
             for (std::size_t b = 0; b < topo.gpus.size(); ++b)
                 if (a != b) require(topo.pair(a, b) != nullptr, "every ordered GPU pair is described");

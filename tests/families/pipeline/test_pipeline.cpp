@@ -25,6 +25,7 @@
 #include "families/pipeline/pipeline.hpp"
 #include "hostio/storage_io.hpp"
 #include "interopbench/errors.hpp"
+#include "presentation/formats.hpp"
 #include "presentation/output.hpp"
 #include "interopbench/runner.hpp"
 #include "../../test_support.hpp"
@@ -382,10 +383,10 @@ TEST_CASE("pipeline: after the run, speedup over naive, efficiency against the s
     for (auto& r : results) r.status = Status::ok;
     TableStyle unlimited;
     unlimited.width = 0;
-    const std::string table = render_results(results, OutputFormat::table, unlimited);
+    const std::string table = render_results(results, find_format("table", Command::show), unlimited);
     CAPTURE(table);
     CHECK(table.find(t) != std::string::npos);
-    CHECK(render_results(results, OutputFormat::markdown).find(t) != std::string::npos);
+    CHECK(render_results(results, find_format("markdown", Command::show)).find(t) != std::string::npos);
 }
 
 TEST_CASE("pipeline: the registered cache: warm only, the host link alone, its cost paid back, and named where it would help") {

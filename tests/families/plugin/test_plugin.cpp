@@ -17,6 +17,7 @@
 
 #include "families/builtin.hpp"
 #include "families/plugin/plugin.hpp"
+#include "presentation/formats.hpp"
 #include "presentation/output.hpp"
 #include "interopbench/cleanup.hpp"
 #include "interopbench/errors.hpp"
@@ -351,7 +352,7 @@ TEST_CASE("plugin: details.matrix is shown as a table under the scenario, each t
     const std::vector<Result> rs{result("frameworks/a", "torch to cupy", "zero-copy"),
                                  result("frameworks/b", "torch to cupy", "zero-copy"),
                                  result("frameworks/c", "cupy to jax", "copies")};
-    const std::string text = render_results(rs, OutputFormat::table);
+    const std::string text = render_results(rs, find_format("table", Command::show));
     CHECK(text.find("torch to cupy") != std::string::npos);
     CHECK(text.find("cupy to jax") != std::string::npos);
     CHECK(text.find("refuses") != std::string::npos);
