@@ -77,7 +77,7 @@ std::string shorten(std::string s) {
 
 } // namespace
 
-void Process::start(const std::vector<std::string>& argv, const std::string& cwd) {
+void Process::start(const std::vector<std::string>& argv, int cwd_fd, int program_fd) {
     kill();
     if (argv.empty()) throw ProtocolError(fmt::format("plugin '{}' has no command", m_label));
     // Everything the child needs is made before fork: after it, only async-signal-safe calls.
@@ -116,26 +116,28 @@ void Process::start(const std::vector<std::string>& argv, const std::string& cwd
         // The warden: a process group of its own, so that a Ctrl-C at the terminal reaches
         // interopbench only. It outlives a killed interopbench on purpose: to end the plugin.
         ::setpgid(0, 0);
+        // The plugin's folder, held since it was checked, is the warden's and the plugin's.
+        const int cd = ::fchdir(cwd_fd) == 0 ? 0 : errno;
         // Each descriptor to its place: first all above the targets, then down (a source may
         // sit on a target's number).
-        const int from[5] = {in[0], out[1], err[1], status[1], life[0]};
-        int high[5];
-        for (int i = 0; i < 5; ++i)
+        const int from[k_warden_fds] = {in[0], out[1], err[1], status[1], life[0], program_fd};
+        const int count = program_fd >= 0 ? k_warden_fds : k_warden_program_fd;
+        int high[k_warden_fds];
+        for (int i = 0; i < count; ++i)
             if ((high[i] = ::fcntl(from[i], F_DUPFD, 16)) < 0) ::_exit(127);
-        for (int i = 0; i < 5; ++i)
+        for (int i = 0; i < count; ++i)
             if (::dup2(high[i], i) < 0) ::_exit(127);
         // Descriptors interopbench holds (report temporaries, storage files) stay with it.
 #ifdef SYS_close_range
-        if (::syscall(SYS_close_range, 5u, ~0u, 0u) != 0)
+        if (::syscall(SYS_close_range, static_cast<unsigned>(count), ~0u, 0u) != 0)
 #endif
-            for (int fd = 5; fd < 4096; ++fd) ::close(fd);
+            for (int fd = count; fd < 4096; ++fd) ::close(fd);
         sigset_t none;
         sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
         for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_DFL);
-        int e = 0;
-        if (::chdir(cwd.c_str()) != 0) e = errno;
-        else {
+        int e = cd;
+        if (e == 0) {
             ::execve("/proc/self/exe", args.data(), env.data());
             e = errno;
         }

@@ -29,9 +29,12 @@ public:
     Process(const Process&) = delete;
     Process& operator=(const Process&) = delete;
 
-    /// Starts `argv` (argv[0] an absolute path) in directory `cwd` as the leader of a new
-    /// process group. Throws ProtocolError when it cannot be started.
-    void start(const std::vector<std::string>& argv, const std::string& cwd);
+    /// Starts `argv` as the leader of a new process group, in the folder held by `cwd_fd`,
+    /// running the program held by `program_fd` (argv[0] its path, for messages and the
+    /// plugin's own argv[0]): what runs is what was checked, whatever its path names now. A
+    /// `program_fd` of -1 runs argv[0] by its path (a script). Throws ProtocolError when it
+    /// cannot be started.
+    void start(const std::vector<std::string>& argv, int cwd_fd, int program_fd);
     bool running() const { return m_pid > 0; }
     /// Whether the plugin has exited (its warden said so), waiting up to `wait_ms`; how it
     /// ended is then in the text exit_text() returns.

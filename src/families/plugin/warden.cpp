@@ -110,6 +110,7 @@ int warden_main(int argc, char** argv) {
     ::sigaction(SIGHUP, &sa, nullptr);
     (void)::prctl(PR_SET_CHILD_SUBREAPER, 1);
 
+    const bool from_fd = ::fcntl(k_warden_program_fd, F_GETFD) >= 0; // before a new descriptor may take 5
     int exec_status[2];
     if (::pipe2(exec_status, O_CLOEXEC) != 0) {
         report("failed", errno);
@@ -127,17 +128,21 @@ int warden_main(int argc, char** argv) {
         ::setpgid(0, 0);
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (::getppid() != warden) ::_exit(127);
+        // Only the program and the exec status (close-on-exec) stay open.
+        ::close(k_warden_status_fd);
+        ::close(k_warden_lifeline_fd);
 #ifdef SYS_close_range
-        if (::syscall(SYS_close_range, 3u, static_cast<unsigned>(exec_status[1] - 1), 0u) != 0 ||
+        if (::syscall(SYS_close_range, static_cast<unsigned>(k_warden_fds), static_cast<unsigned>(exec_status[1] - 1), 0u) != 0 ||
             ::syscall(SYS_close_range, static_cast<unsigned>(exec_status[1] + 1), ~0u, 0u) != 0)
 #endif
-            for (int fd = 3; fd < 4096; ++fd)
+            for (int fd = k_warden_fds; fd < 4096; ++fd)
                 if (fd != exec_status[1]) ::close(fd);
         sigset_t none;
         sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
         for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_DFL);
-        ::execve(argv[2], argv + 2, environ);
+        if (from_fd) ::syscall(SYS_execveat, k_warden_program_fd, "", argv + 2, environ, AT_EMPTY_PATH);
+        else ::execve(argv[2], argv + 2, environ);
         const int e = errno;
         (void)!::write(exec_status[1], &e, sizeof e);
         ::_exit(127);

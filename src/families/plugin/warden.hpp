@@ -2,9 +2,11 @@
 // The warden: a small process between interopbench and one plugin, so that nothing a plugin
 // starts outlives interopbench, even when interopbench is killed with SIGKILL.
 //
-// interopbench starts its own binary as `<exe> __plugin-warden CMD...` with the plugin's pipes
-// on 0, 1 and 2, a status pipe on 3 and a lifeline on 4 (a pipe whose only writer is
-// interopbench). The warden is the subreaper of everything the plugin starts (a child that
+// interopbench starts its own binary as `<exe> __plugin-warden CMD...` in the plugin's folder
+// with the plugin's pipes on 0, 1 and 2, a status pipe on 3, a lifeline on 4 (a pipe whose only
+// writer is interopbench) and the plugin's program on 5 (O_PATH, held since it was checked: the
+// warden runs it from there with execveat, CMD[0] naming it; without 5, a script, CMD[0] is run
+// by its path). The warden is the subreaper of everything the plugin starts (a child that
 // starts a session of its own comes back to it, not to init), starts the plugin in a process
 // group of its own, and reports on the status pipe, one line each:
 //   started PID | failed ERRNO | exited CODE | signal NUMBER
@@ -22,6 +24,9 @@ namespace interopbench::plugin {
 inline constexpr std::string_view k_warden_command = "__plugin-warden";
 inline constexpr int k_warden_status_fd = 3;
 inline constexpr int k_warden_lifeline_fd = 4;
+inline constexpr int k_warden_program_fd = 5;
+/// The descriptors the warden is started with: 0 to 5 (5 only for a program that is no script).
+inline constexpr int k_warden_fds = 6;
 
 /// One process of /proc: its parent, group, session, state letter and name.
 struct ProcEntry {
