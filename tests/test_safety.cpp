@@ -228,6 +228,12 @@ TEST_CASE("safety: a TMPDIR another user may change is refused with one line nam
                                                    (d / "open" / "tmp").string(), fs::canonical(d / "open").string()));
         CHECK(contains(e.hint(), "set TMPDIR to a folder that only root or you may change"));
     }
+    if (::geteuid() == 0) { // in a folder nobody owns (mode 755): nobody may swap the folder
+        make_dir(d / "theirs" / "tmp", 0700);
+        REQUIRE(::chown((d / "theirs").c_str(), k_nobody, k_nobody) == 0);
+        ::setenv("TMPDIR", (d / "theirs" / "tmp").c_str(), 1);
+        CHECK_THROWS_WITH_AS((void)temp_folder(), doctest::Contains("belongs to another user (uid 65534)"), UsageError);
+    }
     ::setenv("TMPDIR", outer.c_str(), 1);
     // Through the binary: the default storage folder would be made there; refused, exit 2.
     const fs::path err = d / "stderr";

@@ -445,7 +445,7 @@ std::optional<std::string> hold_plugin(Manifest& m, std::shared_ptr<const Truste
     TrustedPath program = open_trusted_at(*folder, m.command[0], TrustRule::plugin_program);
     if (!program) return program.why();
     if (const auto interpreter = interpreter_of(program)) {
-        if (const TrustedPath held = open_trusted(*interpreter, TrustRule::plugin_program); !held)
+        if (const TrustedPath held = open_trusted_at(*folder, *interpreter, TrustRule::plugin_program); !held)
             return fmt::format("the interpreter of '{}': {}", m.command[0], held.why());
         m.script = true;
     }
