@@ -4,8 +4,10 @@
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -343,4 +345,43 @@ TEST_CASE("show opens with every rank's host and what limited the run") {
     const auto plain_results = report_results(plain);
     CHECK(table.render(ReportView{plain, plain_results, TableStyle{}, CiMetrics::primary, true}).find("conditions:") ==
           std::string::npos);
+}
+
+TEST_CASE("fleet --rerun refuses a confirm folder another user may change, and never writes through a link") {
+    const auto dir = testing::scratch("fleet-confirm-dir");
+    const auto files = five(dir);
+    auto fleet_rerun = [&](const std::filesystem::path& confirm_dir, std::string& err) {
+        std::string cmd = INTEROPBENCH_BINARY " fleet";
+        for (const auto& f : files) cmd += " '" + f + "'";
+        cmd += " --confirm 1 --rerun --confirm-dir '" + confirm_dir.string() + "' >/dev/null 2>'" + (dir / "stderr").string() + "'";
+        const int status = testing::run_shell(cmd);
+        err = testing::slurp(dir / "stderr");
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    };
+    std::string err;
+    // Any user may write it: they could plant a link where the report will be written.
+    const auto open = dir / "open";
+    std::filesystem::create_directories(open);
+    std::filesystem::permissions(open, std::filesystem::perms::all);
+    CHECK(fleet_rerun(open, err) == 2);
+    CAPTURE(err);
+    CHECK(err.find("error: --confirm-dir '" + open.string() + "' may be written by any user (mode 777)") != std::string::npos);
+    CHECK(err.find("hint: give --confirm-dir a folder") != std::string::npos);
+    CHECK(std::filesystem::is_empty(open));
+    // A safe folder, but a link where node-b's report goes: refused, the link's target untouched.
+    const auto safe = dir / "safe";
+    std::filesystem::create_directories(safe);
+    std::ofstream(dir / "victim") << "secret";
+    std::filesystem::create_symlink(dir / "victim", safe / "node-b-confirm.json");
+    CHECK(fleet_rerun(safe, err) == 2);
+    CHECK(err.find("node-b-confirm.json' is a symbolic link: nothing is written through a link") != std::string::npos);
+    CHECK(testing::slurp(dir / "victim") == "secret");
+    if (::geteuid() == 0) { // a folder of nobody's: nobody may replace what is written there
+        const auto theirs = dir / "theirs";
+        std::filesystem::create_directories(theirs);
+        REQUIRE(::chown(theirs.c_str(), 65534, 65534) == 0);
+        CHECK(fleet_rerun(theirs, err) == 2);
+        CHECK(err.find("belongs to another user (uid 65534)") != std::string::npos);
+        CHECK(std::filesystem::is_empty(theirs));
+    }
 }

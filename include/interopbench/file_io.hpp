@@ -24,6 +24,9 @@ inline constexpr std::uint64_t k_max_sidecar_bytes = 128ull << 20;
 /// exist, is a symbolic link loop, is a directory, is not a regular file (device, FIFO,
 /// socket), cannot be read (permissions, I/O error), or holds more than `max_bytes`.
 std::string read_input_file(const std::string& path, std::string_view what, std::uint64_t max_bytes);
+/// The same for a file already opened (for reading) as `fd`, named `path` in messages: read from
+/// where the descriptor stands, the descriptor left open.
+std::string read_input_file(int fd, const std::string& path, std::string_view what, std::uint64_t max_bytes);
 
 /// True when both paths name the same file: when both exist, the same device and inode (links
 /// followed); when neither does, the same path once resolved (".." and "//" and links of the

@@ -81,9 +81,10 @@ struct SessionResult {
 SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, const Machine& machine,
                           const SessionOptions& options, const SessionHooks& hooks = {});
 
-/// Where the report goes when `out` cannot be written: a new file in $TMPDIR (or /tmp) named
-/// "interopbench-unsaved-XXXXXX-" + the name of `out`, its random part made with O_EXCL (never
-/// through a planted link). Writes `content` there and returns the path; throws WriteError.
+/// Where the report goes when `out` cannot be written: a new file in temp_folder() ($TMPDIR or
+/// /tmp, refused when another user may change it) named "interopbench-unsaved-XXXXXX-" + the
+/// name of `out`, its random part made with O_EXCL (never through a planted link). Writes
+/// `content` there and returns the path; throws WriteError, or UsageError for such a TMPDIR.
 std::string save_fallback_report(const std::string& out, const std::string& content);
 
 } // namespace interopbench

@@ -1,6 +1,7 @@
 // `interopbench fleet REPORT...`: many machines' reports (or one multi-node report), one
 // verdict: which machine or GPU is an outlier within its hardware class, and why. Exit 0
 // without an outlier, 1 with one, 2 for bad input.
+#include <filesystem>
 #include <memory>
 
 #include <spawn.h>
@@ -188,6 +189,11 @@ void add_fleet(CLI::App& app, Outcome& out) {
                 again.insert(again.end(), outs.begin(), outs.end());
                 plan_text += "  " + shell_quoted(again) + "\n";
             } else {
+                // The re-measurements write into a folder nobody else may change, each to a file
+                // made anew here, never through a link found there.
+                const TrustedPath folder = open_trusted(dir, TrustRule::confirm_folder);
+                if (!folder) throw UsageError(fmt::format("--confirm-dir {}", folder.problem()), folder.fix());
+                for (const auto& s : steps) make_fresh_file(folder, std::filesystem::path(s.out).filename().string());
                 std::vector<std::string> made;
                 for (const auto& s : steps) {
                     const auto command = step_command(outcome.members[s.member], s, exe);

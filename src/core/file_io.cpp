@@ -54,8 +54,15 @@ std::string read_input_file(const std::string& path, std::string_view what, std:
         default: throw fail(std::strerror(err), "check the path");
         }
     }
+    return read_input_file(f.fd, path, what, max_bytes);
+}
+
+std::string read_input_file(int fd, const std::string& path, std::string_view what, std::uint64_t max_bytes) {
+    const auto fail = [&](const std::string& why, const std::string& hint) {
+        return UsageError(fmt::format("{} '{}': {}", what, path, why), hint);
+    };
     struct stat st {};
-    if (::fstat(f.fd, &st) != 0) throw fail(std::strerror(errno), "check the path");
+    if (::fstat(fd, &st) != 0) throw fail(std::strerror(errno), "check the path");
     if (S_ISDIR(st.st_mode)) throw fail("is a directory", "name a file in it");
     if (!S_ISREG(st.st_mode))
         throw fail(fmt::format("{}, not a regular file", kind_of(st.st_mode)),
@@ -74,7 +81,7 @@ std::string read_input_file(const std::string& path, std::string_view what, std:
             if (done >= max_bytes + 1) break;
             text.resize(std::min<std::uint64_t>(max_bytes + 1, std::max<std::size_t>(done * 2, 4096)));
         }
-        const ssize_t n = ::read(f.fd, text.data() + done, text.size() - done);
+        const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
         if (n < 0) {
             if (errno == EINTR) continue;
             throw fail(std::strerror(errno), "check the file and the disk it is on");

@@ -82,8 +82,7 @@ void gather_ranks(RunRecord& rec, const Machine& machine) {
 } // namespace
 
 std::string save_fallback_report(const std::string& out, const std::string& content) {
-    const char* tmp = std::getenv("TMPDIR");
-    const std::string dir = tmp && *tmp ? tmp : "/tmp";
+    const std::string dir = temp_folder(); // it outlives the run: not the private folder
     std::string base = std::filesystem::path(out).filename().string();
     // The name's random part is made by mkostemps with O_EXCL: no link planted beforehand can
     // be followed, and no other user can take the name first.

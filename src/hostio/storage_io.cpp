@@ -57,7 +57,7 @@ int remove_stale_files(const std::string& dir) {
     while (dirent* e = ::readdir(d)) {
         const std::string name = e->d_name;
         if (name.rfind(".ib-run-", 0) == 0) { // a run folder (.ib-run-<pid>-XXXXXX)
-            removed += remove_folder_of_dead_process(dir + "/" + name, std::strtol(name.c_str() + 8, nullptr, 10));
+            removed += remove_ended_run_folder(dir + "/" + name);
             continue;
         }
         const std::string prefix = ".ib-storage-";
@@ -79,12 +79,7 @@ int remove_stale_files(const std::string& dir) {
 }
 
 std::optional<std::string> untrusted_file(const std::string& path) {
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0) return fmt::format("{} cannot be examined: {}", path, errno_text(errno));
-    if (S_ISLNK(st.st_mode)) return fmt::format("{} is a symbolic link, which this tool never made", path);
-    if (!S_ISREG(st.st_mode)) return fmt::format("{} is not a regular file", path);
-    if (st.st_uid != ::geteuid()) return fmt::format("{} belongs to another user (uid {})", path, st.st_uid);
-    if (st.st_mode & 022) return fmt::format("{} may be written by other users (mode {:o})", path, st.st_mode & 0777);
+    if (const TrustedPath held = open_trusted(path, TrustRule::storage_file); !held) return held.problem();
     return std::nullopt;
 }
 
@@ -443,6 +438,7 @@ void Site::configure(std::uint64_t bytes_needed) {
         while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
     }
     if (is_default) {
+        (void)temp_folder(); // a TMPDIR another user may change is refused before anything is made in it
         if (::mkdir(dirs[0].c_str(), 0700) == 0) {
             if (!keep_files) m_dir_guard = cleanup::Guard(dirs[0], true);
         } else if (errno != EEXIST) {
@@ -468,6 +464,9 @@ void Site::configure(std::uint64_t bytes_needed) {
             throw UsageError(fmt::format("--storage-dir {} does not exist", dir), "create it first or name an existing directory");
         if (!f.is_directory)
             throw UsageError(fmt::format("--storage-dir {} is not a directory", dir), "name a directory, not a file");
+        if (const TrustedPath held = open_trusted(dir, TrustRule::storage_folder); !held)
+            throw UsageError(fmt::format("{} {}", is_default ? "the default storage directory" : "--storage-dir", held.problem()),
+                             held.fix());
         struct stat st {};
         if (::stat(dir.c_str(), &st) == 0 && !seen.insert({st.st_dev, st.st_ino}).second)
             throw UsageError(fmt::format("--storage-dir {} is named twice (the same directory, perhaps by another path)", dir),
@@ -591,10 +590,12 @@ std::string Site::run_dir_locked(std::size_t i) {
         m_run_dirs.assign(m_dirs.size(), std::string());
     }
     if (m_run_dirs[i].empty()) {
-        std::string tmpl = fmt::format("{}/.ib-run-{}-XXXXXX", m_dirs[i], static_cast<long>(::getpid()));
-        if (!::mkdtemp(tmpl.data())) io_error("cannot create the run's folder in", m_dirs[i], errno);
-        m_run_dirs[i] = tmpl;
-        m_run_guards.emplace_back(tmpl, true);
+        try {
+            m_run_guards.emplace_back(m_dirs[i], ".ib-run-");
+        } catch (const WriteError& e) {
+            throw ConfigError(fmt::format("cannot create the run's folder in {}: {}", m_dirs[i], e.what()));
+        }
+        m_run_dirs[i] = m_run_guards.back().path();
     }
     return m_run_dirs[i];
 }

@@ -19,6 +19,7 @@
 
 #include "interopbench/cleanup.hpp"
 #include "interopbench/family.hpp"
+#include "interopbench/private_dir.hpp"
 #include "interopbench/runner.hpp"
 #include "topology/storage_devices.hpp"
 
@@ -26,17 +27,20 @@ namespace interopbench::storage {
 
 /// Names of the files this tool creates in a storage directory. Everything a run does not keep
 /// (temporaries, write targets, files without --keep-files) lives in the run's own folder
-/// there, `.ib-run-<pid>-XXXXXX` (mkdtemp, mode 0700: no other process can plant or take a
-/// name in it, and two runs on one directory never touch each other's files); only files
+/// there, `.ib-run-<pid>-XXXXXX` (a RunFolder: mode 0700, no other process can plant or take a
+/// name in it, two runs on one directory never touch each other's files, and its lock keeps
+/// a live run's folder from any sweep); only files
 /// kept with --keep-files sit at the top, named by size, created in the run's folder and
 /// renamed into place.
 std::string pattern_file_name(std::uint64_t size);           ///< "ib-storage-v1-1073741824.dat"
 std::string temp_file_name(int pid, const std::string& what); ///< ".ib-storage-<pid>-<what>.tmp"
-/// Removes what runs that are gone (kill -9) left in `dir`: their run folders (owned by this
-/// user) and temporaries of older versions; returns how many were removed.
+/// Removes what runs that are gone (kill -9) left in `dir`: their run folders (this user's,
+/// whose lock no live run holds: remove_ended_run_folder) and temporaries of older versions;
+/// returns how many were removed.
 int remove_stale_files(const std::string& dir);
-/// Whether a file found at `path` may be trusted and reused: a regular file (not a link)
-/// owned by this user that nobody else may write; the reason when not.
+/// Whether a file found at `path` may be trusted and reused (TrustRule::storage_file: a regular
+/// file, not a link, of root or this user that nobody else may write, in folders likewise up
+/// to /); the reason when not.
 std::optional<std::string> untrusted_file(const std::string& path);
 
 /// Page-cache residency of a file from mincore: pages resident / pages.
@@ -178,9 +182,10 @@ public:
     Site(const Site&) = delete;
     Site& operator=(const Site&) = delete;
     /// Adds `bytes` to what the run's families claimed and validates the directories for the
-    /// total: UsageError (one line, with the fix) for a missing, non-directory, unwritable or
-    /// full directory and for a directory named twice; the bytes are spread evenly over the
-    /// directories. The first validation removes stale temporaries of dead processes.
+    /// total: UsageError (one line, with the fix) for a missing, non-directory, untrusted
+    /// (TrustRule::storage_folder; the default's TMPDIR too), unwritable or full directory and
+    /// for a directory named twice; the bytes are spread evenly over the directories. The
+    /// first validation removes what ended runs left (remove_stale_files).
     void claim(std::uint64_t bytes);
     /// The directories as the options name them (the default one where none is named), before
     /// any check: what a pre-flight looks in for kept files.
@@ -219,7 +224,7 @@ private:
     std::vector<StorageDirFacts> m_facts;
     std::optional<std::optional<std::string>> m_cold;
     cleanup::Guard m_dir_guard;
-    std::vector<cleanup::Guard> m_run_guards; ///< destroyed before m_dir_guard: the folders are inside
+    std::vector<RunFolder> m_run_guards; ///< destroyed before m_dir_guard: the folders are inside
     std::map<std::uint64_t, std::shared_ptr<PatternFile>> m_files; ///< destroyed first: inside the folders
 };
 

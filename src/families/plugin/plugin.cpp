@@ -21,6 +21,8 @@
 #include "families/plugin/plugin.hpp"
 #include "interopbench/file_io.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -130,7 +132,8 @@ struct Host {
 
     /// Starts the plugin and reads its description; throws std::runtime_error.
     ScenarioInfo start() {
-        process.start(manifest.command, manifest.dir);
+        if (!manifest.folder || !manifest.program) throw std::runtime_error("its folder and program were not checked");
+        process.start(manifest.command, manifest.folder->fd(), manifest.script ? -1 : manifest.program->fd());
         return parse_describe_reply(process.request({{"op", "describe"}, {"protocol", k_protocol}}, manifest.timeout_s),
                                     manifest);
     }
@@ -325,12 +328,11 @@ private:
 };
 
 /// A manifest is a few lines: at most 1 MiB is read (a huge file is refused, not read whole).
-std::string read_text(const std::string& path) { return read_input_file(path, "plugin manifest", 1ull << 20); }
+constexpr std::uint64_t k_max_manifest_bytes = 1ull << 20;
 
 } // namespace
 
-Manifest load_manifest(const std::string& path) {
-    const std::string text = read_text(path);
+Manifest load_manifest(const std::string& path, const std::string& text) {
     const auto j = parse_json(text, false);
     const std::string example = R"(write e.g. {"id": "my_plugin", "protocol": 1, "command": ["python3", "my_plugin.py"], "needs_gpu": false})";
     if (j.is_discarded()) throw UsageError(fmt::format("plugin manifest '{}' is not valid JSON", path), example);
@@ -370,7 +372,8 @@ Manifest load_manifest(const std::string& path) {
                          m.command[0].find('/') != std::string::npos
                              ? "a path with '/' is taken relative to the manifest's folder; check it and its execute permission"
                              : "install it or put it on PATH, or give its path");
-    m.command[0] = program;
+    // A path relative to the manifest's folder stays so: the plugin runs there.
+    if (m.command[0].find('/') == std::string::npos || fs::path(m.command[0]).is_absolute()) m.command[0] = program;
     if (j.contains("timeout_s")) {
         if (!j["timeout_s"].is_number() || !(j["timeout_s"].get<double>() > 0) || !std::isfinite(j["timeout_s"].get<double>()) ||
             j["timeout_s"].get<double>() > 86400)
@@ -423,52 +426,73 @@ std::vector<SearchPath> search_path(const std::vector<std::string>& cli_dirs, bo
     return out;
 }
 
-std::optional<std::string> untrusted(const std::string& path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) return fmt::format("'{}' cannot be examined: {}", path, std::strerror(errno));
-    const uid_t me = ::geteuid();
-    if (st.st_uid != 0 && st.st_uid != me)
-        return fmt::format("'{}' belongs to another user (uid {}), not to this user or root", path, st.st_uid);
-    if (st.st_mode & S_IWOTH) return fmt::format("'{}' may be written by any user (mode {:o})", path, st.st_mode & 07777);
-    if ((st.st_mode & S_IWGRP) && st.st_gid != 0 && st.st_gid != ::getegid())
-        return fmt::format("'{}' may be written by group {} (mode {:o})", path, st.st_gid, st.st_mode & 07777);
-    return std::nullopt;
+/// The interpreter a script names on its first line ("#!/usr/bin/env bash"), or nothing when
+/// the held `program` is not a script (or cannot be read: then it cannot run as one either).
+std::optional<std::string> interpreter_of(const TrustedPath& program) {
+    const int fd = ::open(fmt::format("/proc/self/fd/{}", program.fd()).c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    char head[256];
+    const ssize_t n = ::read(fd, head, sizeof head);
+    ::close(fd);
+    if (n < 2 || head[0] != '#' || head[1] != '!') return std::nullopt;
+    const std::string line(head + 2, static_cast<std::size_t>(n) - 2);
+    const auto start = line.find_first_not_of(" \t");
+    if (start == std::string::npos) return std::string{};
+    return line.substr(start, line.find_first_of(" \t\n", start) - start);
 }
 
-std::optional<std::string> untrusted_manifest(const Manifest& m) {
-    if (auto why = untrusted(m.path)) return why;
-    if (auto why = untrusted(m.command[0])) return why;
-    // Arguments that name files of the plugin's folder (its script) are run too.
-    for (std::size_t i = 1; i < m.command.size(); ++i) {
-        const fs::path arg = fs::path(m.command[i]).is_absolute() ? fs::path(m.command[i]) : fs::path(m.dir) / m.command[i];
-        std::error_code ec;
-        if (fs::is_regular_file(arg, ec))
-            if (auto why = untrusted(arg.string())) return why;
+std::optional<std::string> hold_plugin(Manifest& m, std::shared_ptr<const TrustedPath> folder) {
+    TrustedPath program = open_trusted_at(*folder, m.command[0], TrustRule::plugin_program);
+    if (!program) return program.why();
+    if (const auto interpreter = interpreter_of(program)) {
+        if (const TrustedPath held = open_trusted_at(*folder, *interpreter, TrustRule::plugin_program); !held)
+            return fmt::format("the interpreter of '{}': {}", m.command[0], held.why());
+        m.script = true;
     }
+    // Arguments that name files (its script, relative to the manifest's folder) are run too.
+    for (std::size_t i = 1; i < m.command.size(); ++i) {
+        struct stat st {};
+        if (::fstatat(folder->fd(), m.command[i].c_str(), &st, 0) != 0 || !S_ISREG(st.st_mode)) continue;
+        if (const TrustedPath script = open_trusted_at(*folder, m.command[i], TrustRule::plugin_program); !script)
+            return script.why();
+    }
+    m.folder = std::move(folder);
+    m.program = std::make_shared<const TrustedPath>(std::move(program));
     return std::nullopt;
 }
 
 void register_from(Registry& r, const std::vector<SearchPath>& folders, std::optional<double> timeout_s,
                    std::vector<std::string>& warnings) {
     for (const auto& where : folders) {
-        // Like sudo and git's safe.directory: what another user may change is never run.
-        if (auto why = untrusted(where.dir)) {
-            warnings.push_back(fmt::format("plugin folder ignored: {}", *why));
+        // Like sudo and git's safe.directory: what another user may change is never run. The
+        // folder is held from here on: its manifests are opened in it, the plugin runs in it.
+        auto folder = std::make_shared<const TrustedPath>(open_trusted(where.dir, TrustRule::plugin_folder));
+        if (!*folder) {
+            warnings.push_back(fmt::format("plugin folder ignored: {}", folder->why()));
             continue;
         }
-        std::vector<fs::path> files;
-        std::error_code ec;
-        for (fs::directory_iterator it(where.dir, ec), end; !ec && it != end; it.increment(ec))
-            if (it->path().extension() == ".json" && it->is_regular_file(ec)) files.push_back(it->path());
+        std::vector<std::string> files;
+        if (DIR* d = ::fdopendir(::openat(folder->fd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC))) {
+            while (const dirent* e = ::readdir(d)) {
+                const std::string name = e->d_name;
+                struct stat st {};
+                if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0 &&
+                    ::fstatat(folder->fd(), name.c_str(), &st, 0) == 0 && S_ISREG(st.st_mode))
+                    files.push_back(name);
+            }
+            ::closedir(d);
+        }
         std::sort(files.begin(), files.end()); // a fixed `list` order
-        for (const auto& file : files) {
+        for (const auto& name : files) {
+            const std::string file = (fs::path(where.dir) / name).string();
             try {
-                if (auto why = untrusted(file.string())) {
-                    warnings.push_back(fmt::format("plugin manifest ignored: {}", *why));
+                const TrustedPath held = open_trusted_at(*folder, name, TrustRule::plugin_manifest);
+                if (!held) {
+                    warnings.push_back(fmt::format("plugin manifest ignored: {}", held.why()));
                     continue;
                 }
-                Manifest m = load_manifest(file.string());
-                if (auto why = untrusted_manifest(m)) {
+                Manifest m = load_manifest(file, read_input_file(held.fd(), file, "plugin manifest", k_max_manifest_bytes));
+                if (auto why = hold_plugin(m, folder)) {
                     warnings.push_back(fmt::format("plugin '{}' ignored: {}", m.id, *why));
                     continue;
                 }

@@ -1,11 +1,13 @@
 #pragma once
 // External scenarios (docs/PLUGINS.md): manifests, where they are looked for, and the
 // registration of each plugin as a scenario of the registry.
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "interopbench/registry.hpp"
+#include "interopbench/trust.hpp"
 
 namespace interopbench {
 
@@ -37,23 +39,30 @@ struct Manifest {
     std::string path;                 ///< the manifest file, as found
     std::string dir;                  ///< its directory (absolute): the plugin's working directory
     std::string id;                   ///< the scenario id
-    std::vector<std::string> command; ///< argv; command[0] resolved to an absolute path
+    std::vector<std::string> command; ///< argv; command[0] an absolute path (found in PATH), or relative to `dir`
     bool needs_gpu = true;
     int protocol = k_protocol;
     double timeout_s = k_default_timeout_s;
+    /// Held once trusted (hold_plugin): the manifest's folder, where the plugin runs (fchdir),
+    /// and its program, run from this descriptor (execveat): a folder or program swapped after
+    /// the check changes nothing that runs.
+    std::shared_ptr<const TrustedPath> folder, program;
+    /// The program is a script (#!): it runs by its path, because its interpreter reads its name
+    /// ($0: wrappers such as pyenv's shims look at it), which a descriptor would make /dev/fd/N.
+    /// Its interpreter was checked with it.
+    bool script = false;
 };
 
-/// Reads and checks one manifest. Throws UsageError naming the file, the problem and the fix:
-/// unreadable, not JSON, a missing or mistyped field, an unknown field, a bad id, another
-/// protocol version, a command that is not found or not executable.
-Manifest load_manifest(const std::string& path);
+/// Reads and checks one manifest, `text` read from the file `path`. Throws UsageError naming
+/// the file, the problem and the fix: not JSON, a missing or mistyped field, an unknown field,
+/// a bad id, another protocol version, a command that is not found or not executable.
+Manifest load_manifest(const std::string& path, const std::string& text);
 
-/// Why a plugin folder, manifest or program may not be trusted, or nothing: like sudo and
-/// git's safe.directory, it must belong to this user or root and no other user may write it
-/// (a group may when it is this user's or root's group). Links are followed to what runs.
-std::optional<std::string> untrusted(const std::string& path);
-/// The same for a loaded manifest: the file, its program and the files its arguments name.
-std::optional<std::string> untrusted_manifest(const Manifest& m);
+/// Holds what a manifest runs once it may be trusted (trust.hpp, TrustRule::plugin_program):
+/// its program (and a script's interpreter), and the files its arguments name (its script),
+/// each checked from / down; `folder` is the manifest's folder, already held. Returns why not,
+/// or nothing.
+std::optional<std::string> hold_plugin(Manifest& m, std::shared_ptr<const TrustedPath> folder);
 
 /// Where plugins are looked for, in order (the first plugin of an id wins).
 struct SearchPath {

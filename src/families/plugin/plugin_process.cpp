@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -77,12 +78,15 @@ std::string shorten(std::string s) {
 
 } // namespace
 
-void Process::start(const std::vector<std::string>& argv, const std::string& cwd) {
+void Process::start(const std::vector<std::string>& argv, int cwd_fd, int program_fd) {
     kill();
     if (argv.empty()) throw ProtocolError(fmt::format("plugin '{}' has no command", m_label));
     // Everything the child needs is made before fork: after it, only async-signal-safe calls.
     // The child becomes the warden (this binary again, warden.hpp), which starts the plugin.
-    std::vector<std::string> warden_argv{"interopbench-plugin-warden", std::string(k_warden_command)};
+    // A cgroup of its own where one may be made (warden.hpp): killed whole, however it forks.
+    m_cgroup = make_plugin_cgroup();
+    std::vector<std::string> warden_argv{"interopbench-plugin-warden", std::string(k_warden_command),
+                                         m_cgroup.empty() ? std::string("-") : m_cgroup};
     warden_argv.insert(warden_argv.end(), argv.begin(), argv.end());
     std::vector<char*> args;
     for (auto& a : warden_argv) args.push_back(a.data());
@@ -116,26 +120,28 @@ void Process::start(const std::vector<std::string>& argv, const std::string& cwd
         // The warden: a process group of its own, so that a Ctrl-C at the terminal reaches
         // interopbench only. It outlives a killed interopbench on purpose: to end the plugin.
         ::setpgid(0, 0);
+        // The plugin's folder, held since it was checked, is the warden's and the plugin's.
+        const int cd = ::fchdir(cwd_fd) == 0 ? 0 : errno;
         // Each descriptor to its place: first all above the targets, then down (a source may
         // sit on a target's number).
-        const int from[5] = {in[0], out[1], err[1], status[1], life[0]};
-        int high[5];
-        for (int i = 0; i < 5; ++i)
+        const int from[k_warden_fds] = {in[0], out[1], err[1], status[1], life[0], program_fd};
+        const int count = program_fd >= 0 ? k_warden_fds : k_warden_program_fd;
+        int high[k_warden_fds];
+        for (int i = 0; i < count; ++i)
             if ((high[i] = ::fcntl(from[i], F_DUPFD, 16)) < 0) ::_exit(127);
-        for (int i = 0; i < 5; ++i)
+        for (int i = 0; i < count; ++i)
             if (::dup2(high[i], i) < 0) ::_exit(127);
         // Descriptors interopbench holds (report temporaries, storage files) stay with it.
 #ifdef SYS_close_range
-        if (::syscall(SYS_close_range, 5u, ~0u, 0u) != 0)
+        if (::syscall(SYS_close_range, static_cast<unsigned>(count), ~0u, 0u) != 0)
 #endif
-            for (int fd = 5; fd < 4096; ++fd) ::close(fd);
+            for (int fd = count; fd < 4096; ++fd) ::close(fd);
         sigset_t none;
         sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
         for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_DFL);
-        int e = 0;
-        if (::chdir(cwd.c_str()) != 0) e = errno;
-        else {
+        int e = cd;
+        if (e == 0) {
             ::execve("/proc/self/exe", args.data(), env.data());
             e = errno;
         }
@@ -203,8 +209,8 @@ bool Process::ended(int wait_ms) noexcept {
                 m_end = fmt::format("was killed by signal {} ({})", v, strsignal(v));
         }
         if (!m_end.empty()) return true;
-        if (n == 0) { // the warden is gone: so is the plugin (it dies with its warden)
-            m_end = "ended with its warden";
+        if (n == 0) { // the warden is gone, killed (it ends only when told): so is the plugin
+            m_end = "lost its warden";
             return true;
         }
         const int left = remaining_ms(until);
@@ -278,10 +284,11 @@ nlohmann::json Process::request(const nlohmann::json& message, double timeout_s)
             throw Interrupted("interrupted while talking to the plugin");
         }
         if (n < 0 && errno == EAGAIN) {
-            pollfd p[2] = {{m_in, POLLOUT, 0}, {m_err, POLLIN, 0}};
-            const int r = ::poll(p, m_err >= 0 ? 2 : 1, remaining_ms(deadline));
+            pollfd p[3] = {{m_in, POLLOUT, 0}, {m_err, POLLIN, 0}, {m_status, POLLIN, 0}};
+            const int r = ::poll(p, 3, remaining_ms(deadline));
             if (r == 0 && clock::now() >= deadline) fail(late());
             if (p[1].revents) read_stderr();
+            if (p[2].revents && ended(0)) fail(fmt::format("plugin '{}' could not be sent '{}': it {}", m_label, op, m_end));
             if ((r < 0 && errno == EINTR && g_interrupted) || (r == 0 && g_interrupted)) {
                 kill();
                 throw Interrupted("interrupted while talking to the plugin");
@@ -314,8 +321,10 @@ nlohmann::json Process::request(const nlohmann::json& message, double timeout_s)
             throw Interrupted("interrupted while waiting for the plugin");
         }
         if (clock::now() >= deadline) fail(late());
-        pollfd p[2] = {{m_out, POLLIN, 0}, {m_err, POLLIN, 0}};
-        const int r = ::poll(p, m_err >= 0 ? 2 : 1, remaining_ms(deadline));
+        // The status pipe too: a plugin (or its warden) that ended fails the request at once,
+        // also when a process it started keeps its stdout open.
+        pollfd p[3] = {{m_out, POLLIN, 0}, {m_err, POLLIN, 0}, {m_status, POLLIN, 0}};
+        const int r = ::poll(p, 3, remaining_ms(deadline));
         if (r < 0) {
             if (errno == EINTR && g_interrupted) {
                 kill();
@@ -333,6 +342,11 @@ nlohmann::json Process::request(const nlohmann::json& message, double timeout_s)
             continue;
         }
         if (m_err >= 0 && p[1].revents) read_stderr();
+        if (p[2].revents && ended(0)) {
+            // A reply written before the end is still taken.
+            if (read_stdout() && m_outbuf.find('\n') != std::string::npos) continue;
+            fail(fmt::format("plugin '{}' {} before answering '{}'", m_label, m_end, op));
+        }
         if (p[0].revents) {
             char buf[65536];
             const ssize_t n = ::read(m_out, buf, sizeof buf);
@@ -396,14 +410,27 @@ std::string Process::stop(double grace_s) noexcept {
     return note;
 }
 
+bool Process::read_stdout() noexcept {
+    bool got = false;
+    char buf[65536];
+    ssize_t n;
+    while (m_out >= 0 && (n = ::read(m_out, buf, sizeof buf)) > 0) {
+        m_outbuf.append(buf, static_cast<std::size_t>(n));
+        got = true;
+    }
+    return got;
+}
+
 void Process::kill() noexcept {
     if (m_warden <= 0) {
         close_fds();
+        if (!m_cgroup.empty()) remove_cgroup(std::exchange(m_cgroup, {}));
         return;
     }
-    // The plugin's group at once (its warden keeps the leader a zombie, so the id is still
-    // this group's), then the lifeline closes: the warden kills whatever is left below it,
-    // reaps it and exits.
+    // The plugin's cgroup and its group at once (its warden keeps the leader a zombie, so the
+    // id is still this group's), then the lifeline closes: the warden kills whatever is left
+    // below it, reaps it and exits. A killed warden leaves this to here.
+    if (!m_cgroup.empty()) kill_cgroup(m_cgroup);
     if (m_pid > 0) (void)::kill(-m_pid, SIGKILL);
     close_fd(m_lifeline);
     int status = 0;
@@ -423,6 +450,7 @@ void Process::kill() noexcept {
     }
     forward_stderr(true);
     close_fds();
+    if (!m_cgroup.empty()) remove_cgroup(std::exchange(m_cgroup, {}));
     cleanup::release_process_group(m_guard);
     m_guard = -1;
     m_pid = -1;

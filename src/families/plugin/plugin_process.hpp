@@ -1,9 +1,10 @@
 #pragma once
-// One plugin process: started by its warden (warden.hpp) in its own process group with pipes
-// on its stdin, stdout and stderr; spoken to in JSON lines (one request, one reply), each reply awaited with a
-// deadline; its stderr forwarded to ours, line by line, with a prefix. Whatever goes wrong
-// (exit, crash, silence past the deadline, a line that is not a JSON object) kills the whole
-// group and throws ProtocolError, so nothing the plugin started outlives the question.
+// One plugin process: started by its warden (warden.hpp) in its own process group (and cgroup,
+// where one may be made) with pipes on its stdin, stdout and stderr; spoken to in JSON lines
+// (one request, one reply), each reply awaited with a deadline; its stderr forwarded to ours,
+// line by line, with a prefix. Whatever goes wrong (exit, crash, silence past the deadline, a
+// line that is not a JSON object, its warden killed) kills the whole cgroup and group and
+// throws ProtocolError, so nothing the plugin started outlives the question.
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -29,9 +30,12 @@ public:
     Process(const Process&) = delete;
     Process& operator=(const Process&) = delete;
 
-    /// Starts `argv` (argv[0] an absolute path) in directory `cwd` as the leader of a new
-    /// process group. Throws ProtocolError when it cannot be started.
-    void start(const std::vector<std::string>& argv, const std::string& cwd);
+    /// Starts `argv` as the leader of a new process group, in the folder held by `cwd_fd`,
+    /// running the program held by `program_fd` (argv[0] its path, for messages and the
+    /// plugin's own argv[0]): what runs is what was checked, whatever its path names now. A
+    /// `program_fd` of -1 runs argv[0] by its path (a script). Throws ProtocolError when it
+    /// cannot be started.
+    void start(const std::vector<std::string>& argv, int cwd_fd, int program_fd);
     bool running() const { return m_pid > 0; }
     /// Whether the plugin has exited (its warden said so), waiting up to `wait_ms`; how it
     /// ended is then in the text exit_text() returns.
@@ -59,12 +63,14 @@ private:
     void close_fds() noexcept;
     void forward_stderr(bool everything) noexcept;
     bool read_stderr() noexcept;
+    bool read_stdout() noexcept; ///< what stdout holds now, into m_outbuf; whether anything came
     std::string exit_text(); ///< how the leader ended (waits a moment for it), then kills
     [[noreturn]] void fail(const std::string& what);
 
     std::string m_label;
     int m_pid = -1, m_warden = -1, m_in = -1, m_out = -1, m_err = -1, m_status = -1, m_lifeline = -1;
     int m_guard = -1;
+    std::string m_cgroup; ///< the plugin's cgroup, or "" (warden.hpp)
     std::string m_outbuf, m_errbuf, m_statusbuf;
     std::string m_end; ///< how the plugin ended, once its warden said so
 };

@@ -5,10 +5,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -17,6 +19,8 @@
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <sstream>
+#include <string_view>
 #include <thread>
 
 extern char** environ;
@@ -60,24 +64,50 @@ void reap_all() {
     }
 }
 
-// Everything below the warden is killed until nothing is left; orphans of the killed come
-// back to the warden (the subreaper) and are reaped here. Bounded: a process stuck in the
-// kernel cannot keep the warden alive for long.
-void end_everything() {
+/// The warden's own children, which every orphan of the plugin's processes becomes (the
+/// subreaper): /proc/self/task/TID/children, else a scan of /proc.
+std::vector<long> own_children() {
     const long me = ::getpid();
+    std::vector<long> out;
+    std::ifstream in("/proc/" + std::to_string(me) + "/task/" + std::to_string(me) + "/children");
+    if (in) {
+        for (long pid = 0; in >> pid;) out.push_back(pid);
+        return out;
+    }
+    for (const auto& p : all_processes())
+        if (p.ppid == me) out.push_back(p.pid);
+    return out;
+}
+
+// Everything below the warden is killed until nothing is left but the plugin's zombie: the
+// cgroup at once where there is one; else, pass after pass, the plugin's group (its id reserved
+// by the plugin, an unreaped child) and each child of the warden (a child's id is not reused
+// before it is reaped), which kills a process that forks anew each time within a pass or two.
+// Bounded: a process stuck in the kernel cannot keep the warden alive for long.
+void end_plugin(pid_t plugin, const std::string& cgroup) {
+    if (!cgroup.empty()) kill_cgroup(cgroup);
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (std::chrono::steady_clock::now() < until) {
-        bool live = false;
-        for (const auto& p : descendants_of(me))
-            if (!p.ended()) {
-                live = true;
-                (void)::kill(static_cast<pid_t>(p.pid), SIGKILL);
-            }
-        reap_all();
-        if (!live) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    for (int pass = 0;; ++pass) {
+        if (plugin > 0) (void)::kill(-plugin, SIGKILL);
+        bool left = false;
+        for (const long child : own_children()) {
+            if (child == plugin) continue;
+            left = true;
+            (void)::kill(static_cast<pid_t>(child), SIGKILL);
+            int status = 0;
+            (void)::waitpid(static_cast<pid_t>(child), &status, WNOHANG);
+        }
+        siginfo_t info{};
+        if (plugin > 0 && (::waitid(P_PID, static_cast<id_t>(plugin), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+                           info.si_pid != plugin))
+            left = true;
+        if (!left || std::chrono::steady_clock::now() >= until) break;
+        // At once at first (a forking process lives for a moment), then gently.
+        if (pass < 2000) std::this_thread::yield();
+        else std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     reap_all();
+    if (!cgroup.empty()) remove_cgroup(cgroup);
 }
 
 } // namespace
@@ -96,8 +126,53 @@ std::vector<ProcEntry> descendants_of(long root) {
     return out;
 }
 
+std::string make_plugin_cgroup() {
+    if (const char* v = std::getenv("INTEROPBENCH_PLUGIN_CGROUP"); v && std::string_view(v) == "off") return {};
+    // This process's cgroup (v2: the line "0::PATH"), below a cgroup2 mount of the root.
+    std::ifstream cgroups("/proc/self/cgroup");
+    std::string line, own;
+    while (std::getline(cgroups, line))
+        if (line.rfind("0::/", 0) == 0) own = line.substr(3);
+    if (own.empty() || own.find(' ') != std::string::npos) return {};
+    std::ifstream mounts("/proc/self/mountinfo");
+    std::string mount;
+    while (mount.empty() && std::getline(mounts, line)) {
+        // ID PARENT MAJOR:MINOR ROOT MOUNT-POINT OPTIONS... - TYPE SOURCE OPTIONS
+        const auto dash = line.find(" - ");
+        if (dash == std::string::npos || line.compare(dash + 3, 8, "cgroup2 ") != 0) continue;
+        std::istringstream fields(line.substr(0, dash));
+        std::string id, parent, device, root, point;
+        fields >> id >> parent >> device >> root >> point;
+        if (root == "/" && point.find('\\') == std::string::npos) mount = point;
+    }
+    if (mount.empty()) return {};
+    static std::atomic<int> made{0};
+    const std::string dir = mount + (own == "/" ? std::string{} : own) + "/interopbench-plugin-" +
+                            std::to_string(::getpid()) + "-" + std::to_string(made++);
+    if (::mkdir(dir.c_str(), 0755) != 0) return {};
+    if (::access((dir + "/cgroup.kill").c_str(), W_OK) != 0) {
+        (void)::rmdir(dir.c_str());
+        return {};
+    }
+    return dir;
+}
+
+void kill_cgroup(const std::string& cgroup) noexcept {
+    const int fd = ::open((cgroup + "/cgroup.kill").c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    (void)!::write(fd, "1", 1);
+    ::close(fd);
+}
+
+void remove_cgroup(const std::string& cgroup) noexcept {
+    for (int i = 0; i < 200; ++i) {
+        if (::rmdir(cgroup.c_str()) == 0 || errno != EBUSY) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5)); // the killed are still leaving it
+    }
+}
+
 int warden_main(int argc, char** argv) {
-    if (argc < 3 || ::fcntl(k_warden_status_fd, F_GETFD) < 0 || ::fcntl(k_warden_lifeline_fd, F_GETFD) < 0) {
+    if (argc < 4 || ::fcntl(k_warden_status_fd, F_GETFD) < 0 || ::fcntl(k_warden_lifeline_fd, F_GETFD) < 0) {
         std::fprintf(stderr, "%s is started by interopbench for its plugins, never by hand\n", k_warden_command.data());
         return 2;
     }
@@ -110,6 +185,9 @@ int warden_main(int argc, char** argv) {
     ::sigaction(SIGHUP, &sa, nullptr);
     (void)::prctl(PR_SET_CHILD_SUBREAPER, 1);
 
+    const bool from_fd = ::fcntl(k_warden_program_fd, F_GETFD) >= 0; // before a new descriptor may take 5
+    const std::string cgroup = std::string_view(argv[2]) == "-" ? std::string{} : argv[2];
+    const std::string join = cgroup.empty() ? std::string{} : cgroup + "/cgroup.procs";
     int exec_status[2];
     if (::pipe2(exec_status, O_CLOEXEC) != 0) {
         report("failed", errno);
@@ -127,17 +205,30 @@ int warden_main(int argc, char** argv) {
         ::setpgid(0, 0);
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (::getppid() != warden) ::_exit(127);
+        // Into the plugin's cgroup: all it starts stays there. Where it cannot join, its group
+        // and the warden's scans still contain it.
+        if (!join.empty()) {
+            const int fd = ::open(join.c_str(), O_WRONLY | O_CLOEXEC);
+            if (fd >= 0) {
+                (void)!::write(fd, "0", 1);
+                ::close(fd);
+            }
+        }
+        // Only the program and the exec status (close-on-exec) stay open.
+        ::close(k_warden_status_fd);
+        ::close(k_warden_lifeline_fd);
 #ifdef SYS_close_range
-        if (::syscall(SYS_close_range, 3u, static_cast<unsigned>(exec_status[1] - 1), 0u) != 0 ||
+        if (::syscall(SYS_close_range, static_cast<unsigned>(k_warden_fds), static_cast<unsigned>(exec_status[1] - 1), 0u) != 0 ||
             ::syscall(SYS_close_range, static_cast<unsigned>(exec_status[1] + 1), ~0u, 0u) != 0)
 #endif
-            for (int fd = 3; fd < 4096; ++fd)
+            for (int fd = k_warden_fds; fd < 4096; ++fd)
                 if (fd != exec_status[1]) ::close(fd);
         sigset_t none;
         sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
         for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_DFL);
-        ::execve(argv[2], argv + 2, environ);
+        if (from_fd) ::syscall(SYS_execveat, k_warden_program_fd, "", argv + 3, environ, AT_EMPTY_PATH);
+        else ::execve(argv[3], argv + 3, environ);
         const int e = errno;
         (void)!::write(exec_status[1], &e, sizeof e);
         ::_exit(127);
@@ -156,7 +247,7 @@ int warden_main(int argc, char** argv) {
     ::close(exec_status[0]);
     if (n == static_cast<ssize_t>(sizeof exec_errno)) {
         report("failed", exec_errno);
-        end_everything();
+        end_plugin(pid, cgroup);
         return 1;
     }
     report("started", pid);
@@ -176,7 +267,7 @@ int warden_main(int argc, char** argv) {
             }
         }
     }
-    end_everything();
+    end_plugin(pid, cgroup);
     return 0;
 }
 

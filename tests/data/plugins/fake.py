@@ -12,6 +12,10 @@ garbage         answers the third measure with a line that is not JSON
 child           starts a child at prepare and leaves it running after teardown
 session_child   the same, the child in a session of its own (setsid)
 session_hang    starts a child in a session of its own at prepare, hangs at the third measure
+refork          starts a child at prepare that forks anew and exits, over and over (a new PID
+                each time, each in a session of its own)
+kill_warden     at the third measure a child kills the plugin's warden, keeps the plugin's
+                stdout open and sleeps
 check_fail      check answers error
 describe_hang   never answers describe
 describe_crash  exits before reading anything
@@ -49,6 +53,14 @@ if mode == "describe_crash":
 def reply(obj):
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
+
+
+def refork():
+    while True:
+        if os.fork() > 0:
+            os._exit(0)
+        os.setsid()
+        note_pid(os.getpid())
 
 
 size = 0
@@ -92,6 +104,8 @@ for line in sys.stdin:
             if mode in ("session_child", "session_hang"):
                 child = subprocess.Popen(["sleep", "300"], start_new_session=True)
                 note_pid(child.pid)
+            if mode == "refork" and os.fork() == 0:
+                refork()
             reply({})
     elif op == "measure":
         measured += 1
@@ -99,6 +113,14 @@ for line in sys.stdin:
             os.kill(os.getpid(), signal.SIGKILL)
         if measured == 3 and mode in ("hang", "session_hang"):
             time.sleep(3600)
+        if measured == 3 and mode == "kill_warden":
+            warden = os.getppid()
+            if os.fork() == 0:
+                note_pid(os.getpid())
+                os.kill(warden, signal.SIGKILL)
+                time.sleep(300)
+                os._exit(0)
+            time.sleep(300)  # ended with the warden
         if measured == 3 and mode == "blank":
             while True:
                 print("", flush=True)

@@ -285,6 +285,35 @@ TEST_CASE("plugin: no plugin outlives interopbench, after Ctrl-C or kill -9") {
     }
 }
 
+TEST_CASE("plugin: nothing a plugin starts escapes: a child that forks anew for ever, a child that kills the warden") {
+    // With the plugin's own cgroup where the tool may make one (killed whole), and without one
+    // (its process group and the warden's passes over its children). The old single group kill
+    // and /proc scans lost the forking child; a killed warden left the request waiting for its
+    // whole deadline (120 s here) on the stdout the child kept open.
+    for (const std::string containment : {"", "INTEROPBENCH_PLUGIN_CGROUP=off "}) {
+        CAPTURE(containment);
+        const fs::path dir = testing::scratch("plugin_escape");
+        const std::string pids = "FAKE_PLUGIN_PIDFILE=" + (dir / "pids").string();
+        Run r = run_cli("run -s fake_refork " + only("runtime/refork") + k_fast + " --out " + (dir / "refork.json").string(),
+                        containment + pids);
+        CAPTURE(r.err);
+        CHECK(r.code == 1);
+        CHECK(result_with(report(dir / "refork.json"), "failed")["reason"].get<std::string>().find(
+                  "process(es) behind after teardown") != std::string::npos);
+        expect_all_gone(dir / "pids");
+        fs::remove(dir / "pids");
+
+        r = run_cli("run -s fake_kill_warden -a size=4K " + only("runtime/kill_warden") + k_fast + " --out " +
+                        (dir / "warden.json").string(),
+                    containment + pids);
+        CAPTURE(r.err);
+        CHECK(r.code == 1);
+        CHECK(result_with(report(dir / "warden.json"), "failed")["reason"] ==
+              "plugin 'fake_kill_warden' lost its warden before answering 'measure'");
+        expect_all_gone(dir / "pids");
+    }
+}
+
 TEST_CASE("plugin: the shipped plugins describe themselves without a GPU or a framework") {
     // frameworks is in the shipped folder: listed everywhere, skipped cleanly without a GPU.
     const Run l = run_cli("list -s frameworks --format json");
