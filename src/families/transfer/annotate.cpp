@@ -51,13 +51,17 @@ struct Shared {
 } // namespace
 
 void annotate_transfer_results(std::vector<Result>& results) {
-    // The limits apply_limits gave paths on any result of the run, by path id.
+    // The machine's limits apply_limits gave paths on any result of the run, by path id (a
+    // ceiling measured for one result is that result's, and is not there before the annotations
+    // of a run).
     std::map<std::string, std::pair<double, std::string>> limits;
     for (const Result& r : results) {
         const auto paths = r.details.find("paths");
         if (paths == r.details.end() || !paths->is_array()) continue;
         for (const auto& e : *paths) {
-            if (!e.is_object() || !e.contains("limit") || !e["limit"].is_number() || e["limit"].get<double>() <= 0) continue;
+            if (!e.is_object() || !e.contains("limit") || !e["limit"].is_number() || e["limit"].get<double>() <= 0 ||
+                e.value("measured", false))
+                continue;
             try {
                 const PathUse p = e.get<PathUse>();
                 limits.emplace(p.id(), std::make_pair(e["limit"].get<double>(), e.value("source", std::string())));

@@ -418,7 +418,14 @@ TEST_CASE("transfer annotation: which shared path limited whom, and what sharing
     const std::string c0 = "file:cold->gpu0_pipelined_1GiB", c1 = "file:cold->host:pinned_read_1GiB";
     std::vector<Result> cold{fake_result(c0 + "+" + c1, {{"bandwidth", 6e9}, {"bandwidth_1", 3.5e9}, {"bandwidth_2", 2.5e9}}),
                              fake_result(c0, {{"bandwidth", 6.5e9}}), fake_result(c1, {{"bandwidth", 6.2e9}})};
+    // A ceiling measured for another result is that result's own, not the drive's limit.
+    Result other = fake_result("x", {{"bandwidth", 1e9}});
+    other.scenario = "another_scenario";
+    other.details = {{"paths", nlohmann::json::array({{{"kind", "storage"}}})},
+                     {"measured_limits", nlohmann::json::array({{{"path", "storage"}, {"bandwidth", 1e9}, {"source", "x"}}})}};
+    cold.push_back(other);
     limit_results(cold, gen5_topology(), one_device(), transfer_registry());
+    REQUIRE(cold.back().details["paths"][0].value("measured", false));
     const std::string cold_text = cold[0].details["diagnosis"].get<std::string>();
     CAPTURE(cold_text);
     CHECK(cold_text.find("the storage limited #1 and #2: #1 file:cold->gpu0 54% and #2 file:cold->host:pinned 38% of the most one of "
