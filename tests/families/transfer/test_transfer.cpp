@@ -538,6 +538,27 @@ TEST_CASE("transfer command line: -t runs sets, --dry-run prints the expansion a
                      "transfer/set=file:cold->gpu0_pipelined:threads=8_4GiB+host:pinned@numa0->gpu0_ce_1GiB",
                      "transfer/set=file:cold->gpu0_pipelined:threads=8_4GiB", "transfer/set=host:pinned@numa0->gpu0_ce_1GiB"});
     CHECK(doc[7]["paths"] == nlohmann::json::array({{{"kind", "storage"}}, {{"kind", "host_link"}, {"gpu", 0}, {"direction", "h2d"}}}));
+    // Every example of docs/TRANSFERS.md through the dry run, a file endpoint naming the run's
+    // storage directory (no GPU here: ordinals unchecked, gpu* is gpu0, or gpu0 and gpu1 between GPUs).
+    Scratch sd;
+    const std::string d = sd.dir.string();
+    std::string dry = "run -f json --dry-run --no-alone --storage-dir '" + d + "'";
+    for (const std::string& t : std::vector<std::string>{"host:pinned -> gpu0 via ce 1G", "host:pinned@numa0 -> gpu0 via ce 1G", "gpu0 -> gpu1 via sm:16 256M",
+                                 "file:" + d + "(warm) -> gpu0 via pipelined:threads=8 4G", "gpu0 -> file:" + d + " via pinned 1G",
+                                 "gpu[0..3] -> host:pageable via ce 512M", "gpu0 -> gpu* via ce 1G", "gpu* -> null via sm",
+                                 "null -> gpu0 via ce", "host:pageable -> host:pageable via cpu:8 1G"})
+        dry += " -t '" + t + "'";
+    CHECK(run_cli(dry, &out, &err) == 0);
+    CAPTURE(err);
+    std::vector<std::string> examples;
+    for (const auto& e : nlohmann::json::parse(out)) examples.push_back(e["key"].get<std::string>().substr(13));
+    CHECK(examples == std::vector<std::string>{
+                          "host:pinned->gpu0_ce_1GiB", "host:pinned@numa0->gpu0_ce_1GiB", "gpu0->gpu1_sm:16_256MiB",
+                          "file:warm->gpu0_pipelined:threads=8_4GiB", "gpu0->file_pinned_1GiB",
+                          "gpu0->host:pageable_ce_512MiB+gpu1->host:pageable_ce_512MiB+gpu2->host:pageable_ce_512MiB+"
+                          "gpu3->host:pageable_ce_512MiB",
+                          "gpu0->gpu1_ce_1GiB", "gpu0->null_sm_256MiB", "null->gpu0_ce_256MiB",
+                          "host:pageable->host:pageable_cpu:8_1GiB"});
     // Bad sets: exit 2, an error line naming the token and a hint.
     const std::vector<std::pair<std::string, std::string>> bad = {
         {"run -t 'gpuu0 -> host'", "did you mean 'gpu0'?"},
