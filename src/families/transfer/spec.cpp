@@ -689,6 +689,23 @@ std::vector<PathUse> set_paths(const TransferSet& set) {
         }
         if (same && gpu) common.push_back({PathKind::host_link, *gpu, -1, "both"});
     }
+    // One transfer per GPU over each GPU's host link, all one way (every GPU from the host):
+    // each link carries its share of the bytes, so the whole is set against their sum.
+    if (common.empty()) {
+        std::vector<PathUse> links;
+        std::set<int> gpus;
+        for (const Transfer& t : set.transfers)
+            for (const PathUse& q : t.paths())
+                if (q.kind == PathKind::host_link) links.push_back(q);
+        const std::size_t n = set.transfers.size();
+        for (const PathUse& q : links) gpus.insert(q.gpu);
+        if (links.size() == n && gpus.size() == n &&
+            std::all_of(links.begin(), links.end(), [&](const PathUse& q) { return q.direction == links.front().direction; }))
+            for (PathUse q : links) {
+                q.traffic = 1.0 / static_cast<double>(n);
+                common.push_back(q);
+            }
+    }
     return common;
 }
 

@@ -109,8 +109,9 @@ TransferSet parse_set(std::string_view text, const Scope& scope = {});
 std::vector<std::string> expand(std::string_view text, const Scope& scope, bool alone);
 
 /// The paths the set's summed bandwidth crosses as a whole: those every transfer crosses (its
-/// least traffic), a GPU's host link crossed both ways counted as "both". None when no path
-/// carries every transfer's bytes (disjoint transfers: each one's own are in the annotation).
+/// least traffic), a GPU's host link crossed both ways counted as "both", or one host link per
+/// transfer on as many GPUs all one way, each at 1/n of the bytes (set against their sum where
+/// the links are alike). None otherwise (each transfer's own are in the annotation).
 std::vector<PathUse> set_paths(const TransferSet& set);
 
 /// What two transfers must both name to share path `p`: its id, and for storage the directory

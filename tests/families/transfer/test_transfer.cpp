@@ -373,7 +373,10 @@ TEST_CASE("transfer paths: declared paths of transfers and of sets") {
     CHECK(set("host -> gpu0 1G; file(cold) -> gpu0 1G; host -> gpu0 64M") == V{"host_link:0:h2d"});
     CHECK(set("host -> gpu0 1G; gpu0 -> host 1G") == V{"host_link:0:both"});
     CHECK(set("gpu0 -> gpu1; gpu2 -> gpu3").empty());
-    CHECK(set("host -> gpu*").empty());
+    CHECK(set("host -> gpu*") == V{"host_link:0:h2dx0.25", "host_link:1:h2dx0.25", "host_link:2:h2dx0.25", "host_link:3:h2dx0.25"});
+    CHECK(set("gpu[0,1] -> host").size() == 2);
+    CHECK(set("host -> gpu0; gpu1 -> host").empty()); // two ways on two links: no one figure
+    CHECK(set("host -> gpu0; host -> gpu1; host -> gpu1").empty());
     CHECK(set("file(cold) -> gpu0; file(cold) -> gpu1") == V{"storage"});
     CHECK(set("gpu0 -> gpu0; gpu0 -> null via sm") == V{"gpu_memory:0"}); // the least traffic of the two
     // Through the scenario (what declare_paths and the dry run ask).
