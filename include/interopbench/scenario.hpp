@@ -27,6 +27,8 @@ enum class AxisKind {
     choice,      ///< one of `choices`
     device,      ///< a GPU ordinal; defaults to every selected GPU
     device_pair, ///< "A>B" ordered GPU pair; defaults to every ordered pair of selected GPUs
+    text,        ///< free text the scenario reads itself (Scenario::expand_text): one value per
+                 ///< given text, never split at commas
 };
 
 struct Axis {
@@ -218,6 +220,16 @@ public:
     virtual std::vector<PathUse> paths(const Params& params) const {
         (void)params;
         return {};
+    }
+    /// The values one given text of a `text` axis stands for, each in its canonical text (what
+    /// the result key holds, and what this scenario reads back from a report or a round
+    /// process): the expansion of a plan calls it with the machine. A value may stand for
+    /// several (a written form with wildcards, or one that brings its parts along). Throws
+    /// UsageError for text the scenario cannot read. By default the text itself.
+    virtual std::vector<std::string> expand_text(const Axis& axis, const std::string& text, const Machine& machine) const {
+        (void)axis;
+        (void)machine;
+        return {text};
     }
 };
 

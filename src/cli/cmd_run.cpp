@@ -25,6 +25,8 @@ struct RunOptions {
     std::string scenarios, sizes, devices, profile, out, html, format = "table", metrics = "compact";
     std::vector<std::string> axes;
     std::vector<std::string> only; // result keys to measure exactly
+    std::vector<std::string> transfers; // -t: sets of the transfer scenario, one each
+    bool dry_run = false;
     bool quiet = false, require_gpu = false, no_numa_bind = false, no_topology = false, progress = false, wide = false;
     bool anonymize = false;
     std::vector<std::string> exports;       ///< --export FORMAT=PATH (CI formats)
@@ -79,8 +81,9 @@ nlohmann::json load_baseline(const RunOptions::Baseline& b, const std::string& o
 RunPlan build_plan(const RunOptions& o, const Registry& registry) {
     RunPlan plan;
     if (!o.only.empty()) {
-        if (!o.scenarios.empty())
-            throw UsageError("--only and --scenario both choose what to run", "give result keys with --only, or scenarios with --scenario");
+        if (!o.scenarios.empty() || !o.transfers.empty())
+            throw UsageError(fmt::format("--only and {} both choose what to run", o.scenarios.empty() ? "--transfer" : "--scenario"),
+                             "give result keys with --only, or scenarios with --scenario and transfer sets with -t");
         // Exact configurations, as reports name them: SCENARIO/AXIS=VALUE,...; a profile gives settings only.
         if (!o.profile.empty()) plan.settings = load_profile(o.profile, registry).settings;
         for (const auto& key : o.only) {
@@ -125,11 +128,16 @@ RunPlan build_plan(const RunOptions& o, const Registry& registry) {
             plan.entries.push_back(std::move(entry));
         }
         plan.profile = o.profile;
-    } else if (!o.scenarios.empty()) {
+    } else if (!o.scenarios.empty() || !o.transfers.empty()) {
         // Explicit selection: the profile (when named) contributes its settings only.
         if (!o.profile.empty()) plan.settings = load_profile(o.profile, registry).settings;
-        plan.entries.push_back({o.scenarios, {}});
-        (void)registry.select(o.scenarios); // unknown names fail here, with suggestions
+        if (!o.scenarios.empty()) {
+            plan.entries.push_back({o.scenarios, {}});
+            (void)registry.select(o.scenarios); // unknown names fail here, with suggestions
+        }
+        // Each -t is one value of the transfer family's scenario (docs/TRANSFERS.md), which
+        // reads it when the plan is expanded.
+        if (!o.transfers.empty()) plan.entries.push_back({"transfer", {{"set", o.transfers}}});
         plan.profile = o.profile;
     } else {
         plan = load_profile(o.profile.empty() ? default_profile_name() : o.profile, registry);
@@ -188,6 +196,27 @@ bool write_exports(const std::vector<CiExport>& exports, CiMetrics metrics, cons
     return ok;
 }
 
+/// --dry-run: each configuration the plan expands to, and the paths its bytes cross.
+ListView dry_run_view(const std::vector<Config>& configs) {
+    ListView view;
+    view.rows = {{"configuration", "paths it crosses"}};
+    view.doc = nlohmann::json::array();
+    for (const Config& c : configs) {
+        std::vector<PathUse> paths;
+        std::string labels;
+        try {
+            paths = c.scenario->paths(c.params);
+        } catch (const std::exception& e) {
+            labels = fmt::format("(not declared: {})", e.what());
+        }
+        for (const PathUse& p : paths)
+            labels += (labels.empty() ? "" : ", ") + p.label() + (p.traffic != 1 ? fmt::format(" (x{:g})", p.traffic) : "");
+        view.rows.push_back({display_text(c.key()), labels.empty() ? "-" : labels});
+        view.doc.push_back({{"key", c.key()}, {"scenario", c.scenario->id()}, {"params", c.params.items()}, {"paths", paths}});
+    }
+    return view;
+}
+
 int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     const Format& format = find_format(o.format, Command::run);
     const TableStyle style = table_style(o.wide, o.metrics);
@@ -217,6 +246,12 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     const bool root = !machine.world || machine.world->rank() == 0;
     const bool quiet = o.quiet || !root;
     const auto configs = expand_plan(registry, rec.plan, machine);
+    if (o.dry_run) {
+        if (!machine.cuda_available && !quiet)
+            fmt::print(stderr, "note: {}; GPU ordinals are not checked against this machine\n", machine.cuda_note);
+        if (root) fmt::print("{}", find_format(o.format, Command::list).listing(dry_run_view(configs)));
+        return 0;
+    }
     if (!machine.cuda_available && !quiet)
         fmt::print(stderr, "note: {}; host-only scenarios still run\n", machine.cuda_note);
     if (!o.no_topology) rec.topology = discover_topology_json(machine);
@@ -316,6 +351,14 @@ void add_run(CLI::App& app, Outcome& out) {
                     "measure exactly the configuration of a result key, as reports name it (SCENARIO/AXIS=VALUE,...; "
                     "repeatable), e.g. to re-measure what 'fleet' or 'compare' flagged")
         ->allow_extra_args(false);
+    cmd->add_option("-t,--transfer", o->transfers,
+                    "a set of transfers that run at once, measured together and each alone: SRC -> DST [via EXECUTOR] "
+                    "[SIZE] joined by ';' (repeatable: one set each), e.g. -t 'host:pinned -> gpu0 via ce 1G; "
+                    "file(warm) -> gpu0 via pipelined 1G' (docs/TRANSFERS.md)")
+        ->allow_extra_args(false);
+    cmd->add_flag("--dry-run", o->dry_run,
+                  "print the configurations the plan expands to (transfer sets included) and the paths each crosses; "
+                  "measure nothing");
     cmd->add_option("-d,--devices", o->devices, "GPUs to use: ordinals or PCI bus ids, comma separated (default all)");
     cmd->add_option("-p,--profile", o->profile, "named profile (quick, ci, full) or a profile JSON file");
     cmd->add_option("-o,--out", o->out, "write the JSON report to FILE (atomically)");

@@ -320,6 +320,7 @@ void add_examples(CLI::App& app) {
         {"run", "examples:\n  interopbench run                         the default job (about 30 s)\n"
                 "  interopbench run -p quick --out r.json   a broader look, report saved\n"
                 "  interopbench run -s h2d_copy --size 64M -a host_mem=pageable,pinned\n"
+                "  interopbench run -t 'host -> gpu0 1G; file(cold) -> gpu0 1G' --dry-run\n"
                 "  interopbench run -p ci --baseline base.json --confirm 3   a CI gate"},
         {"show", "examples:\n  interopbench show r.json\n  interopbench show r.json --wide --metrics all\n"
                  "  interopbench show r.json -f html > r.html"},

@@ -310,9 +310,16 @@ std::uint64_t parse_ordinal(const std::string& item) {
     return d;
 }
 
-/// Parses one item (no commas) of an axis; sizes may expand to several values.
-void parse_item(const Axis& axis, const std::string& item, const Machine& m, std::vector<AxisValue>& out) {
+/// Parses one item (no commas) of an axis; sizes may expand to several values. A text axis's
+/// item is the scenario's to read (`scenario`), or kept as it is without one (typed_params).
+void parse_item(const Axis& axis, const std::string& item, const Machine& m, std::vector<AxisValue>& out,
+                const Scenario* scenario) {
     switch (axis.kind) {
+    case AxisKind::text:
+        if (!scenario) out.push_back({item, std::nullopt, std::nullopt});
+        else
+            for (auto& v : scenario->expand_text(axis, item, m)) out.push_back({std::move(v), std::nullopt, std::nullopt});
+        return;
     case AxisKind::size:
         for (auto v : parse_size_list(item)) out.push_back(number_value(v));
         return;
@@ -358,7 +365,8 @@ void parse_item(const Axis& axis, const std::string& item, const Machine& m, std
     }
 }
 
-std::vector<AxisValue> resolve_axis(const Axis& axis, const std::vector<std::string>* given, const Machine& m) {
+std::vector<AxisValue> resolve_axis(const Axis& axis, const std::vector<std::string>* given, const Machine& m,
+                                    const Scenario* scenario) {
     std::vector<std::string> raw;
     if (given) raw = *given;
     else if (axis.kind == AxisKind::device) return default_devices(m);
@@ -366,9 +374,10 @@ std::vector<AxisValue> resolve_axis(const Axis& axis, const std::vector<std::str
     else raw = axis.defaults;
     std::vector<AxisValue> out;
     for (const auto& text : raw) {
-        if (axis.kind == AxisKind::size) parse_item(axis, text, m, out); // a size list has its own commas
+        // A size list has its own commas; a text is the scenario's whole.
+        if (axis.kind == AxisKind::size || axis.kind == AxisKind::text) parse_item(axis, text, m, out, scenario);
         else
-            for (const auto& item : split_list(text)) parse_item(axis, item, m, out);
+            for (const auto& item : split_list(text)) parse_item(axis, item, m, out, scenario);
     }
     // Keep first occurrences only, in order.
     std::vector<AxisValue> uniq;
@@ -412,7 +421,7 @@ std::vector<Config> expand_plan(const Registry& registry, const RunPlan& plan, c
             std::vector<std::vector<AxisValue>> values;
             for (const auto& axis : axes) {
                 auto it = entry.axes.find(axis.name);
-                values.push_back(resolve_axis(axis, it == entry.axes.end() ? nullptr : &it->second, machine));
+                values.push_back(resolve_axis(axis, it == entry.axes.end() ? nullptr : &it->second, machine, s));
             }
             // The product's size first: a plan that would expand past the cap is refused before
             // anything is built (a plugin with thousands of axes, a long size list on every axis).
@@ -452,14 +461,15 @@ std::vector<Config> expand_plan(const Registry& registry, const RunPlan& plan, c
 Params typed_params(const ScenarioInfo& info, const std::vector<std::pair<std::string, std::string>>& values,
                     const Machine& machine) {
     // Typed only: whether a named GPU exists is the scenario's to say (unsupported()), so
-    // the expansion's existence check is left out here.
+    // the expansion's existence check is left out here; a text value is kept as given (it is
+    // a canonical text from a report or the parent process, which the scenario reads).
     Machine unchecked = machine;
     unchecked.cuda_available = false;
     Params p;
     for (const auto& axis : info.axes) {
         const auto it = std::find_if(values.begin(), values.end(), [&](const auto& kv) { return kv.first == axis.name; });
         const std::vector<std::string> given{it == values.end() ? std::string{} : it->second};
-        const auto parsed = resolve_axis(axis, it == values.end() ? nullptr : &given, unchecked);
+        const auto parsed = resolve_axis(axis, it == values.end() ? nullptr : &given, unchecked, nullptr);
         set_value(p, axis.name, parsed.front());
     }
     for (const auto& kv : values) {

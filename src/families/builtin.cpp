@@ -17,6 +17,7 @@
     X(handoff)                                                                                  \
     X(storage)                                                                                  \
     X(pipeline)                                                                                 \
+    X(transfer)                                                                                 \
     X(plugin) /* external scenarios, after the built-in ones */
 
 namespace interopbench {
@@ -47,8 +48,13 @@ Registry builtin_registry(const std::vector<std::string>& families, const Family
 void limit_results(std::vector<Result>& results, const nlohmann::json& topology, const nlohmann::json& devices,
                    const Registry& registry) {
     declare_paths(results, registry);
+    // The machine's limits first, so that an annotation may read them off the results (the
+    // transfer family's shares of a path's limit); then the ceilings the families measured,
+    // and the limits again with them.
+    const LimitLookup machine = machine_limits(topology, devices);
+    apply_limits(results, machine);
     builtin_families().annotate(results);
-    apply_limits(results, machine_limits(topology, devices));
+    apply_limits(results, machine);
 }
 
 void limit_report(nlohmann::json& report) {

@@ -97,10 +97,14 @@ cudaError_t launch_check_pattern(const void* src, std::size_t bytes, std::uint64
 }
 
 cudaError_t launch_sm_copy(void* dst, const void* src, std::size_t bytes, int sm_count, cudaStream_t stream) {
+    // Enough resident blocks to keep every SM busy: 4 blocks of 512 threads per SM.
+    return launch_sm_copy_blocks(dst, src, bytes, static_cast<unsigned>(std::max(1, sm_count) * 4), stream);
+}
+
+cudaError_t launch_sm_copy_blocks(void* dst, const void* src, std::size_t bytes, unsigned max_blocks, cudaStream_t stream) {
     const auto d = reinterpret_cast<std::uintptr_t>(dst), s = reinterpret_cast<std::uintptr_t>(src);
     const unsigned block = 512;
-    // Enough resident blocks to keep every SM busy: 4 blocks of 512 threads per SM.
-    const unsigned cap = static_cast<unsigned>(std::max(1, sm_count) * 4);
+    const unsigned cap = std::max(1u, max_blocks);
     if (d % 16 == 0 && s % 16 == 0) {
         const std::size_t n = bytes / 16;
         if (n) sm_copy_kernel<<<grid_for(n, block, cap), block, 0, stream>>>(static_cast<uint4*>(dst),

@@ -25,4 +25,9 @@ cudaError_t launch_check_pattern(const void* src, std::size_t bytes, std::uint64
 cudaError_t launch_sm_copy(void* dst, const void* src, std::size_t bytes, int sm_count,
                            cudaStream_t stream);
 
+/// The same kernel on at most `max_blocks` blocks of 512 threads (fewer when there are fewer
+/// 16-byte pieces to copy): launch_sm_copy is this with 4 blocks per SM.
+cudaError_t launch_sm_copy_blocks(void* dst, const void* src, std::size_t bytes, unsigned max_blocks,
+                                  cudaStream_t stream);
+
 } // namespace interopbench::kernels

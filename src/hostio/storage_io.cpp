@@ -47,7 +47,9 @@ bool pid_alive(int pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPE
 
 // ---- names and stale files ------------------------------------------------------------
 
-std::string pattern_file_name(std::uint64_t size) { return fmt::format("ib-storage-v1-{}.dat", size); }
+std::string pattern_file_name(std::uint64_t size, unsigned copy) {
+    return copy ? fmt::format("ib-storage-v1-{}-copy{}.dat", size, copy) : fmt::format("ib-storage-v1-{}.dat", size);
+}
 std::string temp_file_name(int pid, const std::string& what) { return fmt::format(".ib-storage-{}-{}.tmp", pid, what); }
 
 int remove_stale_files(const std::string& dir) {
@@ -298,14 +300,15 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> stripe(std::uint64_t size, 
 }
 
 PatternFile::PatternFile(const std::vector<std::string>& dirs, const std::vector<std::string>& temp_dirs, std::uint64_t size,
-                         bool keep)
+                         bool keep, unsigned copy)
     : m_size(size) {
     const auto parts = stripe(size, dirs.size(), k_stripe_align);
     for (std::size_t i = 0; i < parts.size(); ++i) {
         // One directory: the one file of the size; several: one stripe each, named by its place.
         const std::string name = parts.size() == 1 && dirs.size() == 1
-                                     ? pattern_file_name(size)
-                                     : fmt::format("ib-storage-v1-{}-{}of{}.dat", size, i + 1, dirs.size());
+                                     ? pattern_file_name(size, copy)
+                                     : fmt::format("ib-storage-v1-{}{}-{}of{}.dat", size,
+                                                   copy ? fmt::format("-copy{}", copy) : std::string(), i + 1, dirs.size());
         m_segments.push_back({dirs[i] + "/" + name, parts[i].first, parts[i].second});
     }
     for (std::size_t i = 0; i < m_segments.size(); ++i) make_segment(m_segments[i], temp_dirs[i], keep);
@@ -571,15 +574,21 @@ std::optional<std::string> Site::cold_unreachable() {
     return why;
 }
 
-std::shared_ptr<PatternFile> Site::pattern_file(std::uint64_t size) {
+std::shared_ptr<PatternFile> Site::pattern_file(std::uint64_t size, unsigned copy, int dir) {
     ensure_configured();
     std::lock_guard<std::mutex> lock(m_mutex);
-    auto& slot = m_files[size];
+    if (dir >= static_cast<int>(m_dirs.size()))
+        throw ConfigError(fmt::format("the storage site has {} director{}: there is no directory {}", m_dirs.size(),
+                                      m_dirs.size() == 1 ? "y" : "ies", dir));
+    auto& slot = m_files[{size, copy, dir}];
     if (!slot) {
-        std::vector<std::string> temps, files;
-        for (std::size_t i = 0; i < m_dirs.size(); ++i) temps.push_back(run_dir_locked(i));
-        files = m_keep ? m_dirs : temps;
-        slot = std::make_shared<PatternFile>(files, temps, size, m_keep);
+        std::vector<std::string> temps, dirs;
+        for (std::size_t i = 0; i < m_dirs.size(); ++i)
+            if (dir < 0 || static_cast<int>(i) == dir) {
+                temps.push_back(run_dir_locked(i));
+                dirs.push_back(m_dirs[i]);
+            }
+        slot = std::make_shared<PatternFile>(m_keep ? dirs : temps, temps, size, m_keep, copy);
     }
     return slot;
 }

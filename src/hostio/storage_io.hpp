@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -32,7 +33,9 @@ namespace interopbench::storage {
 /// a live run's folder from any sweep); only files
 /// kept with --keep-files sit at the top, named by size, created in the run's folder and
 /// renamed into place.
-std::string pattern_file_name(std::uint64_t size);           ///< "ib-storage-v1-1073741824.dat"
+/// "ib-storage-v1-1073741824.dat"; copy k > 0 (a second file of the same size, whose cache
+/// state is its own): "ib-storage-v1-1073741824-copy1.dat".
+std::string pattern_file_name(std::uint64_t size, unsigned copy = 0);
 std::string temp_file_name(int pid, const std::string& what); ///< ".ib-storage-<pid>-<what>.tmp"
 /// Removes what runs that are gone (kill -9) left in `dir`: their run folders (this user's,
 /// whose lock no live run holds: remove_ended_run_folder) and temporaries of older versions;
@@ -114,8 +117,10 @@ public:
     /// `keep`. Throws ConfigError on I/O errors (disk full: partial file removed, the message
     /// says so).
     /// `temp_dirs` (the run's folders, one per directory) hold the temporaries; the files are
-    /// named in `dirs`.
-    PatternFile(const std::vector<std::string>& dirs, const std::vector<std::string>& temp_dirs, std::uint64_t size, bool keep);
+    /// named in `dirs`. `copy` > 0 names another file of the same size and content
+    /// (pattern_file_name).
+    PatternFile(const std::vector<std::string>& dirs, const std::vector<std::string>& temp_dirs, std::uint64_t size, bool keep,
+                unsigned copy = 0);
     /// The first segment's file (the file, with one directory).
     const std::string& path() const { return m_segments.front().path; }
     const std::vector<Segment>& segments() const { return m_segments; }
@@ -209,8 +214,11 @@ public:
     std::optional<std::string> odirect_unsupported();
     /// The direct-I/O alignment (offset and size) of every directory, at least 512.
     std::uint64_t dio_alignment();
-    /// The pattern file of `size` bytes, created on first use, shared for the run.
-    std::shared_ptr<PatternFile> pattern_file(std::uint64_t size);
+    /// The pattern file of `size` bytes, created on first use, shared for the run: striped over
+    /// every directory, or in directory `dir` alone (its index; ConfigError past the last); `copy`
+    /// > 0 is another file of the same size and content, for a reader whose cache state must not
+    /// be another's.
+    std::shared_ptr<PatternFile> pattern_file(std::uint64_t size, unsigned copy = 0, int dir = -1);
 
 private:
     void configure(std::uint64_t bytes_needed); ///< validates for `bytes_needed`, adopts the facts
@@ -225,7 +233,8 @@ private:
     std::optional<std::optional<std::string>> m_cold;
     cleanup::Guard m_dir_guard;
     std::vector<RunFolder> m_run_guards; ///< destroyed before m_dir_guard: the folders are inside
-    std::map<std::uint64_t, std::shared_ptr<PatternFile>> m_files; ///< destroyed first: inside the folders
+    /// By size, copy and directory (-1: striped over all); destroyed first: inside the folders.
+    std::map<std::tuple<std::uint64_t, unsigned, int>, std::shared_ptr<PatternFile>> m_files;
 };
 
 /// The run's storage site, one per registry: made from `options` (`--storage-dir`,

@@ -201,6 +201,10 @@ std::string render_section(const std::vector<const Result*>& rs, bool md, std::s
         cols.push_back(std::move(c));
     }
     for (std::size_t mi = 0; mi < n_metrics; ++mi) {
+        // A secondary metric no configuration of the table produced is no column (a transfer
+        // set's metrics of transfers it does not have).
+        if (mi > 0 && std::none_of(rs.begin(), rs.end(), [mi](const Result* r) { return mi < r->metrics.size() && r->metrics[mi].stats.n; }))
+            continue;
         Column c{first.metrics[mi].info.name, {}, mi > 0};
         for (const auto* r : rs)
             c.cells.push_back(mi < r->metrics.size() && r->metrics[mi].stats.n ? format_value(r->metrics[mi].stats.median,
@@ -566,6 +570,7 @@ nlohmann::json scenarios_json(const std::vector<const ScenarioInfo*>& scenarios)
         case AxisKind::choice: return "choice";
         case AxisKind::device: return "device";
         case AxisKind::device_pair: return "device_pair";
+        case AxisKind::text: return "text";
         }
         return "choice";
     };

@@ -1281,6 +1281,21 @@ bool place_near_device(const std::string& pci_bus_id) {
     return local && local->nodeset && bind_to_nodes(t, local->nodeset);
 }
 
+bool numa_node_exists(unsigned node) {
+    hwloc_topology_t t = live_hwloc();
+    if (!t) return node == 0;
+    return hwloc_get_numanode_obj_by_os_index(t, node) != nullptr || (node == 0 && numa_node_count() == 1);
+}
+
+bool place_on_numa_node(unsigned node) {
+    hwloc_topology_t t = live_hwloc();
+    if (!t || numa_node_count() < 2)
+        return false;
+    Bitmap one;
+    hwloc_bitmap_only(one.b, node);
+    return bind_to_nodes(t, one.b);
+}
+
 bool place_host_side(const CaseContext& ctx, int device) {
     if (!ctx.bind_numa || !ctx.machine) return false;
     const DeviceInfo* d = ctx.machine->device(device);

@@ -282,6 +282,13 @@ bool place_host_side(const CaseContext& ctx, int device);
 /// numa=remote measurements). Returns false and changes nothing where there is none.
 bool place_away_from_device(const std::string& pci_bus_id);
 
+/// Whether NUMA node `node` (its OS index, as numactl names it) exists here; node 0 always does.
+bool numa_node_exists(unsigned node);
+
+/// Binds the calling thread (CPU) and its future memory allocations to NUMA node `node` (OS
+/// index). Returns false and changes nothing where there is a single NUMA node or binding fails.
+bool place_on_numa_node(unsigned node);
+
 /// Undoes the placement: the calling thread may run on every allowed CPU and allocates with
 /// the default memory policy.
 void reset_placement();

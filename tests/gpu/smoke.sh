@@ -3,7 +3,7 @@
 # machine, and writes logs and reports under OUT. Builds nothing.
 #   tests/gpu/smoke.sh BUILD_DIR OUT_DIR [section...]
 # Sections: facts timing tests copy bidir alloc peer peer-sm nccl nccl-check mpi layout sanitize default
-# profiles slowed compare storage pipeline (default: all but sanitize).
+# profiles slowed compare storage pipeline transfers (default: all but sanitize).
 # Wall times on the 1-GPU H200 (reports/smoke-51c5c47/summary.txt and smoke-f68afe8/; tests:
 # the suite run alone beside it): facts 3 s, timing 1 s, tests 94 s, copy 88 s, alloc 254 s,
 # layout about 400 s, sanitize 39 s, storage about 250 s, pipeline about 250 s, default 28 s,
@@ -11,7 +11,7 @@
 # script takes well over 10 minutes: split the sections over several runs where that is a limit.
 set -uo pipefail
 build=$(cd "$1" && pwd); out=$2; shift 2
-sections=${*:-facts timing tests copy bidir alloc peer nccl nccl-check mpi layout storage pipeline default profiles slowed compare}
+sections=${*:-facts timing tests copy bidir alloc peer nccl nccl-check mpi layout storage pipeline transfers default profiles slowed compare}
 ib="$build/interopbench"
 mkdir -p "$out/logs" "$out/reports"
 section=""
@@ -321,6 +321,43 @@ PY
   run pipeline-quick-pair 60 "$ib" run --profile quick -s pipeline -a variant=naive,tuned -a cache=warm -a dataset=128M -a batch=8M -d 0 --storage-dir "$pd" --out "$R/pipeline-quick.json"
   run pipeline-left 10 ls -la "$pd"
   rm -rf "$pd"
+fi
+if has transfers; then
+  log "transfers: a pinned H2D copy beside a warm and beside a cold file->GPU read, each alone and together: the shared limit and the cost of sharing (scratch dir under /tmp, removed after)"
+  td=$(mktemp -d /tmp/ib-smoke-transfers.XXXXXX)
+  warm='host:pinned -> gpu0 via ce 1G; file(warm) -> gpu0 via pipelined 1G'
+  cold='host:pinned -> gpu0 via ce 1G; file(cold) -> gpu0 via pipelined 1G'
+  run transfers-dry-run 30 "$ib" run --dry-run -t "$warm" -t "$cold" -t 'gpu0 -> gpu* via ce 1G' -t 'host:pinned -> gpu* via ce 512M' --storage-dir "$td"
+  run transfers 600 "$ib" run -t "$warm" -t "$cold" --storage-dir "$td" --rounds 1 --min-samples 5 --max-samples 10 --max-time 20 --progress --out "$R/transfers.json"
+  run transfers-md 10 "$ib" show --format markdown "$R/transfers.json"
+  # Bad sets: one error line and a hint, exit 2.
+  expect=2 run transfers-bad-gpu 10 "$ib" run -t 'gpu7 -> host:pinned via ce 1G'
+  expect=2 run transfers-bad-endpoint 10 "$ib" run -t 'gpuu0 -> host'
+  expect=2 run transfers-bad-size 10 "$ib" run -t 'host -> gpu0 via ce 0'
+  expect=2 run transfers-bad-dir 10 "$ib" run -t 'file:/etc/passwd(warm) -> gpu0'
+  python3 - "$R/transfers.json" <<'PY' | tee -a "$out/summary.txt"
+import json, sys
+rep = json.load(open(sys.argv[1]))["results"]
+def med(r, m):
+    for x in r.get("metrics", []):
+        if x.get("name") == m and x["stats"].get("n"):
+            return x["stats"]["median"]
+    return None
+print("  transfers (GB = 1e9 B/s): each set, its transfers together and alone, the annotation")
+for r in rep:
+    s = r["params"]["set"]
+    if "+" not in s:
+        continue
+    print(f"  set {s}  [{r['status']}] {r.get('reason', '')}")
+    for t in r.get("details", {}).get("sharing", {}).get("transfers", []):
+        tog, alone = t.get("together"), t.get("alone")
+        print(f"    #{t['index']} {t['transfer']:<44} together {tog / 1e9 if tog else float('nan'):7.2f}  alone {alone / 1e9 if alone else float('nan'):7.2f}  limited by {t.get('limited_by', '-')}")
+    total = med(r, "bandwidth")
+    if total:
+        print(f"    summed {total / 1e9:.2f} GB/s, efficiency {r.get('details', {}).get('efficiency', '-')}, sharing cost {r.get('details', {}).get('sharing', {}).get('cost', 0) / 1e9:.2f} GB/s")
+    print(f"    {r.get('details', {}).get('diagnosis', '(no diagnosis)')}")
+PY
+  rm -rf "$td"
 fi
 if has default; then
   log "the default job"

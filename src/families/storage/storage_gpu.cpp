@@ -39,7 +39,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <deque>
 #include <limits>
 
 #include <fmt/format.h>
@@ -50,6 +49,7 @@
 #include "families/storage/storage_common.hpp"
 #include "gpu/cuda_util.hpp"
 #include "gpu/cufile_loader.hpp"
+#include "gpu/pinned_ring.hpp"
 #include "gpu/registered_mapping.hpp"
 #include "topology/topology.hpp"
 
@@ -103,28 +103,6 @@ bool is_registered_mapping(GpuPath p) { return p == GpuPath::mmap_registered || 
 constexpr unsigned k_default_qd = 4;
 
 double since(clock_type::time_point t0) { return std::chrono::duration<double>(clock_type::now() - t0).count(); }
-
-/// The ring of one pipelined thread: K pinned chunk buffers, one stream and one event each.
-struct Ring {
-    std::vector<gpu::HostBuffer> buffers;
-    std::vector<std::unique_ptr<gpu::Stream>> streams;
-    std::vector<std::unique_ptr<gpu::Event>> done;
-    Ring(int device, unsigned k, std::uint64_t chunk) {
-        for (unsigned i = 0; i < k; ++i) {
-            buffers.emplace_back(gpu::HostMem::pinned, chunk);
-            streams.push_back(std::make_unique<gpu::Stream>(device));
-            done.push_back(std::make_unique<gpu::Event>(gpu::EventUse::sync));
-        }
-    }
-    std::vector<iovec> regions() const {
-        std::vector<iovec> out;
-        for (const auto& b : buffers) out.push_back({b.get(), b.size()});
-        return out;
-    }
-    void synchronize() const {
-        for (const auto& st : streams) IB_CUDA_CHECK(cudaStreamSynchronize(st->get()));
-    }
-};
 
 /// The files of a case (one per stripe) opened with `flags`.
 std::vector<Fd> open_all(const std::vector<Segment>& files, int flags) {
@@ -323,7 +301,7 @@ public:
             const ReadMethod& method = read_method(path_info(spec.path).method);
             m_readers.resize(m_shares.size());
             for (std::size_t t = 0; t < m_shares.size(); ++t) {
-                m_rings.push_back(std::make_unique<Ring>(device, spec.ring, m_chunk));
+                m_rings.push_back(std::make_unique<gpu::PinnedRing>(device, spec.ring, m_chunk));
                 for (const FileSlice& sl : m_shares[t]) {
                     m_readers[t].push_back(std::make_unique<ChunkReader>(method, sl.fd, *sl.path, std::min(spec.qd, spec.ring),
                                                                          sl.file_size, m_rings[t]->regions()));
@@ -487,45 +465,11 @@ private:
         IB_CUDA_CHECK(cudaStreamSynchronize(s));
     }
 
-    /// One reader thread of a pipelined path: its share read chunk by chunk into its ring (up
-    /// to qd in flight for io_uring), each chunk copied on its slot's stream as soon as it is
-    /// read; a slot is read into again only once its last copy is done.
+    /// One reader thread of a pipelined path (gpu/pinned_ring): its share read chunk by chunk
+    /// into its ring, each chunk copied to the GPU as soon as it is read; thread 0 marks the first.
     void pipelined_thread(unsigned t) {
         gpu::set_device(m_gpu.device);
-        Ring& r = *m_rings[t];
-        const std::size_t k = r.buffers.size();
-        std::deque<std::size_t> free;
-        std::vector<char> used(k, 0);
-        for (std::size_t i = 0; i < k; ++i) free.push_back(i);
-        bool first = t == 0;
-        for (std::size_t i = 0; i < m_shares[t].size(); ++i) {
-            const FileSlice& sl = m_shares[t][i];
-            ChunkReader& reader = *m_readers[t][i];
-            std::uint64_t next = 0, done = 0;
-            while (done < sl.bytes) {
-                while (reader.can_submit() && next < sl.bytes && !free.empty()) {
-                    const std::size_t slot = free.front();
-                    free.pop_front();
-                    if (used[slot]) IB_CUDA_CHECK(cudaEventSynchronize(r.done[slot]->get()));
-                    const std::uint64_t n = std::min(m_chunk, sl.bytes - next);
-                    reader.submit(r.buffers[slot].get(), sl.offset + next, n, slot);
-                    next += n;
-                }
-                const ChunkReader::Done d = reader.wait();
-                const cudaStream_t st = r.streams[d.tag]->get();
-                char* to = static_cast<char*>(sl.dst) + (d.offset - sl.offset);
-                IB_CUDA_CHECK(cudaMemcpyAsync(to, r.buffers[d.tag].get(), d.bytes, cudaMemcpyHostToDevice, st));
-                IB_CUDA_CHECK(cudaEventRecord(r.done[d.tag]->get(), st));
-                if (first) {
-                    IB_CUDA_CHECK(cudaEventRecord(m_first.get(), st));
-                    first = false;
-                }
-                used[d.tag] = 1;
-                free.push_back(d.tag);
-                done += d.bytes;
-            }
-        }
-        r.synchronize();
+        gpu::read_share_to_device(*m_rings[t], m_shares[t], m_readers[t], m_chunk, t == 0 ? &m_first : nullptr);
     }
 
     Site& m_site;
@@ -538,7 +482,7 @@ private:
     ThreadPool m_pool;
     gpu::Event m_start, m_first;
     gpu::HostBuffer m_host;
-    std::vector<std::unique_ptr<Ring>> m_rings;
+    std::vector<std::unique_ptr<gpu::PinnedRing>> m_rings;
     std::vector<Fd> m_fds;
     std::vector<std::vector<FileSlice>> m_shares;
     std::vector<std::vector<std::unique_ptr<ChunkReader>>> m_readers; ///< per thread, per slice: before the rings and fds go
@@ -570,7 +514,7 @@ public:
         void* src = spec.path == GpuPath::pageable || spec.path == GpuPath::pinned ? m_host.get() : m_gpu.dev.get();
         m_shares = share_slices(slices_of(m_targets, m_fds, src), spec.threads, m_chunk);
         if (spec.path == GpuPath::pipelined)
-            for (std::size_t t = 0; t < m_shares.size(); ++t) m_rings.push_back(std::make_unique<Ring>(device, spec.ring, m_chunk));
+            for (std::size_t t = 0; t < m_shares.size(); ++t) m_rings.push_back(std::make_unique<gpu::PinnedRing>(device, spec.ring, m_chunk));
         if (is_cufile(spec.path))
             m_cufile = std::make_unique<CufileSide>(false, spec.path == GpuPath::cufile_registered, m_fds, m_targets,
                                                     m_gpu.dev.get(), size);
@@ -656,34 +600,11 @@ private:
         return out;
     }
 
-    /// One writer thread of the pipelined path: its share copied chunk by chunk into its ring
-    /// (up to K copies ahead) and each chunk written once its copy is done.
+    /// One writer thread of the pipelined path (gpu/pinned_ring): its share copied chunk by
+    /// chunk into its ring (up to K copies ahead) and each chunk written once its copy is done.
     void pipelined_thread(unsigned t) {
         gpu::set_device(m_gpu.device);
-        Ring& r = *m_rings[t];
-        const std::size_t k = r.buffers.size();
-        struct Piece {
-            const FileSlice* slice;
-            std::uint64_t at, n;
-        };
-        std::vector<Piece> pieces;
-        for (const FileSlice& sl : m_shares[t])
-            for (std::uint64_t at = 0; at < sl.bytes; at += m_chunk) pieces.push_back({&sl, at, std::min(m_chunk, sl.bytes - at)});
-        auto enqueue = [&](std::size_t i) {
-            const std::size_t slot = i % k;
-            const Piece& p = pieces[i];
-            IB_CUDA_CHECK(cudaMemcpyAsync(r.buffers[slot].get(), static_cast<char*>(p.slice->dst) + p.at, p.n,
-                                          cudaMemcpyDeviceToHost, r.streams[slot]->get()));
-            IB_CUDA_CHECK(cudaEventRecord(r.done[slot]->get(), r.streams[slot]->get()));
-        };
-        for (std::size_t i = 0; i < std::min(k, pieces.size()); ++i) enqueue(i);
-        for (std::size_t i = 0; i < pieces.size(); ++i) {
-            const std::size_t slot = i % k;
-            IB_CUDA_CHECK(cudaEventSynchronize(r.done[slot]->get()));
-            const Piece& p = pieces[i];
-            pwrite_all(p.slice->fd, r.buffers[slot].get(), p.n, p.slice->offset + p.at, *p.slice->path);
-            if (i + k < pieces.size()) enqueue(i + k);
-        }
+        gpu::write_share_from_device(*m_rings[t], m_shares[t], m_chunk);
     }
 
     Site& m_site;
@@ -696,7 +617,7 @@ private:
     std::vector<cleanup::Guard> m_guards;
     std::vector<Fd> m_fds;
     gpu::HostBuffer m_host;
-    std::vector<std::unique_ptr<Ring>> m_rings;
+    std::vector<std::unique_ptr<gpu::PinnedRing>> m_rings;
     std::vector<std::vector<FileSlice>> m_shares;
     std::unique_ptr<CufileSide> m_cufile; // before m_fds and the files go
 };
