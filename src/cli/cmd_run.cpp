@@ -249,7 +249,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     if (o.dry_run) {
         if (!machine.cuda_available && !quiet)
             fmt::print(stderr, "note: {}; GPU ordinals are not checked against this machine\n", machine.cuda_note);
-        if (root) fmt::print("{}", find_format(o.format, Command::list).listing(dry_run_view(configs)));
+        if (root) fmt::print("{}", find_format(o.format, Command::list).render(dry_run_view(configs)));
         return 0;
     }
     if (!machine.cuda_available && !quiet)
