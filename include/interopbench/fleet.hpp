@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "interopbench/conditions.hpp"
+#include "interopbench/limits.hpp"
 
 namespace interopbench::fleet {
 
@@ -77,7 +78,7 @@ struct Figure {
     double own_spread = 0; ///< range of its round medians over their median (0 with one round)
     std::optional<double> efficiency; ///< share of its path's limit, where the result knows it
     std::string path;          ///< details.path: the narrowest declared path's label
-    std::vector<std::string> crosses; ///< the kinds of the paths the result declares (limits.hpp)
+    std::vector<PathKind> crosses; ///< the kinds of the paths the result declares (declared_paths)
     std::string device_number; ///< storage results: the file's block device "MAJ:MIN"
     std::string key;           ///< the full result key (with the device axis)
     nlohmann::json axes;       ///< axis name -> canonical text, for re-measuring
