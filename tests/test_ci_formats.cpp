@@ -37,7 +37,7 @@ bool one_of(const std::string& s, std::initializer_list<const char*> names) {
     return false;
 }
 
-std::vector<Result> results_of(const std::string& name) { return report_results(load_report(k_dir + name)); }
+std::vector<Result> results_of(const std::string& name) { return read_report(k_dir + name).results; }
 
 MetricResult metric(const std::string& name, const std::string& unit, Better better, double median, std::size_t n = 10) {
     MetricResult m;
@@ -452,10 +452,10 @@ TEST_CASE("export: names are stable between two runs of the same plan") {
 }
 
 TEST_CASE("export: a comparison: the new values with the verdicts, ratios and counts") {
-    const json base = load_report(k_dir + "base.json"), fresh = load_report(k_dir + "regression.json");
+    const Report base = read_report(k_dir + "base.json"), fresh = read_report(k_dir + "regression.json");
     const auto outcome = compare_reports(base, fresh, CompareOptions{});
     REQUIRE(outcome.count(Verdict::regression) == 1);
-    const auto fresh_results = report_results(fresh);
+    const auto& fresh_results = fresh.results;
 
     const std::string bigger = render_ci(outcome, fresh_results, CiFormat::benchmark_action_bigger);
     check_benchmark_action(bigger, Better::higher, fresh_results);
@@ -499,7 +499,7 @@ TEST_CASE("export: a comparison: the new values with the verdicts, ratios and co
     // Every metric on request; names stable against a comparison of other runs.
     const auto all = check_openmetrics(render_ci(outcome, fresh_results, CiFormat::openmetrics, CiMetrics::all));
     CHECK(all.size() > samples.size());
-    const auto noisy = compare_reports(base, load_report(k_dir + "noisy.json"), CompareOptions{});
+    const auto noisy = compare_reports(base, read_report(k_dir + "noisy.json"), CompareOptions{});
     for (const auto f : k_all_formats)
         CHECK(names_of(render_ci(outcome, fresh_results, f), f) ==
               names_of(render_ci(noisy, results_of("noisy.json"), f), f));
@@ -572,7 +572,7 @@ TEST_CASE("export: run --export: checked before measuring, written after the rep
                       "' --export benchmark-action-bigger='" + ba + "' --export-metrics all");
     CAPTURE(r.err);
     REQUIRE(r.code == 0);
-    const auto results = report_results(load_report(out));
+    const auto results = read_report(out).results;
     REQUIRE(results.size() == 1);
     check_bmf(interopbench::testing::slurp(bmf));
     CHECK(json::parse(interopbench::testing::slurp(bmf)).contains("host_memcpy/size=4096,threads=single"));

@@ -29,6 +29,7 @@
 
 #include "interopbench/conditions.hpp"
 #include "interopbench/limits.hpp"
+#include "interopbench/report.hpp"
 
 namespace interopbench::fleet {
 
@@ -39,7 +40,7 @@ struct Options {
     bool skip_unreadable = false; ///< a file that is no report is excluded (said) instead of an error
     /// Applied to each report as it is read (the command line sets its results against today's
     /// limits); nothing when empty.
-    std::function<void(nlohmann::json& report)> prepare;
+    std::function<void(Report& report)> prepare;
 };
 
 /// A GPU of a machine, as its report describes it.

@@ -172,10 +172,10 @@ std::map<std::string, Member> hosts_of(const ReportHeader& h, const std::string&
     return out;
 }
 
-Loaded load_one(const std::string& file, const std::function<void(nlohmann::json&)>& prepare = {}) {
-    nlohmann::json doc = load_report(file);
-    if (prepare) prepare(doc);
-    const ReportHeader header = read_header(doc);
+Loaded load_one(const std::string& file, const std::function<void(Report&)>& prepare = {}) {
+    Report report = read_report(file);
+    if (prepare) prepare(report);
+    const ReportHeader& header = report.header;
     Loaded out;
     out.members.push_back(member_from_header(header, file));
     const auto hosts = hosts_of(header, file);
@@ -201,7 +201,7 @@ Loaded load_one(const std::string& file, const std::function<void(nlohmann::json
         return out.members.size() - 1;
     };
 
-    for (const Result& r : report_results(doc)) {
+    for (const Result& r : report.results) {
         if (r.status == Status::skipped || r.status == Status::interrupted || r.metrics.empty()) continue;
         const MetricResult& primary = r.metrics[0];
         Row shape;

@@ -20,8 +20,7 @@ namespace {
 // ---- the renderers of each row, by what they render -------------------------------------
 
 // The report's header in a few lines, as `show` opens its tables.
-std::string header_lines(const nlohmann::json& report) {
-    const ReportHeader h = read_header(report);
+std::string header_lines(const ReportHeader& h) {
     std::string out;
     // Report text reaches the terminal through display_text only (one line each).
     const auto line = [&out](const std::string& text) { out += display_text(text) + "\n"; };
@@ -50,13 +49,13 @@ std::string header_lines(const nlohmann::json& report) {
 
 std::string report_as(const ReportView& v, OutputFormat format) {
     const bool human = format == OutputFormat::table || format == OutputFormat::markdown;
-    return (v.header && human ? header_lines(v.report) : std::string{}) + render_summary(v.results, format, v.style.width) +
+    return (v.header && human ? header_lines(v.report.header) : std::string{}) + render_summary(v.results, format, v.style.width) +
            render_results(v.results, format, v.style);
 }
 std::string report_table(const ReportView& v) { return report_as(v, OutputFormat::table); }
 std::string report_markdown(const ReportView& v) { return report_as(v, OutputFormat::markdown); }
 std::string report_csv(const ReportView& v) { return report_as(v, OutputFormat::csv); }
-std::string report_json(const ReportView& v) { return v.report.dump(2) + "\n"; }
+std::string report_json(const ReportView& v) { return report_document(v.report).dump(2) + "\n"; }
 std::string report_html(const ReportView& v) { return html::render_report_page(v.report); }
 
 std::string comparison_table(const ComparisonView& v) { return render_comparison(v.outcome, CompareFormat::table); }
