@@ -37,7 +37,7 @@ bool one_of(const std::string& s, std::initializer_list<const char*> names) {
     return false;
 }
 
-std::vector<Result> results_of(const std::string& name) { return report_results(load_report(k_dir + name)); }
+std::vector<Result> results_of(const std::string& name) { return read_report(k_dir + name).results; }
 
 MetricResult metric(const std::string& name, const std::string& unit, Better better, double median, std::size_t n = 10) {
     MetricResult m;
@@ -259,7 +259,7 @@ constexpr std::string_view k_all_formats[] = {"benchmark-action-bigger", "benchm
 
 // Results, and a comparison, in the CI format `format`, through its row of the format table.
 std::string ci(std::string_view format, const std::vector<Result>& results, CiMetrics metrics = CiMetrics::primary) {
-    static const json no_report;
+    static const Report no_report;
     return find_format(format, Command::export_file).render(ReportView{no_report, results, {}, metrics});
 }
 std::string ci(std::string_view format, const CompareOutcome& outcome, const std::vector<Result>& fresh,
@@ -462,10 +462,10 @@ TEST_CASE("export: names are stable between two runs of the same plan") {
 }
 
 TEST_CASE("export: a comparison: the new values with the verdicts, ratios and counts") {
-    const json base = load_report(k_dir + "base.json"), fresh = load_report(k_dir + "regression.json");
+    const Report base = read_report(k_dir + "base.json"), fresh = read_report(k_dir + "regression.json");
     const auto outcome = compare_reports(base, fresh, CompareOptions{});
     REQUIRE(outcome.count(Verdict::regression) == 1);
-    const auto fresh_results = report_results(fresh);
+    const auto& fresh_results = fresh.results;
 
     const std::string bigger = ci("benchmark-action-bigger", outcome, fresh_results);
     check_benchmark_action(bigger, Better::higher, fresh_results);
@@ -509,7 +509,7 @@ TEST_CASE("export: a comparison: the new values with the verdicts, ratios and co
     // Every metric on request; names stable against a comparison of other runs.
     const auto all = check_openmetrics(ci("openmetrics", outcome, fresh_results, CiMetrics::all));
     CHECK(all.size() > samples.size());
-    const auto noisy = compare_reports(base, load_report(k_dir + "noisy.json"), CompareOptions{});
+    const auto noisy = compare_reports(base, read_report(k_dir + "noisy.json"), CompareOptions{});
     for (const auto f : k_all_formats)
         CHECK(names_of(ci(f, outcome, fresh_results), f) ==
               names_of(ci(f, noisy, results_of("noisy.json")), f));
@@ -582,7 +582,7 @@ TEST_CASE("export: run --export: checked before measuring, written after the rep
                       "' --export benchmark-action-bigger='" + ba + "' --export-metrics all");
     CAPTURE(r.err);
     REQUIRE(r.code == 0);
-    const auto results = report_results(load_report(out));
+    const auto results = read_report(out).results;
     REQUIRE(results.size() == 1);
     check_bmf(interopbench::testing::slurp(bmf));
     CHECK(json::parse(interopbench::testing::slurp(bmf)).contains("host_memcpy/size=4096,threads=single"));

@@ -37,6 +37,9 @@ const std::string k_noisy = "host_memcpy/size=65536,threads=multi";
 
 json load(const std::string& name) { return load_report(k_dir + name); }
 
+/// A report document these tests load or build and then edit, read as the tool reads one.
+Report typed(const json& doc) { return read_report_json(doc, "test report"); }
+
 const ResultComparison& find(const CompareOutcome& o, const std::string& key) {
     for (const auto& r : o.results)
         if (r.key == key) return r;
@@ -322,7 +325,7 @@ TEST_CASE("comparing many results of many samples completes, within the cap of d
     };
     const json base = make(1), fresh = make(1.001);
     const CompareOptions options;
-    const auto o = compare_reports(base, fresh, options);
+    const auto o = compare_reports(typed(base), typed(fresh), options);
     REQUIRE(o.results.size() == static_cast<std::size_t>(k_results));
     std::size_t draws = 0, metrics = 0;
     for (const auto& r : o.results)
@@ -340,7 +343,7 @@ TEST_CASE("comparing many results of many samples completes, within the cap of d
 
 TEST_CASE("a report against itself: no regression, nothing missing or new") {
     const auto base = load("base.json");
-    const auto o = compare_reports(base, base, {});
+    const auto o = compare_reports(typed(base), typed(base), {});
     CHECK(o.count(Verdict::regression) == 0);
     CHECK(o.count(Verdict::improvement) == 0);
     CHECK(o.count(Verdict::missing) == 0);
@@ -359,8 +362,8 @@ TEST_CASE("a report against itself: no regression, nothing missing or new") {
 
 TEST_CASE("one result 10% slower beyond its noise is the one regression") {
     const auto base = load("base.json"), slower = load("regression.json");
-    const auto same = compare_reports(base, base, {});
-    const auto o = compare_reports(base, slower, {});
+    const auto same = compare_reports(typed(base), typed(base), {});
+    const auto o = compare_reports(typed(base), typed(slower), {});
     CHECK(o.count(Verdict::regression) == 1);
     const auto& r = find(o, k_regressed);
     CHECK(r.verdict == Verdict::regression);
@@ -382,7 +385,7 @@ TEST_CASE("one result 10% slower beyond its noise is the one regression") {
     const auto flagged = flagged_keys(o);
     CHECK(std::find(flagged.begin(), flagged.end(), k_regressed) != flagged.end());
     // Deterministic: the same pair gives the same interval.
-    const auto again = compare_reports(base, slower, {});
+    const auto again = compare_reports(typed(base), typed(slower), {});
     CHECK(find(again, k_regressed).deciding()->ci_lo == r.deciding()->ci_lo);
     // The family geomean moves down.
     CHECK(o.families.at(0).geomean < 1.0);
@@ -392,35 +395,35 @@ TEST_CASE("thresholds and floors change what counts") {
     const auto base = load("base.json"), slower = load("regression.json");
     CompareOptions wide;
     add_threshold(wide, "15%");
-    CHECK(find(compare_reports(base, slower, wide), k_regressed).verdict == Verdict::unchanged);
+    CHECK(find(compare_reports(typed(base), typed(slower), wide), k_regressed).verdict == Verdict::unchanged);
 
     CompareOptions per_metric;
     add_threshold(per_metric, "host_memcpy.bandwidth=15%");
-    CHECK(find(compare_reports(base, slower, per_metric), k_regressed).verdict == Verdict::unchanged);
+    CHECK(find(compare_reports(typed(base), typed(slower), per_metric), k_regressed).verdict == Verdict::unchanged);
 
     // A rule naming the time metric makes it decide too; a floor of 10 us covers the whole
     // 0.6 us difference of a 5.8 us copy.
     CompareOptions timed;
     add_threshold(timed, "host_memcpy.bandwidth=15%");
     add_threshold(timed, "host_memcpy.time=5%");
-    auto o = compare_reports(base, slower, timed);
+    auto o = compare_reports(typed(base), typed(slower), timed);
     CHECK(find(o, k_regressed).verdict == Verdict::regression);
     CHECK(find(o, k_regressed).deciding()->name == "time");
     add_floor(timed, "s=10us");
-    o = compare_reports(base, slower, timed);
+    o = compare_reports(typed(base), typed(slower), timed);
     CHECK(find(o, k_regressed).verdict == Verdict::unchanged);
     CHECK(find(o, k_regressed).metrics[1].threshold > 1.0);
 
     CompareOptions typo;
     add_threshold(typo, "h2d_cpy=3%");
-    const auto w = compare_reports(base, base, typo).warnings;
+    const auto w = compare_reports(typed(base), typed(base), typo).warnings;
     REQUIRE(w.size() == 1);
     CHECK(w[0].find("h2d_cpy") != std::string::npos);
 }
 
 TEST_CASE("a noisy result is inconclusive, never a regression") {
     const auto base = load("base.json"), noisy = load("noisy.json");
-    const auto o = compare_reports(base, noisy, {});
+    const auto o = compare_reports(typed(base), typed(noisy), {});
     const auto& r = find(o, k_noisy);
     CHECK(r.verdict == Verdict::inconclusive);
     CHECK(r.reason.find("noisy") != std::string::npos);
@@ -438,7 +441,7 @@ TEST_CASE("too few samples are inconclusive") {
         m["samples"] = json::array({m["samples"][0], m["samples"][1], m["samples"][2]});
         m["stats"]["n"] = 3;
     }
-    const auto o = compare_reports(base, few, {});
+    const auto o = compare_reports(typed(base), typed(few), {});
     CHECK(o.results[0].verdict == Verdict::inconclusive);
     CHECK(o.results[0].reason.find("too few samples") != std::string::npos);
 }
@@ -449,7 +452,7 @@ TEST_CASE("reports without samples fall back to the median intervals") {
     for (auto* doc : {&base, &slower})
         for (auto& r : (*doc)["results"])
             for (auto& m : r["metrics"]) m.erase("samples");
-    const auto o = compare_reports(base, slower, {});
+    const auto o = compare_reports(typed(base), typed(slower), {});
     const auto& r = find(o, k_regressed);
     CHECK(r.verdict == Verdict::regression);
     CHECK(r.deciding()->note.find("no samples kept") != std::string::npos);
@@ -463,12 +466,12 @@ TEST_CASE("statuses: a new failure regresses, a new skip is inconclusive, skippe
     fresh["results"][0]["reason"] = "data check failed at byte 12";
     fresh["results"][1]["status"] = "skipped";
     fresh["results"][1]["reason"] = "no GPU";
-    auto o = compare_reports(base, fresh, {});
+    auto o = compare_reports(typed(base), typed(fresh), {});
     CHECK(o.results[0].verdict == Verdict::regression);
     CHECK(o.results[0].reason.find("now fails") != std::string::npos);
     CHECK(o.results[1].verdict == Verdict::inconclusive);
     auto both = fresh;
-    o = compare_reports(both, fresh, {});
+    o = compare_reports(typed(both), typed(fresh), {});
     CHECK(o.results[1].verdict == Verdict::unchanged);
     CHECK(o.results[0].verdict == Verdict::inconclusive); // failed in both
 }
@@ -480,7 +483,7 @@ TEST_CASE("missing and new results are listed") {
     extra["key"] = "host_memcpy/size=8388608,threads=single";
     fresh["results"].erase(0);
     fresh["results"].push_back(extra);
-    const auto o = compare_reports(base, fresh, {});
+    const auto o = compare_reports(typed(base), typed(fresh), {});
     CHECK(o.count(Verdict::missing) == 1);
     CHECK(o.count(Verdict::added) == 1);
     CHECK(o.results.front().verdict == Verdict::missing);
@@ -488,7 +491,7 @@ TEST_CASE("missing and new results are listed") {
     CHECK(o.results.back().key == "host_memcpy/size=8388608,threads=single");
     // A result the new run lost fails the gate: a gate never passes by comparing nothing.
     CHECK(compare_exit_code(o, false) == ExitCode::failed);
-    const auto only_added = compare_reports(fresh, fresh, {});
+    const auto only_added = compare_reports(typed(fresh), typed(fresh), {});
     CHECK(compare_exit_code(only_added, false) == ExitCode::ok);
 }
 
@@ -499,7 +502,7 @@ TEST_CASE("differing profiles, environments and unfinished runs are warned about
     fresh["invocation"]["profile_hash"] = "0123456789abcdef";
     fresh["invocation"]["status"] = "interrupted";
     fresh["environment"]["NCCL_P2P_DISABLE"] = "1";
-    const auto o = compare_reports(base, fresh, {});
+    const auto o = compare_reports(typed(base), typed(fresh), {});
     REQUIRE(o.warnings.size() == 3);
     CHECK(o.warnings[0].find("profiles differ") != std::string::npos);
     CHECK(o.warnings[1].find("NCCL_P2P_DISABLE differs (base '', new '1')") != std::string::npos);
@@ -509,29 +512,29 @@ TEST_CASE("differing profiles, environments and unfinished runs are warned about
 TEST_CASE("duplicate keys are refused") {
     const auto dup = load("bad/duplicate_key.json");
     const auto base = load("base.json");
-    CHECK_THROWS_AS(compare_reports(base, dup, {}), UsageError);
-    CHECK_THROWS_AS(compare_reports(dup, base, {}), UsageError);
-    CHECK_THROWS_AS(check_unique_keys(dup, "dup.json"), UsageError);
+    CHECK_THROWS_AS(compare_reports(typed(base), typed(dup), {}), UsageError);
+    CHECK_THROWS_AS(compare_reports(typed(dup), typed(base), {}), UsageError);
+    CHECK_THROWS_AS(check_unique_keys(typed(dup), "dup.json"), UsageError);
 }
 
 TEST_CASE("different hardware: refused unless cross-machine, fingerprint hardware first") {
     const auto base = load("base.json"), other = load("other_machine.json");
-    const auto diffs = compare_fingerprints(base, other);
+    const auto diffs = compare_fingerprints(read_header(base), read_header(other));
     REQUIRE(diffs.size() == 2);
     CHECK(diffs[0].field == "GPU count");
     CHECK(diffs[0].hardware);
     CHECK(diffs[1].field == "NCCL");
     CHECK_FALSE(diffs[1].hardware);
-    CHECK_THROWS_AS(compare_reports(base, other, {}), UsageError);
+    CHECK_THROWS_AS(compare_reports(typed(base), typed(other), {}), UsageError);
     try {
-        (void)compare_reports(base, other, {});
+        (void)compare_reports(typed(base), typed(other), {});
     } catch (const UsageError& e) {
         CHECK(std::string(e.what()).find("different hardware") != std::string::npos);
         CHECK(e.hint().find("--cross-machine") != std::string::npos);
     }
     CompareOptions cross;
     cross.cross_machine = true;
-    const auto o = compare_reports(base, other, cross);
+    const auto o = compare_reports(typed(base), typed(other), cross);
     CHECK(o.cross_machine);
     CHECK(o.fingerprint.size() == 2);
     CHECK(o.count(Verdict::regression) == 0);
@@ -539,11 +542,11 @@ TEST_CASE("different hardware: refused unless cross-machine, fingerprint hardwar
     // A software-only difference never refuses.
     auto newer_driver = base;
     newer_driver["software"]["driver_release"] = "999.1";
-    CHECK_NOTHROW(compare_reports(base, newer_driver, {}));
+    CHECK_NOTHROW(compare_reports(typed(base), typed(newer_driver), {}));
     // Facts only one report holds are no difference (a run without topology discovery).
     auto no_topology = base;
     no_topology["topology"] = nullptr;
-    CHECK(compare_fingerprints(base, no_topology).empty());
+    CHECK(compare_fingerprints(read_header(base), read_header(no_topology)).empty());
 }
 
 TEST_CASE("fingerprint reads GPUs, PCIe, NVLinks and pair paths") {
@@ -554,7 +557,7 @@ TEST_CASE("fingerprint reads GPUs, PCIe, NVLinks and pair paths") {
                                                                     {"links", json::array({1, 2, 3})}}}}})},
                                  {"pairs", json::array({{{"label", "GPU0>GPU1"}, {"class", "NV18"}}})}}},
                    {"software", {{"driver_release", "580.159.04"}, {"cuda_driver", "13.0"}, {"nccl", "2.28.3"}}}};
-    const auto fp = fingerprint(report);
+    const auto fp = fingerprint(read_header(report));
     CHECK(fp.at("GPU0 model").first == "NVIDIA H200");
     CHECK(fp.at("GPU0 PCIe").first == "Gen5 x16");
     CHECK(fp.at("GPU0 NVLinks").first == "3");
@@ -565,12 +568,12 @@ TEST_CASE("fingerprint reads GPUs, PCIe, NVLinks and pair paths") {
     CHECK(fp.at("NCCL").first == "2.28.3");
     auto degraded = report;
     degraded["topology"]["gpus"][0]["nvlink"]["active"] = 12;
-    const auto d = compare_fingerprints(report, degraded);
+    const auto d = compare_fingerprints(read_header(report), read_header(degraded));
     REQUIRE(d.size() == 1);
     CHECK_FALSE(d[0].hardware); // links down: shown, and the figures are still gated
     auto other_path = report;
     other_path["topology"]["pairs"][0]["class"] = "SYS";
-    CHECK(compare_fingerprints(report, other_path).at(0).hardware);
+    CHECK(compare_fingerprints(read_header(report), read_header(other_path)).at(0).hardware);
 }
 
 TEST_CASE("cross-machine comparisons add efficiency against the path bandwidth") {
@@ -581,7 +584,7 @@ TEST_CASE("cross-machine comparisons add efficiency against the path bandwidth")
     other["results"][0]["details"]["path"] = "PCIe";
     CompareOptions cross;
     cross.cross_machine = true;
-    const auto o = compare_reports(base, other, cross);
+    const auto o = compare_reports(typed(base), typed(other), cross);
     const auto& r = o.results[0];
     const auto e = std::find_if(r.metrics.begin(), r.metrics.end(), [](const MetricComparison& m) { return m.name == "efficiency"; });
     REQUIRE(e != r.metrics.end());
@@ -590,24 +593,24 @@ TEST_CASE("cross-machine comparisons add efficiency against the path bandwidth")
     CHECK(e->ci_lo <= e->ratio);
     CHECK(e->ratio <= e->ci_hi);
     // Without --cross-machine efficiency is not compared.
-    const auto same = compare_reports(base, base, {});
+    const auto same = compare_reports(typed(base), typed(base), {});
     CHECK(same.results[0].metrics.size() == 2);
 }
 
 TEST_CASE("confirmations keep only regressions that every re-run repeats") {
     const auto base = load("base.json"), slower = load("regression.json");
-    json slow_result, base_result;
+    Result slow_result, base_result;
     for (const auto& r : slower["results"])
-        if (r["key"] == k_regressed) slow_result = r;
+        if (r["key"] == k_regressed) slow_result = r.get<Result>();
     for (const auto& r : base["results"])
-        if (r["key"] == k_regressed) base_result = r;
-    auto confirmed = compare_reports(base, slower, {});
-    apply_confirmations(confirmed, base, {{k_regressed, {slow_result, slow_result}}}, {});
+        if (r["key"] == k_regressed) base_result = r.get<Result>();
+    auto confirmed = compare_reports(typed(base), typed(slower), {});
+    apply_confirmations(confirmed, typed(base), {{k_regressed, {slow_result, slow_result}}}, {});
     CHECK(find(confirmed, k_regressed).verdict == Verdict::regression);
     CHECK(find(confirmed, k_regressed).reason.find("confirmed by 2 of 2") != std::string::npos);
 
-    auto refuted = compare_reports(base, slower, {});
-    apply_confirmations(refuted, base, {{k_regressed, {slow_result, base_result}}}, {});
+    auto refuted = compare_reports(typed(base), typed(slower), {});
+    apply_confirmations(refuted, typed(base), {{k_regressed, {slow_result, base_result}}}, {});
     CHECK(find(refuted, k_regressed).verdict == Verdict::inconclusive);
     CHECK(find(refuted, k_regressed).reason.find("1 of 2") != std::string::npos);
     CHECK(refuted.count(Verdict::regression) == 0);
@@ -615,11 +618,11 @@ TEST_CASE("confirmations keep only regressions that every re-run repeats") {
 
     // A noisy result whose re-runs all agree takes their verdict.
     const auto noisy = load("noisy.json");
-    json tight;
+    Result tight;
     for (const auto& r : base["results"])
-        if (r["key"] == k_noisy) tight = r;
-    auto settled = compare_reports(base, noisy, {});
-    apply_confirmations(settled, base, {{k_noisy, {tight, tight, tight}}}, {});
+        if (r["key"] == k_noisy) tight = r.get<Result>();
+    auto settled = compare_reports(typed(base), typed(noisy), {});
+    apply_confirmations(settled, typed(base), {{k_noisy, {tight, tight, tight}}}, {});
     CHECK(find(settled, k_noisy).verdict == Verdict::unchanged);
 }
 
@@ -627,13 +630,13 @@ TEST_CASE("output formats: table, markdown, json, junit") {
     const auto base = load("base.json"), slower = load("regression.json"), other = load("other_machine.json");
     CompareOptions cross;
     cross.cross_machine = true;
-    auto o = compare_reports(base, slower, {});
+    auto o = compare_reports(typed(base), typed(slower), {});
 
     const auto table = rendered(o, "table");
     CHECK(table.find("Summary") != std::string::npos);
     CHECK(table.find("\nregression    " + k_regressed) != std::string::npos); // verdict column, then the key
 
-    const auto with_machine = rendered(compare_reports(base, other, cross), "table");
+    const auto with_machine = rendered(compare_reports(typed(base), typed(other), cross), "table");
     CHECK(with_machine.find("Machine differences") < with_machine.find("Summary")); // printed first
 
     // Markdown: every table has a header, a --- separator and rows with as many cells.
@@ -675,7 +678,7 @@ TEST_CASE("output formats: table, markdown, json, junit") {
     CHECK(count_of(xml, "<failure ") == 1);
     CHECK(xml.find("failures=\"1\"") != std::string::npos);
     // Escaping: labels with markup characters stay well formed.
-    const auto odd_xml = rendered(compare_reports(base, other, [] {
+    const auto odd_xml = rendered(compare_reports(typed(base), typed(other), [] {
                                       CompareOptions c;
                                       c.cross_machine = true;
                                       c.base_label = "a<b>&\"c'\"";
@@ -793,7 +796,7 @@ TEST_CASE("two units of one metric are not compared, and the gate cannot pass on
     const auto base = load("base.json");
     auto fresh = base;
     fresh["results"][0]["metrics"][0]["unit"] = "s";
-    const auto o = compare_reports(base, fresh, {});
+    const auto o = compare_reports(typed(base), typed(fresh), {});
     const std::string key = base["results"][0]["key"];
     const ResultComparison* rc = nullptr;
     for (const auto& r : o.results)

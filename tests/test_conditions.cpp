@@ -306,10 +306,12 @@ TEST_CASE("conditions: the session takes a snapshot before the first configurati
     };
     const auto run = run_session(expand_plan(r, rec.plan, m), rec, m, options, hooks);
     CHECK(calls == 2);
-    REQUIRE(run.report.contains("conditions"));
-    CHECK(run.report["conditions"]["start"] == "first");
-    CHECK(run.report["conditions"]["end"] == "last");
-    CHECK(run.report["conditions"]["load_average"]["end"] == 2.0);
+    const nlohmann::json& written = run.report.document;
+    REQUIRE(written.contains("conditions"));
+    CHECK(written["conditions"]["start"] == "first");
+    CHECK(written["conditions"]["end"] == "last");
+    CHECK(written["conditions"]["load_average"]["end"] == 2.0);
+    CHECK(run.report.header.conditions.has_value());
 }
 
 TEST_CASE("conditions: a run of a host-only scenario writes the block with the process's facts") {

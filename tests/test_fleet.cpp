@@ -335,15 +335,14 @@ TEST_CASE("show opens with every rank's host and what limited the run") {
         {{"rank", 0}, {"local_rank", 0}, {"device", ""}, {"host", {{"hostname", "h0"}}}},
         {{"rank", 1}, {"local_rank", 0}, {"device", "0000:1b:00.0"}, {"host", {{"hostname", "h1"}}}},
     });
-    const auto results = report_results(doc);
+    const Report report = read_report_json(doc, "h0");
     const Format& table = find_format("table", Command::show);
-    const std::string text = table.render(ReportView{doc, results, TableStyle{}, CiMetrics::primary, true});
+    const std::string text = table.render(ReportView{report, report.results, TableStyle{}, CiMetrics::primary, true});
     CHECK(text.find("2 ranks: 0 h0, 1 h1 0000:1b:00.0\n") != std::string::npos);
     CHECK(text.find("conditions: reads limited to 367 MB/s by a cgroup on 254:0") != std::string::npos);
     // Nothing limited: no conditions line.
-    auto plain = report_of("h2", {{k_cold, 1e9}});
-    const auto plain_results = report_results(plain);
-    CHECK(table.render(ReportView{plain, plain_results, TableStyle{}, CiMetrics::primary, true}).find("conditions:") ==
+    const Report plain = read_report_json(report_of("h2", {{k_cold, 1e9}}), "h2");
+    CHECK(table.render(ReportView{plain, plain.results, TableStyle{}, CiMetrics::primary, true}).find("conditions:") ==
           std::string::npos);
 }
 

@@ -157,7 +157,7 @@ TEST_CASE("a comparison opens with its verdict in one line, regressions listed f
     CompareOptions opt;
     opt.base_label = "base.json";
     opt.new_label = "regression.json";
-    const auto o = compare_reports(load_report(dir + "base.json"), load_report(dir + "regression.json"), opt);
+    const auto o = compare_reports(read_report(dir + "base.json"), read_report(dir + "regression.json"), opt);
     const std::string line = verdict_line(o);
     CAPTURE(line);
     CHECK(line.rfind("FAIL: ", 0) == 0);
@@ -168,30 +168,30 @@ TEST_CASE("a comparison opens with its verdict in one line, regressions listed f
     REQUIRE(changed != std::string::npos);
     const auto first_row = text.find('\n', text.find("---", changed)) + 1;
     CHECK(text.compare(first_row, 10, "regression") == 0);
-    const auto self = compare_reports(load_report(dir + "base.json"), load_report(dir + "base.json"), opt);
+    const auto self = compare_reports(read_report(dir + "base.json"), read_report(dir + "base.json"), opt);
     CHECK(verdict_line(self).rfind("PASS: ", 0) == 0);
 }
 
 TEST_CASE("reports with no result in common are a usage error, not a pass") {
     const std::string dir = INTEROPBENCH_SOURCE_DIR "/tests/data/reports/";
-    auto other = load_report(dir + "base.json");
-    for (auto& r : other["results"]) {
-        r["scenario"] = "host_memcpy_renamed";
-        r["key"] = "host_memcpy_renamed/" + r["key"].get<std::string>().substr(r["key"].get<std::string>().find('/') + 1);
+    auto other = read_report(dir + "base.json");
+    for (auto& r : other.results) {
+        r.scenario = "host_memcpy_renamed";
+        r.key = "host_memcpy_renamed/" + r.key.substr(r.key.find('/') + 1);
     }
     CompareOptions opt;
-    CHECK_THROWS_AS(compare_reports(load_report(dir + "base.json"), other, opt), UsageError);
+    CHECK_THROWS_AS(compare_reports(read_report(dir + "base.json"), other, opt), UsageError);
     // A new report that lost every result is a failing gate (missing), not a usage error.
-    auto empty = load_report(dir + "base.json");
-    empty["results"] = nlohmann::json::array();
-    const auto lost = compare_reports(load_report(dir + "base.json"), empty, opt);
+    auto empty = read_report(dir + "base.json");
+    empty.results.clear();
+    const auto lost = compare_reports(read_report(dir + "base.json"), empty, opt);
     CHECK(compare_exit_code(lost, false) == ExitCode::failed);
 }
 
 TEST_CASE("a comparison states its power: how many results can see a 10% change") {
     const std::string dir = INTEROPBENCH_SOURCE_DIR "/tests/data/reports/";
     CompareOptions opt;
-    const auto base = load_report(dir + "base.json");
+    const auto base = read_report(dir + "base.json");
     const auto self = compare_reports(base, base, opt);
     CHECK(self.in_both == self.results.size());
     CHECK(self.sensitive <= self.in_both);
@@ -201,10 +201,9 @@ TEST_CASE("a comparison states its power: how many results can see a 10% change"
     CHECK(comparison_table(self).find(line) != std::string::npos);
     // A result of too few samples sees nothing: one fewer can see the change.
     auto thin = base;
-    auto& samples = thin["results"][0]["metrics"][0]["samples"];
-    REQUIRE(samples.is_array());
+    auto& samples = thin.results[0].metrics[0].samples;
     REQUIRE(samples.size() > 2);
-    samples = nlohmann::json::array({samples[0], samples[1]});
+    samples.resize(2);
     const auto fewer = compare_reports(base, thin, opt);
     CHECK(fewer.in_both == self.in_both);
     if (self.sensitive > 0) CHECK(fewer.sensitive <= self.sensitive);

@@ -117,8 +117,7 @@ TEST_CASE("a real report validates against the schema and round-trips") {
     const auto dir = temp_dir();
     const auto path = (dir / "r.json").string();
     write_file_atomic(path, doc.dump(1));
-    const auto back = load_report(path);
-    const auto results = report_results(back);
+    const auto results = read_report(path).results;
     REQUIRE(results.size() == 1);
     CHECK(results[0].key == rec.results[0].key);
     CHECK(results[0].params.canonical() == rec.results[0].params.canonical());
@@ -153,17 +152,20 @@ TEST_CASE("atomic write replaces whole files and leaves no temporaries") {
     fs::remove_all(dir);
 }
 
-TEST_CASE("load_report names each problem") {
+TEST_CASE("read_report names each problem") {
     const auto dir = temp_dir();
     auto expect = [&](const std::string& text, const std::string& words) {
         const auto p = (dir / "bad.json").string();
         write(p, text);
-        try {
-            load_report(p);
-            FAIL("accepted: " << text);
-        } catch (const UsageError& e) {
-            CAPTURE(e.what());
-            CHECK(std::string(e.what()).find(words) != std::string::npos);
+        for (const bool document : {false, true}) { // load_report checks as read_report does
+            try {
+                if (document) (void)load_report(p);
+                else (void)read_report(p);
+                FAIL("accepted: " << text);
+            } catch (const UsageError& e) {
+                CAPTURE(e.what());
+                CHECK(std::string(e.what()).find(words) != std::string::npos);
+            }
         }
     };
     Machine m;
@@ -175,14 +177,66 @@ TEST_CASE("load_report names each problem") {
     expect(R"({"schema":{"name":"interopbench.report","version":"2.0"},"results":[]})", "newer than this interopbench");
     expect(R"({"schema":{"name":"interopbench.report","version":"1.0"}})", "no results array");
     expect(R"({"schema":{"name":"interopbench.report","version":"1.0"},"results":[{"key":1}]})", "lacks key");
-    CHECK_THROWS_AS(load_report((dir / "nope.json").string()), UsageError);
+    CHECK_THROWS_AS(read_report((dir / "nope.json").string()), UsageError);
     // A newer minor version with unknown fields is read.
     auto newer = nlohmann::json::parse(good);
     newer["schema"]["version"] = "1.7";
     newer["future_field"] = {1, 2};
     write(dir / "newer.json", newer.dump());
-    CHECK(load_report((dir / "newer.json").string())["results"].size() == 1);
+    CHECK(read_report((dir / "newer.json").string()).results.size() == 1);
+    // A document in memory: the same checks, naming where it came from.
+    try {
+        (void)read_report_json(nlohmann::json::parse(R"({"schema":{"name":"interopbench.report","version":"1.1"},"results":[{"key":1}]})"),
+                               "this run's report");
+        FAIL("accepted a result without a key");
+    } catch (const UsageError& e) {
+        CHECK(std::string(e.what()) == "report 'this run's report': results[0] lacks key, scenario or status");
+    }
     fs::remove_all(dir);
+}
+
+TEST_CASE("read_report: a committed report reads once into the results and header of its document") {
+    // What every consumer reads (read_report) is what the document holds: the same results in
+    // order and the same header; report_document gives the document back.
+    for (const char* name : {"h200x2-default-job.json", "h200x2-ci-1.json", "h200x2-nccl-all-reduce-mpi.json",
+                             "gate-pairs/h200x1-ci/run-0.json"}) {
+        CAPTURE(name);
+        const std::string path = std::string(INTEROPBENCH_SOURCE_DIR "/reports/") + name;
+        const nlohmann::json doc = load_report(path);
+        const Report report = read_report(path);
+        REQUIRE(report.results.size() == doc["results"].size());
+        REQUIRE(!report.results.empty());
+        for (std::size_t i = 0; i < report.results.size(); ++i) {
+            CHECK(report.results[i].key == doc["results"][i]["key"]);
+            CHECK(report.results[i].metrics.size() == doc["results"][i]["metrics"].size());
+        }
+        const ReportHeader expected = read_header(doc);
+        CHECK(report.header.schema_version == expected.schema_version);
+        CHECK(report.header.tool.git_sha == expected.tool.git_sha);
+        CHECK(report.header.invocation.argv == expected.invocation.argv);
+        CHECK(report.header.invocation.started == expected.invocation.started);
+        CHECK(report.header.host.hostname == expected.host.hostname);
+        CHECK(report.header.devices.size() == expected.devices.size());
+        CHECK(report.header.hosts.size() == expected.hosts.size());
+        CHECK(report.header.topology.document == expected.topology.document);
+        CHECK_FALSE(report.document.contains("results")); // the results are read once, typed
+        CHECK(report_document(report)["results"].size() == doc["results"].size());
+        CHECK(read_report_json(report_document(report), name).results.size() == report.results.size());
+    }
+    // The topology the page and compare read, typed: indices, host paths, CPUs, pairs.
+    const Report job = read_report(INTEROPBENCH_SOURCE_DIR "/reports/h200x2-default-job.json");
+    REQUIRE(job.header.topology.gpus.size() == 2);
+    const auto& gpu1 = job.header.topology.gpus[1];
+    CHECK(gpu1.label == "GPU1");
+    CHECK(gpu1.index == 1);
+    CHECK(gpu1.cpus == "0-31");
+    CHECK(gpu1.host_path_class == "PCIe");
+    REQUIRE(gpu1.host_path_bandwidth);
+    CHECK(*gpu1.host_path_bandwidth == doctest::Approx(63.015e9).epsilon(1e-4));
+    REQUIRE(job.header.topology.pairs.size() == 2);
+    CHECK(job.header.topology.pairs[1].from == 1);
+    CHECK(job.header.topology.pairs[1].to == 0);
+    CHECK(job.header.topology.pairs[1].path_class == "NV18");
 }
 
 TEST_CASE("committed reference reports from real machines load and match the schema") {
@@ -209,12 +263,12 @@ TEST_CASE("committed reference reports from real machines load and match the sch
         const auto errs = schema.errors(doc);
         for (const auto& err : errs) MESSAGE(err);
         CHECK(errs.empty());
-        const auto results = report_results(doc).size();
+        const auto results = read_report_json(doc, name).results.size();
         CHECK(results > 0);
         anonymize_report(doc);
         for (const auto& p : absolute_paths(doc)) FAIL_CHECK(p);
         CHECK(schema.errors(doc).empty());
-        CHECK(report_results(doc).size() == results);
+        CHECK(read_report_json(doc, name).results.size() == results);
         ++seen;
         in_folders += name.find('/') != std::string::npos;
     }
@@ -235,9 +289,9 @@ TEST_CASE("committed reports against today's declared limits: no figure above it
         if (e.path().extension() != ".json" || name == "report.schema.json") continue;
         std::ifstream in(e.path());
         if (!nlohmann::json::parse(in, nullptr, false).contains("schema")) continue; // fio's output, gate pairs
-        auto doc = load_report(e.path().string());
-        limit_report(doc);
-        for (const Result& r : report_results(doc)) {
+        Report report = read_report(e.path().string());
+        limit_report(report);
+        for (const Result& r : report.results) {
             CAPTURE(name);
             CAPTURE(r.key);
             ++results;
@@ -327,7 +381,7 @@ TEST_CASE("byte figures print exactly when whole units, else in the largest unit
 }
 
 TEST_CASE("read_header reads a committed report of each schema version") {
-    const ReportHeader h = read_header(load_report(INTEROPBENCH_SOURCE_DIR "/reports/h200x2-default-job.json"));
+    const ReportHeader h = read_report(INTEROPBENCH_SOURCE_DIR "/reports/h200x2-default-job.json").header;
     CHECK(h.schema_version == "1.0");
     CHECK(h.tool.name == "interopbench");
     CHECK(h.tool.git_sha == "f44b08f8dd52");
@@ -363,7 +417,7 @@ TEST_CASE("read_header reads a committed report of each schema version") {
     CHECK(h.environment.at("NCCL_VERSION") == "2.28.3-1");
     CHECK(h.warnings.empty());
 
-    const ReportHeader ci = read_header(load_report(INTEROPBENCH_SOURCE_DIR "/reports/gate-pairs/h200x1-ci/run-0.json"));
+    const ReportHeader ci = read_report(INTEROPBENCH_SOURCE_DIR "/reports/gate-pairs/h200x1-ci/run-0.json").header;
     CHECK(ci.schema_version == "1.1");
     CHECK(ci.invocation.anonymized);
     CHECK(ci.host.hostname.empty()); // anonymized

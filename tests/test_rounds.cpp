@@ -33,6 +33,9 @@ namespace {
 const std::string k_reports = INTEROPBENCH_SOURCE_DIR "/tests/data/reports/";
 const std::string k_key = "host_memcpy/size=262144,threads=multi";
 
+/// A report document these tests load or build and then edit, read as the tool reads one.
+Report typed(const json& doc) { return read_report_json(doc, "test report"); }
+
 // A result of `base.json` with `rounds` rounds of samples around the given medians
 // (relative jitter 0.2% within a round).
 json with_rounds(json report, const std::string& key, const std::vector<double>& medians) {
@@ -167,7 +170,7 @@ TEST_CASE("the gate allows for the spread between rounds") {
     SUBCASE("a shift inside the rounds' spread is not a regression, and it is marked noisy") {
         const auto b = with_rounds(base, k_key, {100e9, 120e9, 90e9});
         const auto f = with_rounds(base, k_key, {85e9, 95e9, 80e9});
-        const auto o = compare_reports(b, f, opt);
+        const auto o = compare_reports(typed(b), typed(f), opt);
         const auto& r = result(o, k_key);
         CHECK(r.verdict != Verdict::regression);
         REQUIRE(!r.metrics.empty());
@@ -181,7 +184,7 @@ TEST_CASE("the gate allows for the spread between rounds") {
     SUBCASE("a 10% slowdown of stable rounds is a regression") {
         const auto b = with_rounds(base, k_key, {100e9, 100.5e9, 99.7e9});
         const auto f = with_rounds(base, k_key, {90e9, 90.3e9, 89.8e9});
-        const auto outcome1 = compare_reports(b, f, opt);
+        const auto outcome1 = compare_reports(typed(b), typed(f), opt);
         const auto& r = result(outcome1, k_key);
         CHECK(r.verdict == Verdict::regression);
         CHECK_FALSE(r.metrics[0].noisy);
@@ -192,7 +195,7 @@ TEST_CASE("the gate allows for the spread between rounds") {
         // each); the round medians say the figure moves by 6% between processes.
         const auto b = with_rounds(base, k_key, {100e9, 106e9, 103e9});
         const auto f = with_rounds(base, k_key, {94e9, 97.5e9, 93e9});
-        const auto outcome2 = compare_reports(b, f, opt);
+        const auto outcome2 = compare_reports(typed(b), typed(f), opt);
         const auto& r = result(outcome2, k_key);
         CHECK(r.verdict != Verdict::regression);
         CHECK(r.metrics[0].ci_hi > 0.95);
@@ -200,7 +203,7 @@ TEST_CASE("the gate allows for the spread between rounds") {
     SUBCASE("rounds on one side only still widen the interval") {
         const auto b = with_rounds(base, k_key, {100e9});
         const auto f = with_rounds(base, k_key, {100e9, 130e9, 80e9});
-        const auto outcome3 = compare_reports(b, f, opt);
+        const auto outcome3 = compare_reports(typed(b), typed(f), opt);
         const auto& r = result(outcome3, k_key);
         CHECK(r.metrics[0].base_rounds == 0);
         CHECK(r.metrics[0].new_rounds == 3);
@@ -213,8 +216,8 @@ TEST_CASE("several baselines pool into one whose spread is the noise") {
     const auto b1 = with_rounds(base, k_key, {100e9});
     const auto b2 = with_rounds(base, k_key, {120e9});
     const auto b3 = with_rounds(base, k_key, {95e9, 97e9});
-    const json pooled = pool_baselines({b1, b2, b3}, {"b1", "b2", "b3"});
-    const auto results = report_results(pooled);
+    const Report pooled = pool_baselines({typed(b1), typed(b2), typed(b3)}, {"b1", "b2", "b3"});
+    const auto& results = pooled.results;
     const auto it = std::find_if(results.begin(), results.end(), [](const Result& r) { return r.key == k_key; });
     REQUIRE(it != results.end());
     CHECK(it->metrics[0].round_medians.size() == 4);
@@ -222,14 +225,14 @@ TEST_CASE("several baselines pool into one whose spread is the noise") {
     CHECK(it->rounds == 4);
     CHECK(it->details["baseline_reports"] == 3);
     // 112 is within what moved between the baselines: not a change.
-    const auto outcome4 = compare_reports(pooled, with_rounds(base, k_key, {112e9}), {});
+    const auto outcome4 = compare_reports(pooled, typed(with_rounds(base, k_key, {112e9})), {});
     const auto& r = result(outcome4, k_key);
     CHECK(r.metrics[0].noisy);
     CHECK(r.verdict != Verdict::regression);
     CHECK(r.verdict != Verdict::improvement);
     // One report is itself.
-    CHECK(pool_baselines({base}, {"b"}) == base);
-    CHECK_THROWS_AS(pool_baselines({base, load_report(k_reports + "other_machine.json")}, {"b", "o"}), UsageError);
+    CHECK(report_document(pool_baselines({typed(base)}, {"b"})) == report_document(typed(base)));
+    CHECK_THROWS_AS(pool_baselines({typed(base), read_report(k_reports + "other_machine.json")}, {"b", "o"}), UsageError);
     CHECK_THROWS_AS(pool_baselines({}, {}), UsageError);
 }
 
@@ -248,13 +251,13 @@ TEST_CASE("recorded pairs of one build: no false regression / a 10% slowdown cau
         if (series(runs[i]) != series(runs[i + 1])) continue;
         const json a = load_report(runs[i]), b = load_report(runs[i + 1]);
         CAPTURE(runs[i]);
-        const auto same = compare_reports(a, b, {});
+        const auto same = compare_reports(typed(a), typed(b), {});
         for (const auto& r : same.results) {
             CAPTURE(r.key);
             CAPTURE(r.reason);
             CHECK(r.verdict != Verdict::regression);
         }
-        const auto slow = compare_reports(a, slowed(b), {});
+        const auto slow = compare_reports(typed(a), typed(slowed(b)), {});
         for (const auto& r : slow.results) {
             if (r.metrics.empty() || !r.metrics.front().has_ratio || !r.metrics.front().gated) continue;
             const auto& m = r.metrics.front();
@@ -299,7 +302,7 @@ TEST_CASE("a really slower path stays a regression: pageable instead of pinned, 
         fresh["results"].push_back(r);
     }
     REQUIRE(base["results"].size() >= 2);
-    const auto o = compare_reports(base, fresh, {});
+    const auto o = compare_reports(typed(base), typed(fresh), {});
     CHECK(o.count(Verdict::regression) == base["results"].size());
 }
 
@@ -338,7 +341,7 @@ TEST_CASE("a really slower path stays a regression: collectives with NCCL_P2P_DI
     // reports/h200x2-ci-1.json and the same build's collectives with NCCL_P2P_DISABLE=1.
     const json base = load_report(INTEROPBENCH_SOURCE_DIR "/reports/h200x2-ci-1.json");
     const json slow = load_report(INTEROPBENCH_SOURCE_DIR "/reports/h200x2-ci-nccl-p2p-disabled.json");
-    const auto o = compare_reports(base, slow, {});
+    const auto o = compare_reports(typed(base), typed(slow), {});
     std::size_t collectives = 0, regressions = 0;
     for (const auto& r : o.results) {
         if (r.scenario.rfind("nccl_", 0) != 0 || r.verdict == Verdict::missing || r.verdict == Verdict::added) continue;
@@ -379,18 +382,18 @@ TEST_CASE("a result of few samples is decided on its round medians when both sid
     };
     const auto b = one_per_round({100e9, 100.3e9, 99.9e9});
     SUBCASE("the same figures: unchanged, with the reason") {
-        const auto o = compare_reports(b, one_per_round({100.1e9, 99.8e9, 100.2e9}), {});
+        const auto o = compare_reports(typed(b), typed(one_per_round({100.1e9, 99.8e9, 100.2e9})), {});
         const auto& r = result(o, k_key);
         CHECK(r.verdict == Verdict::unchanged);
         CHECK(r.metrics[0].note.find("decided on round medians (3 and 3 rounds)") != std::string::npos);
         CHECK(r.metrics[0].detectable < 0.10);
     }
     SUBCASE("10% slower in every round: a regression") {
-        const auto o = compare_reports(b, one_per_round({90e9, 90.2e9, 89.9e9}), {});
+        const auto o = compare_reports(typed(b), typed(one_per_round({90e9, 90.2e9, 89.9e9})), {});
         CHECK(result(o, k_key).verdict == Verdict::regression);
     }
     SUBCASE("two rounds are not enough: inconclusive, saying what would be") {
-        const auto o = compare_reports(b, one_per_round({90e9, 90.2e9}), {});
+        const auto o = compare_reports(typed(b), typed(one_per_round({90e9, 90.2e9})), {});
         const auto& r = result(o, k_key);
         CHECK(r.verdict == Verdict::inconclusive);
         CHECK(r.reason.find("too few samples") != std::string::npos);

@@ -443,6 +443,38 @@ TEST_CASE("declared paths: limits from the topology and the device, never guesse
     CHECK(again[0].details.contains("limit_note"));
 }
 
+TEST_CASE("declared_paths reads what declare_paths and apply_limits write, and says what does not read") {
+    Result r;
+    CHECK(declared_paths(r).empty()); // nothing declared
+    r.details["paths"] = "host_link";
+    CHECK(declared_paths(r).empty()); // not a list: nothing declared
+    const std::vector<PathUse> paths{{PathKind::page_cache}, {PathKind::host_link, 0, -1, "h2d"},
+                                     {PathKind::peer_link, k_every_gpu, 1, "", 0.5}, {PathKind::nccl_bus, k_first_gpu}};
+    r.details["paths"] = paths;
+    auto back = declared_paths(r);
+    REQUIRE(back.size() == paths.size());
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+        CAPTURE(i);
+        CHECK(back[i].id() == paths[i].id());
+        CHECK(back[i].label() == paths[i].label());
+        CHECK(back[i].traffic == paths[i].traffic);
+    }
+    // As apply_limits leaves them, each with its limit: the same paths.
+    const nlohmann::json topo = topology_json(load_topology_xml(k_data + "h200-2gpu-nvlink.xml"));
+    std::vector<Result> limited{r};
+    apply_limits(limited, machine_limits(topo, nlohmann::json::array()));
+    CHECK(limited[0].details["paths"][1].contains("limit"));
+    back = declared_paths(limited[0]);
+    REQUIRE(back.size() == paths.size());
+    CHECK(back[1].id() == "host_link:0:h2d");
+    // An entry that is no path: std::invalid_argument naming it, and apply_limits says so.
+    r.details["paths"].push_back({{"kind", "warp_drive"}});
+    CHECK_THROWS_WITH_AS(declared_paths(r), "unknown path kind 'warp_drive'", std::invalid_argument);
+    std::vector<Result> bad{r};
+    apply_limits(bad, machine_limits(topo, nlohmann::json::array()));
+    CHECK(bad[0].details["limit_note"] == "no efficiency: unknown path kind 'warp_drive'");
+}
+
 TEST_CASE("declared paths: every built-in scenario that needs a GPU declares what its bytes cross") {
     const Registry registry = builtin_registry();
     const Machine machine;

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "interopbench/errors.hpp"
+#include "interopbench/report.hpp"
 #include "interopbench/scenario.hpp"
 
 namespace interopbench {
@@ -101,16 +102,15 @@ struct FingerprintDiff {
     bool hardware = false; ///< hardware differs (refuse to gate); otherwise software or state
 };
 
-/// The machine facts of a report that make figures comparable, field -> (value, hardware):
-/// GPU count and models, PCIe generation and width (maximum), NVLinks per GPU, path class
-/// of each GPU pair (hardware); NVLinks up, driver, CUDA and NCCL versions (not hardware:
-/// printed, never a reason to refuse). Facts a report lacks or leaves empty are left out.
-std::map<std::string, std::pair<std::string, bool>> fingerprint(const nlohmann::json& report);
+/// The machine facts of a report's header that make figures comparable, field -> (value,
+/// hardware): GPU count and models, PCIe generation and width (maximum), NVLinks per GPU, path
+/// class of each GPU pair (hardware); NVLinks up, driver, CUDA and NCCL versions (not
+/// hardware: printed, never a reason to refuse). Facts a report lacks or leaves empty are left out.
+std::map<std::string, std::pair<std::string, bool>> fingerprint(const ReportHeader& header);
 
 /// The facts held by both reports that differ, hardware first (a fact only one report
 /// holds, e.g. topology from a run without discovery, is not a difference).
-std::vector<FingerprintDiff> compare_fingerprints(const nlohmann::json& base,
-                                                  const nlohmann::json& fresh);
+std::vector<FingerprintDiff> compare_fingerprints(const ReportHeader& base, const ReportHeader& fresh);
 
 /// One metric of one result, both sides measured (or why not).
 struct MetricComparison {
@@ -187,37 +187,35 @@ struct CompareOutcome {
 };
 
 /// Throws UsageError when two results of `report` share a key (naming `label`).
-void check_unique_keys(const nlohmann::json& report, const std::string& label);
+void check_unique_keys(const Report& report, const std::string& label);
 
 /// Several reports of one build as one baseline: each result's samples are pooled over the
 /// reports that measured it ok, and its round medians are every report's round medians (or
 /// its median, for a report of one round), so the spread between the reports' processes is
 /// what compare gates beyond. The first report gives everything else. Throws UsageError
 /// when two of them come from different hardware or a report has duplicate keys.
-nlohmann::json pool_baselines(const std::vector<nlohmann::json>& reports, const std::vector<std::string>& labels);
+Report pool_baselines(const std::vector<Report>& reports, const std::vector<std::string>& labels);
 
-/// Compares two loaded reports (see load_report). Throws UsageError for duplicate keys,
+/// Compares two reports (see read_report). Throws UsageError for duplicate keys,
 /// and when the hardware differs and `options.cross_machine` is false (the hint names
 /// --cross-machine). Never throws for differing results. Statuses: ok in base and failed
 /// in new is a regression; skipped in both is unchanged; any other status that is not ok
 /// on either side is inconclusive. Warns when the resolved profiles (name or hash) differ,
 /// when the recorded environment (CUDA_*, NCCL_*) differs, when a run did not complete,
 /// and when a threshold rule matches no result.
-CompareOutcome compare_reports(const nlohmann::json& base, const nlohmann::json& fresh,
-                               const CompareOptions& options);
+CompareOutcome compare_reports(const Report& base, const Report& fresh, const CompareOptions& options);
 
 /// Keys worth measuring again before believing them: regressions (new failures included),
 /// and results inconclusive because their interval straddles the threshold. In result order.
 std::vector<std::string> flagged_keys(const CompareOutcome& outcome);
 
-/// Re-decides flagged results after `reruns` (key -> re-measured results, each a result
-/// object as in a report's "results"). A regression stays one only when every re-run,
-/// compared with the base on its own, regresses too; otherwise it becomes inconclusive.
+/// Re-decides flagged results after `reruns` (key -> re-measured results). A regression
+/// stays one only when every re-run, compared with the base on its own, regresses too;
+/// otherwise it becomes inconclusive.
 /// A noisy inconclusive result takes the verdict the re-runs agree on, if they all agree.
 /// Counts and family summaries are recomputed.
-void apply_confirmations(CompareOutcome& outcome, const nlohmann::json& base,
-                         const std::map<std::string, std::vector<nlohmann::json>>& reruns,
-                         const CompareOptions& options);
+void apply_confirmations(CompareOutcome& outcome, const Report& base,
+                         const std::map<std::string, std::vector<Result>>& reruns, const CompareOptions& options);
 
 /// The metric a result is shown by: the deciding one, else (a verdict set by re-measurements)
 /// the first gated one; nullptr without a ratio.

@@ -28,6 +28,8 @@
 #include <nlohmann/json.hpp>
 
 #include "interopbench/conditions.hpp"
+#include "interopbench/limits.hpp"
+#include "interopbench/report.hpp"
 
 namespace interopbench::fleet {
 
@@ -38,7 +40,7 @@ struct Options {
     bool skip_unreadable = false; ///< a file that is no report is excluded (said) instead of an error
     /// Applied to each report as it is read (the command line sets its results against today's
     /// limits); nothing when empty.
-    std::function<void(nlohmann::json& report)> prepare;
+    std::function<void(Report& report)> prepare;
 };
 
 /// A GPU of a machine, as its report describes it.
@@ -77,7 +79,7 @@ struct Figure {
     double own_spread = 0; ///< range of its round medians over their median (0 with one round)
     std::optional<double> efficiency; ///< share of its path's limit, where the result knows it
     std::string path;          ///< details.path: the narrowest declared path's label
-    std::vector<std::string> crosses; ///< the kinds of the paths the result declares (limits.hpp)
+    std::vector<PathKind> crosses; ///< the kinds of the paths the result declares (declared_paths)
     std::string device_number; ///< storage results: the file's block device "MAJ:MIN"
     std::string key;           ///< the full result key (with the device axis)
     nlohmann::json axes;       ///< axis name -> canonical text, for re-measuring

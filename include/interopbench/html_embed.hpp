@@ -1,6 +1,6 @@
 #pragma once
 /// A report inside an HTML page: the page (presentation/html.hpp) embeds the report it shows,
-/// and load_report reads it back from the page. Nothing here draws the page.
+/// and read_report reads it back from the page. Nothing here draws the page.
 #include <optional>
 #include <string>
 #include <string_view>

@@ -52,6 +52,13 @@ void to_json(nlohmann::json& j, const PathUse& p);
 /// Reads a declaration; throws std::invalid_argument naming the bad field.
 void from_json(const nlohmann::json& j, PathUse& p);
 
+/// The paths `result` declares, in order: its details "paths" as declare_paths and apply_limits
+/// write them (each a PathUse, apply_limits adding its limit). None when it declares none (no
+/// "paths", or not an array). Throws std::invalid_argument naming the first entry that is not
+/// a path (a damaged or hand-made report). The one reader of a declaration: apply_limits,
+/// fleet's causes and the families' annotations use it.
+std::vector<PathUse> declared_paths(const Result& result);
+
 /// A path's limit in bytes per second (per direction for a link) and where it comes from
 /// ("PCIe Gen5 x16, from the topology").
 struct PathLimit {

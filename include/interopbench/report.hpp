@@ -92,12 +92,6 @@ void check_output_path(const std::string& path);
 /// The message of a JSON library exception without its "[json.exception.x.N]" prefix.
 std::string json_error_text(const nlohmann::json::exception& e);
 
-/// Loads and checks a report, read by read_input_file: non-empty, valid JSON, our schema
-/// name, a schema version "1.N" (a string; N decimal without leading zeros), results an array
-/// of objects with key/scenario/status whose fields have the types the reader needs. Throws
-/// UsageError naming the file, the field and the problem.
-nlohmann::json load_report(const std::string& path);
-
 /// Removes what identifies a machine or a person, for reports shared outside a company:
 /// host names (dropped, the ranks' hosts of multi-process results and the "hosts" array's
 /// too), UUIDs and serial numbers (emptied: devices keep their required fields), and in
@@ -108,11 +102,9 @@ nlohmann::json load_report(const std::string& path);
 /// versions, settings and results. Sets invocation.anonymized = true. Idempotent.
 void anonymize_report(nlohmann::json& report);
 
-/// Results of a loaded report.
-std::vector<Result> report_results(const nlohmann::json& report);
-
 /// Everything a report says besides its results: the tool, the invocation, the machine.
-/// show, compare and the page read it through read_header, never field by field.
+/// Read once into Report::header (read_report); show, compare, fleet and the page take it
+/// from there, never field by field.
 struct ReportHeader {
     struct Tool {
         std::string name, version, git_sha;
@@ -147,15 +139,21 @@ struct ReportHeader {
         std::uint64_t memory_bytes = 0;
         int pcie_gen_current = 0, pcie_width_current = 0, pcie_gen_max = 0, pcie_width_max = 0; ///< 0: unknown
     };
-    /// A GPU of the topology block and its NVLinks (`nvlink_known`: NVML could tell).
+    /// A GPU of the topology block: its index there (-1: none), host path, CPUs near it and
+    /// NVLinks (`nvlink_known`: NVML could tell).
     struct TopologyGpu {
-        std::string label; ///< "GPU0"
+        std::string label; ///< "GPU0"; empty when the block names none
+        int index = -1;
+        std::string cpus;            ///< "0-31"
+        std::string host_path_class; ///< "PCIe", "C2C"
+        std::optional<double> host_path_bandwidth; ///< B/s per direction, when recorded
         bool nvlink_known = false;
         int nvlinks = 0, nvlinks_active = 0;
     };
-    /// The path between two GPUs: "GPU0>GPU1", "NV18".
+    /// The path between two GPUs (by their topology index, -1 when missing): "GPU0>GPU1", "NV18".
     struct TopologyPair {
         std::string label, path_class;
+        int from = -1, to = -1;
     };
     struct Topology {
         nlohmann::json document; ///< the topology block as recorded; null without discovery
@@ -190,9 +188,47 @@ struct ReportHeader {
     std::optional<Conditions> conditions;
 };
 
-/// The header of a report. Never throws: a field that is missing or of another type is
-/// empty (0, false); load_report checks what must be there. Reads schema 1.0 and 1.1.
+/// The header of a report document. Never throws: a field that is missing or of another type
+/// is empty (0, false, -1 for an index); load_report checks what must be there. Reads schema
+/// 1.0 and 1.1. read_report calls it; tests of the header's leniency call it on documents.
 ReportHeader read_header(const nlohmann::json& report);
+
+/// A report read once: its header and results typed. Every consumer (show, compare, fleet,
+/// the run's baseline and round processes, the output formats, the page) takes a Report or
+/// its parts; this module alone reads a report's JSON.
+struct Report {
+    ReportHeader header;
+    std::vector<Result> results;
+    /// The document without its results (those are `results`). Kept because some things
+    /// must go out as they came in: `show -f json`, --anonymize and the page's embedded copy
+    /// (report_document puts the results back); and for the devices block that
+    /// machine_limits reads.
+    nlohmann::json document;
+};
+
+/// Loads and checks a report, read by read_input_file (an HTML page written by interopbench:
+/// the report it embeds): non-empty, valid JSON, our schema name, a schema version "1.N" (a
+/// string; N decimal without leading zeros), results an array of objects with
+/// key/scenario/status whose fields have the types the reader needs, a well-formed "hosts"
+/// array. Throws UsageError naming the file, the field and the problem. The document as
+/// such, for tests of the document and its schema; consumers read through read_report.
+nlohmann::json load_report(const std::string& path);
+
+/// The report at `path` (see load_report), checked and read once: header and results.
+/// Throws UsageError as load_report does.
+Report read_report(const std::string& path);
+
+/// The same for a document in memory (a run's report, just built): the same checks, their
+/// messages naming `origin` where they name a file.
+Report read_report_json(nlohmann::json document, const std::string& origin);
+
+/// The report as one document again: `document` with `results` as they are now (after
+/// limit_report, say).
+nlohmann::json report_document(const Report& report);
+
+/// anonymize_report over the whole report; header and results are read again from the
+/// anonymized document.
+void anonymize_report(Report& report);
 
 /// Current UTC time as ISO-8601 with seconds.
 std::string now_iso8601();

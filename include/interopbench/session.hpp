@@ -42,7 +42,7 @@ struct SessionHooks {
         run_round;
     /// The report's HTML page (SessionOptions::html) from the final report; without it no
     /// page is written.
-    std::function<std::string(const nlohmann::json& report)> page;
+    std::function<std::string(const Report& report)> page;
     /// The conditions now (topology/conditions_probe.hpp): called before the first configuration and
     /// after the last; the report's "conditions" block. Without it the report has none.
     std::function<ConditionsSnapshot()> conditions;
@@ -54,15 +54,15 @@ struct SessionOptions {
     bool anonymize = false;        ///< applies to the checkpoints and the final report
     double checkpoint_interval_s = 10;
     bool handle_signals = true;    ///< install the SIGINT/SIGTERM/SIGHUP handlers
-    /// The baseline report to gate on (null: no gate), as loaded and checked before the run.
-    nlohmann::json baseline = nullptr;
+    /// The baseline report to gate on (none: no gate), as read and checked before the run.
+    std::optional<Report> baseline;
     CompareOptions compare;        ///< thresholds and labels of the gate
     int confirm = 0;               ///< re-measurements of each flagged result
 };
 
 struct SessionResult {
     RunRecord record;              ///< with the (merged) results and the final status
-    nlohmann::json report;         ///< the final report document (rank 0; null elsewhere)
+    Report report;                 ///< the final report, as written (rank 0; empty elsewhere)
     bool root = true;              ///< this process writes and prints (rank 0)
     bool interrupted = false;
     std::string fatal;             ///< the fatal device error that stopped the run, or empty

@@ -58,6 +58,8 @@ std::size_t bootstrap_resamples(int requested, std::size_t base_n, std::size_t f
 double student_t_quantile(double p, double df);
 
 void to_json(nlohmann::json& j, const Stats& s);
+/// Reads what to_json writes; a missing field is 0, and a block without its median counts no
+/// samples (n = 0): a figure left out is no figure.
 void from_json(const nlohmann::json& j, Stats& s);
 
 } // namespace interopbench

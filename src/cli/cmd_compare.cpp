@@ -84,18 +84,18 @@ void add_compare(CLI::App& app, Outcome& out) {
                                                  args->out_file, input),
                                      "write the comparison to another file");
         }
-        std::vector<nlohmann::json> loaded;
+        std::vector<Report> loaded;
         for (const auto& b : bases) {
-            loaded.push_back(load_report(b));
+            loaded.push_back(read_report(b));
             limit_report(loaded.back()); // both sides against today's declared limits
         }
-        const auto base = pool_baselines(loaded, bases);
-        auto fresh = load_report(fresh_file);
+        const Report base = pool_baselines(loaded, bases);
+        Report fresh = read_report(fresh_file);
         limit_report(fresh);
         // Reports of different hardware are refused by compare_reports, in one line naming
         // the differences; --cross-machine lists them all in the output.
         const auto outcome = compare_reports(base, fresh, options);
-        const auto fresh_results = format.ci() || !exports.empty() ? report_results(fresh) : std::vector<Result>{};
+        const std::vector<Result>& fresh_results = fresh.results; // the CI formats' values
         const ComparisonView view{outcome, fresh_results, ci_metrics};
         const std::string text = format.render(view);
         if (args->out_file.empty()) {

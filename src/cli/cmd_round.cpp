@@ -159,7 +159,7 @@ std::vector<Result> run_round_process(const std::vector<Config>& configs, const 
             throw std::runtime_error(fmt::format("its process ended by signal {}", WTERMSIG(status)));
         throw std::runtime_error(fmt::format("its process exited with status {} and wrote no results", WEXITSTATUS(status)));
     }
-    return report_results(load_report(out_file));
+    return read_report(out_file).results;
 }
 
 void add_round(CLI::App& app, Outcome& out) {

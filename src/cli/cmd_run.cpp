@@ -45,15 +45,15 @@ struct RunOptions {
 // ---- --baseline / --confirm: the run's report is compared with a baseline report as
 // `interopbench compare` does, by the session; here the baseline is read and checked.
 
-/// Checks the options, reads the baseline (null without --baseline) and refuses different
+/// Checks the options, reads the baseline (none without --baseline) and refuses different
 /// hardware, all before anything is measured. Every rank calls it, so that a refusal under
 /// mpirun ends every rank alike.
-nlohmann::json load_baseline(const RunOptions::Baseline& b, const std::string& out, const RunRecord& rec,
-                             const Machine& machine) {
+std::optional<Report> load_baseline(const RunOptions::Baseline& b, const std::string& out, const RunRecord& rec,
+                                    const Machine& machine) {
     if (b.file.empty()) {
         if (b.confirm != 0 || !b.thresholds.empty())
             throw UsageError("--confirm and --threshold compare with a baseline", "add --baseline FILE");
-        return nullptr;
+        return std::nullopt;
     }
     if (b.confirm < 0 || b.confirm > 20)
         throw UsageError(fmt::format("--confirm {} is outside 0 to 20", b.confirm),
@@ -66,10 +66,11 @@ nlohmann::json load_baseline(const RunOptions::Baseline& b, const std::string& o
     if (!out.empty() && same_file(out, b.file))
         throw UsageError(fmt::format("--out '{}' is the baseline '{}': the run would overwrite it", out, b.file),
                          "write the new report to another file");
-    nlohmann::json baseline = load_report(b.file);
+    Report baseline = read_report(b.file);
     limit_report(baseline);
     check_unique_keys(baseline, b.file);
-    for (const auto& d : compare_fingerprints(baseline, build_report(rec, machine)))
+    const ReportHeader here = read_report_json(build_report(rec, machine), "this run's report").header;
+    for (const auto& d : compare_fingerprints(baseline.header, here))
         if (d.hardware)
             throw UsageError(fmt::format("baseline '{}' comes from different hardware ({}: '{}' vs '{}')", b.file, d.field,
                                          d.base, d.fresh),
@@ -181,7 +182,7 @@ void print_gate(const RunOptions& o, const CompareOutcome& outcome) {
 /// failure here never loses the report. False (each failure on stderr) when one failed.
 bool write_exports(const std::vector<CiExport>& exports, CiMetrics metrics, const SessionResult& run) {
     if (exports.empty()) return true;
-    const auto results = run.report.is_object() ? report_results(run.report) : run.record.results;
+    const std::vector<Result>& results = run.report.results;
     bool ok = true;
     for (const auto& e : exports) {
         try {

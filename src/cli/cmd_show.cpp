@@ -27,12 +27,11 @@ void add_show(CLI::App& app, Outcome& out) {
     cmd->callback([o, &out] {
         const CiMetrics metrics = parse_ci_metrics(o->metrics);
         const Format& format = find_format(o->format, Command::show);
-        auto doc = load_report(o->file);
-        limit_report(doc); // today's declared paths and limits, also for an older report
-        if (format.ci()) check_unique_keys(doc, o->file); // a key names one figure in every CI format
-        if (o->anonymize) anonymize_report(doc);
-        const auto results = report_results(doc);
-        fmt::print("{}", format.render(ReportView{doc, results, table_style(o->wide, o->metrics), metrics, true}));
+        Report report = read_report(o->file);
+        limit_report(report); // today's declared paths and limits, also for an older report
+        if (format.ci()) check_unique_keys(report, o->file); // a key names one figure in every CI format
+        if (o->anonymize) anonymize_report(report);
+        fmt::print("{}", format.render(ReportView{report, report.results, table_style(o->wide, o->metrics), metrics, true}));
         out.code = 0;
     });
 }

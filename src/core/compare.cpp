@@ -187,8 +187,7 @@ RatioEstimate bootstrap_median_ratio(std::vector<double> base, std::vector<doubl
 
 // ---- fingerprint --------------------------------------------------------------------------
 
-std::map<std::string, std::pair<std::string, bool>> fingerprint(const nlohmann::json& report) {
-    const ReportHeader h = read_header(report);
+std::map<std::string, std::pair<std::string, bool>> fingerprint(const ReportHeader& h) {
     std::map<std::string, std::pair<std::string, bool>> fp;
     fp["GPU count"] = {std::to_string(h.devices.size()), true};
     for (const auto& d : h.devices) {
@@ -214,7 +213,7 @@ std::map<std::string, std::pair<std::string, bool>> fingerprint(const nlohmann::
     return fp;
 }
 
-std::vector<FingerprintDiff> compare_fingerprints(const nlohmann::json& base, const nlohmann::json& fresh) {
+std::vector<FingerprintDiff> compare_fingerprints(const ReportHeader& base, const ReportHeader& fresh) {
     // Only facts both reports hold: a run without topology discovery is not other hardware.
     const auto a = fingerprint(base), b = fingerprint(fresh);
     std::vector<FingerprintDiff> out;
@@ -503,17 +502,6 @@ ResultComparison compare_result(const Result& base, const Result& fresh, const C
     return rc;
 }
 
-// The results of a report, read through the typed model; UsageError when two share a key.
-std::vector<Result> unique_results(const nlohmann::json& report, const std::string& label) {
-    std::vector<Result> results = report_results(report);
-    std::set<std::string> seen;
-    for (const Result& r : results)
-        if (!seen.insert(r.key).second)
-            throw UsageError(fmt::format("report '{}' has result key '{}' twice", label, r.key),
-                             "give a report written by one 'interopbench run'; merged or edited reports must keep keys unique");
-    return results;
-}
-
 } // namespace
 
 const MetricComparison* shown_metric(const ResultComparison& r) {
@@ -580,13 +568,19 @@ const MetricComparison* ResultComparison::deciding() const {
     return nullptr;
 }
 
-void check_unique_keys(const nlohmann::json& report, const std::string& label) { (void)unique_results(report, label); }
+void check_unique_keys(const Report& report, const std::string& label) {
+    std::set<std::string> seen;
+    for (const Result& r : report.results)
+        if (!seen.insert(r.key).second)
+            throw UsageError(fmt::format("report '{}' has result key '{}' twice", label, r.key),
+                             "give a report written by one 'interopbench run'; merged or edited reports must keep keys unique");
+}
 
-nlohmann::json pool_baselines(const std::vector<nlohmann::json>& reports, const std::vector<std::string>& labels) {
+Report pool_baselines(const std::vector<Report>& reports, const std::vector<std::string>& labels) {
     if (reports.empty()) throw UsageError("no baseline report given");
     for (std::size_t i = 0; i < reports.size(); ++i) check_unique_keys(reports[i], labels.at(i));
     for (std::size_t i = 1; i < reports.size(); ++i)
-        for (const auto& d : compare_fingerprints(reports[0], reports[i]))
+        for (const auto& d : compare_fingerprints(reports[0].header, reports[i].header))
             if (d.hardware)
                 throw UsageError(fmt::format("baselines '{}' and '{}' come from different hardware ({}: '{}' vs '{}')",
                                              labels[0], labels[i], d.field, d.base, d.fresh),
@@ -596,17 +590,17 @@ nlohmann::json pool_baselines(const std::vector<nlohmann::json>& reports, const 
     std::vector<std::string> order;
     std::map<std::string, std::vector<Result>> by_key;
     for (const auto& rep : reports)
-        for (auto& r : report_results(rep)) {
+        for (const auto& r : rep.results) {
             if (!by_key.count(r.key)) order.push_back(r.key);
-            by_key[r.key].push_back(std::move(r));
+            by_key[r.key].push_back(r);
         }
-    nlohmann::json pooled = reports[0];
-    pooled["results"] = nlohmann::json::array();
+    Report pooled = reports[0];
+    pooled.results.clear();
     for (const auto& key : order) {
         auto& all = by_key[key];
         const auto first_ok = std::find_if(all.begin(), all.end(), [](const Result& r) { return r.status == Status::ok; });
         if (first_ok == all.end()) {
-            pooled["results"].push_back(all.front());
+            pooled.results.push_back(all.front());
             continue;
         }
         Result out = *first_ok;
@@ -623,18 +617,18 @@ nlohmann::json pool_baselines(const std::vector<nlohmann::json>& reports, const 
         out.rounds = rounds;
         if (!out.details.is_object()) out.details = nlohmann::json::object();
         out.details["baseline_reports"] = std::count_if(all.begin(), all.end(), [](const Result& r) { return r.status == Status::ok; });
-        pooled["results"].push_back(out);
+        pooled.results.push_back(std::move(out));
     }
     return pooled;
 }
 
-CompareOutcome compare_reports(const nlohmann::json& base, const nlohmann::json& fresh, const CompareOptions& opt) {
+CompareOutcome compare_reports(const Report& base, const Report& fresh, const CompareOptions& opt) {
     CompareOutcome out;
     out.base_label = opt.base_label;
     out.new_label = opt.new_label;
     out.cross_machine = opt.cross_machine;
     out.threshold = opt.threshold;
-    out.fingerprint = compare_fingerprints(base, fresh);
+    out.fingerprint = compare_fingerprints(base.header, fresh.header);
     const auto hw = std::find_if(out.fingerprint.begin(), out.fingerprint.end(),
                                  [](const FingerprintDiff& d) { return d.hardware; });
     if (hw != out.fingerprint.end() && !opt.cross_machine) {
@@ -650,10 +644,12 @@ CompareOutcome compare_reports(const nlohmann::json& base, const nlohmann::json&
                          "compare reports from the same machine, or pass --cross-machine to compare anyway "
                          "(efficiency against each machine's path bandwidth is compared too)");
     }
-    const auto base_results = unique_results(base, opt.base_label);
-    const auto new_results = unique_results(fresh, opt.new_label);
-
-    const ReportHeader base_header = read_header(base), new_header = read_header(fresh);
+    check_unique_keys(base, opt.base_label);
+    check_unique_keys(fresh, opt.new_label);
+    const auto& base_results = base.results;
+    const auto& new_results = fresh.results;
+    const ReportHeader& base_header = base.header;
+    const ReportHeader& new_header = fresh.header;
     const auto& base_inv = base_header.invocation;
     const auto& new_inv = new_header.invocation;
     if (profile_label(base_inv) != profile_label(new_inv) || base_inv.profile_hash != new_inv.profile_hash)
@@ -724,18 +720,18 @@ std::vector<std::string> flagged_keys(const CompareOutcome& outcome) {
     return keys;
 }
 
-void apply_confirmations(CompareOutcome& outcome, const nlohmann::json& base,
-                         const std::map<std::string, std::vector<nlohmann::json>>& reruns, const CompareOptions& opt) {
-    std::map<std::string, Result> base_by_key;
-    for (auto& r : report_results(base)) base_by_key.emplace(r.key, std::move(r));
+void apply_confirmations(CompareOutcome& outcome, const Report& base,
+                         const std::map<std::string, std::vector<Result>>& reruns, const CompareOptions& opt) {
+    std::map<std::string, const Result*> base_by_key;
+    for (const auto& r : base.results) base_by_key.emplace(r.key, &r);
     for (auto& rc : outcome.results) {
         const auto runs = reruns.find(rc.key);
         const auto b = base_by_key.find(rc.key);
         if (runs == reruns.end() || runs->second.empty() || b == base_by_key.end()) continue;
         std::array<std::size_t, k_verdict_count> seen{};
         ResultComparison last;
-        for (const auto& j : runs->second) {
-            last = compare_result(b->second, j.get<Result>(), opt);
+        for (const auto& rerun : runs->second) {
+            last = compare_result(*b->second, rerun, opt);
             ++seen[static_cast<std::size_t>(last.verdict)];
         }
         const std::size_t n = runs->second.size();

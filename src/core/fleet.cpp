@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -171,10 +172,10 @@ std::map<std::string, Member> hosts_of(const ReportHeader& h, const std::string&
     return out;
 }
 
-Loaded load_one(const std::string& file, const std::function<void(nlohmann::json&)>& prepare = {}) {
-    nlohmann::json doc = load_report(file);
-    if (prepare) prepare(doc);
-    const ReportHeader header = read_header(doc);
+Loaded load_one(const std::string& file, const std::function<void(Report&)>& prepare = {}) {
+    Report report = read_report(file);
+    if (prepare) prepare(report);
+    const ReportHeader& header = report.header;
     Loaded out;
     out.members.push_back(member_from_header(header, file));
     const auto hosts = hosts_of(header, file);
@@ -200,7 +201,7 @@ Loaded load_one(const std::string& file, const std::function<void(nlohmann::json
         return out.members.size() - 1;
     };
 
-    for (const Result& r : report_results(doc)) {
+    for (const Result& r : report.results) {
         if (r.status == Status::skipped || r.status == Status::interrupted || r.metrics.empty()) continue;
         const MetricResult& primary = r.metrics[0];
         Row shape;
@@ -218,10 +219,11 @@ Loaded load_one(const std::string& file, const std::function<void(nlohmann::json
             if (r.details.contains("efficiency") && r.details["efficiency"].is_number())
                 base.efficiency = r.details["efficiency"].get<double>();
             base.path = text_field(r.details, "path");
-            if (const auto paths = r.details.find("paths"); paths != r.details.end() && paths->is_array())
-                for (const auto& p : *paths)
-                    if (p.is_object() && p.contains("kind") && p["kind"].is_string())
-                        base.crosses.push_back(p["kind"].get<std::string>());
+            try {
+                for (const PathUse& p : declared_paths(r)) base.crosses.push_back(p.kind);
+            } catch (const std::invalid_argument&) {
+                // a declaration that does not read crosses nothing known: judged by its GPU alone
+            }
             base.device_number = text_field(r.details, "device_number");
         }
         const auto add = [&](Figure f) {
@@ -303,10 +305,8 @@ Uses uses_of(const Figure& f) {
     Uses u;
     u.gpu = !f.gpu.empty();
     bool host_memory = false;
-    for (const std::string& kind : f.crosses) {
-        const auto k = path_kind_from_string(kind);
-        if (!k) continue;
-        switch (*k) {
+    for (const PathKind kind : f.crosses) {
+        switch (kind) {
         case PathKind::host_link: u.host_link = u.gpu = true; break;
         case PathKind::gpu_memory: u.gpu = true; break;
         case PathKind::peer_link: u.gpu_links = u.gpu = true; break;

@@ -118,6 +118,14 @@ double memory_bandwidth(double memory_clock_khz, double bus_width_bits) {
     return 2 * memory_clock_khz * 1e3 * bus_width_bits / 8;
 }
 
+std::vector<PathUse> declared_paths(const Result& result) {
+    std::vector<PathUse> out;
+    const auto paths = result.details.find("paths");
+    if (paths == result.details.end() || !paths->is_array()) return out;
+    for (const auto& j : *paths) out.push_back(j.get<PathUse>());
+    return out;
+}
+
 void declare_paths(std::vector<Result>& results, const Registry& registry) {
     for (Result& r : results) {
         if (r.details.contains("paths")) continue;
@@ -142,8 +150,14 @@ void apply_limits(std::vector<Result>& results, const LimitLookup& machine) {
     for (Result& r : results) {
         for (const char* stale : {"efficiency", "path", "path_bandwidth", "limit_wrong", "limit_note"}) r.details.erase(stale);
         // (limited_metric stays: declare_paths wrote it with the paths.)
-        const auto declared = r.details.find("paths");
-        if (declared == r.details.end() || !declared->is_array() || declared->empty()) continue;
+        std::vector<PathUse> declared;
+        try {
+            declared = declared_paths(r);
+        } catch (const std::exception& e) {
+            r.details["limit_note"] = fmt::format("no efficiency: {}", e.what());
+            continue;
+        }
+        if (declared.empty()) continue;
         // Ceilings the same run measured, by path id (families' annotate hooks).
         std::map<std::string, PathLimit> measured;
         if (const auto m = r.details.find("measured_limits"); m != r.details.end() && m->is_array())
@@ -156,15 +170,7 @@ void apply_limits(std::vector<Result>& results, const LimitLookup& machine) {
         double narrowest_limit = 0;
         std::string narrowest_source;
         std::string missing;
-        for (const auto& d : *declared) {
-            PathUse p;
-            try {
-                p = d.get<PathUse>();
-            } catch (const std::exception& e) {
-                r.details["limit_note"] = fmt::format("no efficiency: {}", e.what());
-                out.clear();
-                break;
-            }
+        for (const PathUse& p : declared) {
             // A measured ceiling is already in the result's counted bytes; a machine's limit is
             // in the bytes that cross the path.
             std::optional<PathLimit> limit;
@@ -187,7 +193,6 @@ void apply_limits(std::vector<Result>& results, const LimitLookup& machine) {
             }
             out.push_back(std::move(e));
         }
-        if (out.empty()) continue;
         r.details["paths"] = out;
         // The figure set against the limit: the scenario's limited metric, else the primary one.
         const MetricResult* bw = nullptr;

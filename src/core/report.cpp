@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <cmath>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -578,10 +579,11 @@ SchemaVersion parse_schema_version(const std::string& v) {
     return out;
 }
 
-} // namespace
+const char* k_report_hint = "give a report written by 'interopbench run --out FILE'";
 
-nlohmann::json load_report(const std::string& path) {
-    const std::string hint = "give a report written by 'interopbench run --out FILE'";
+// The document of the report at `path` (of an HTML page: the report it embeds), parsed but
+// not yet checked.
+nlohmann::json parse_report_file(const std::string& path) {
     std::string text = read_input_file(path, "report", k_max_report_bytes);
     // A page written by the HTML reporter carries its report: read that one.
     if (html::looks_like_html(text)) {
@@ -592,16 +594,21 @@ nlohmann::json load_report(const std::string& path) {
         text = std::move(*embedded);
     }
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
-        throw UsageError(fmt::format("report '{}' is empty", path), hint);
-    nlohmann::json doc;
+        throw UsageError(fmt::format("report '{}' is empty", path), k_report_hint);
     try {
-        doc = parse_json(text);
+        return parse_json(text);
     } catch (const nlohmann::json::parse_error& e) {
         throw UsageError(fmt::format("report '{}' is not valid JSON (truncated or damaged?) at byte {}", path, e.byte),
-                         hint);
+                         k_report_hint);
     } catch (const nlohmann::json::exception& e) { // e.g. a number beyond a double's range
-        throw UsageError(fmt::format("report '{}' is not valid JSON: {}", path, json_error_text(e)), hint);
+        throw UsageError(fmt::format("report '{}' is not valid JSON: {}", path, json_error_text(e)), k_report_hint);
     }
+}
+
+// Checks `doc` as load_report says, naming `path` in the messages, and returns its results,
+// read in the same pass.
+std::vector<Result> checked_results(const nlohmann::json& doc, const std::string& path) {
+    const char* hint = k_report_hint;
     if (!doc.is_object() || !doc.contains("schema") || !doc["schema"].is_object() ||
         !doc["schema"].contains("name") || !doc["schema"]["name"].is_string())
         throw UsageError(fmt::format("'{}' is not an interopbench report (no schema name)", path), hint);
@@ -626,6 +633,7 @@ nlohmann::json load_report(const std::string& path) {
     if (!doc.contains("results") || !doc["results"].is_array())
         throw UsageError(fmt::format("report '{}' has no results array", path), hint);
     const std::string damaged = "the report was edited or damaged: write it again with 'interopbench run --out FILE'";
+    std::vector<Result> results;
     std::size_t i = 0;
     for (const auto& r : doc["results"]) {
         const bool good = r.is_object() && r.contains("key") && r["key"].is_string() && r.contains("scenario") &&
@@ -636,7 +644,7 @@ nlohmann::json load_report(const std::string& path) {
         if (const std::string p = result_problem(r); !p.empty())
             throw UsageError(fmt::format("report '{}': results[{}]: {}", path, i, p), damaged);
         try {
-            (void)r.get<Result>();
+            results.push_back(r.get<Result>());
         } catch (const nlohmann::json::exception& e) {
             throw UsageError(fmt::format("report '{}': results[{}] is malformed: {}", path, i, json_error_text(e)), damaged);
         } catch (const UsageError& e) {
@@ -646,6 +654,31 @@ nlohmann::json load_report(const std::string& path) {
     }
     if (const std::string p = hosts_problem(doc); !p.empty())
         throw UsageError(fmt::format("report '{}': {}", path, p), damaged);
+    return results;
+}
+
+} // namespace
+
+nlohmann::json load_report(const std::string& path) {
+    nlohmann::json doc = parse_report_file(path);
+    (void)checked_results(doc, path);
+    return doc;
+}
+
+Report read_report(const std::string& path) { return read_report_json(parse_report_file(path), path); }
+
+Report read_report_json(nlohmann::json document, const std::string& origin) {
+    Report report;
+    report.results = checked_results(document, origin);
+    report.header = read_header(document);
+    document.erase("results");
+    report.document = std::move(document);
+    return report;
+}
+
+nlohmann::json report_document(const Report& report) {
+    nlohmann::json doc = report.document;
+    doc["results"] = report.results;
     return doc;
 }
 
@@ -752,10 +785,10 @@ void anonymize_report(nlohmann::json& report) {
     }
 }
 
-std::vector<Result> report_results(const nlohmann::json& report) {
-    std::vector<Result> out;
-    for (const auto& r : report.at("results")) out.push_back(r.get<Result>());
-    return out;
+void anonymize_report(Report& report) {
+    nlohmann::json doc = report_document(report);
+    anonymize_report(doc);
+    report = read_report_json(std::move(doc), "the anonymized report");
 }
 
 // ---- the header -----------------------------------------------------------------------------
@@ -797,6 +830,19 @@ std::uint64_t count_at(const nlohmann::json& obj, const char* key) {
 
 int small_count_at(const nlohmann::json& obj, const char* key) {
     return static_cast<int>(std::min<std::uint64_t>(count_at(obj, key), INT_MAX));
+}
+
+// An index: an integer of 0 or more, else -1.
+int index_at(const nlohmann::json& obj, const char* key) {
+    const auto& v = member(obj, key);
+    return v.is_number_integer() && (v.is_number_unsigned() || v.get<std::int64_t>() >= 0) ? small_count_at(obj, key) : -1;
+}
+
+// A finite number, or nothing.
+std::optional<double> number_at(const nlohmann::json& obj, const char* key) {
+    const auto& v = member(obj, key);
+    if (!v.is_number() || !std::isfinite(v.get<double>())) return std::nullopt;
+    return v.get<double>();
 }
 
 } // namespace
@@ -882,10 +928,13 @@ ReportHeader read_header(const nlohmann::json& report) {
     h.topology.document = topo;
     for (const auto& g : array_at(topo, "gpus")) {
         const auto& nvlink = member(g, "nvlink");
-        h.topology.gpus.push_back({text_at(g, "label"), flag_at(nvlink, "known"),
+        const auto& host_path = member(g, "host_path");
+        h.topology.gpus.push_back({text_at(g, "label"), index_at(g, "index"), text_at(g, "cpus"), text_at(host_path, "class"),
+                                   number_at(host_path, "bandwidth"), flag_at(nvlink, "known"),
                                    static_cast<int>(array_at(nvlink, "links").size()), small_count_at(nvlink, "active")});
     }
-    for (const auto& p : array_at(topo, "pairs")) h.topology.pairs.push_back({text_at(p, "label"), text_at(p, "class")});
+    for (const auto& p : array_at(topo, "pairs"))
+        h.topology.pairs.push_back({text_at(p, "label"), text_at(p, "class"), index_at(p, "from"), index_at(p, "to")});
 
     if (const auto& env = member(report, "environment"); env.is_object())
         for (const auto& [name, value] : env.items())

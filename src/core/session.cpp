@@ -197,20 +197,22 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
     if (machine.world) gather_ranks(rec, machine);
 
     if (out.root) {
-        out.report = report_of(rec);
+        nlohmann::json doc = report_of(rec);
         if (!options.out.empty()) {
             try {
-                write_file_atomic(options.out, out.report.dump(1) + "\n");
+                write_file_atomic(options.out, doc.dump(1) + "\n");
                 out.written = options.out;
             } catch (const std::exception& e) {
                 // The results are the run's worth: they go to a fallback file, never lost.
                 out.write_error = e.what();
                 try {
-                    out.written = save_fallback_report(options.out, out.report.dump(1) + "\n");
+                    out.written = save_fallback_report(options.out, doc.dump(1) + "\n");
                 } catch (const std::exception&) {
                 }
             }
         }
+        // What the page, the gate and the printed formats read: the report as written.
+        out.report = read_report_json(std::move(doc), "this run's report");
         if (!options.html.empty() && hooks.page) {
             // The page of the same final report, written the same way (no fallback: the
             // report itself holds everything the page shows).
@@ -226,22 +228,22 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
             out.ok += r.status == Status::ok;
             out.skipped += r.status == Status::skipped;
         }
-        if (!options.baseline.is_null()) {
+        if (options.baseline) {
             // --confirm: flagged results are measured again, round-robin over the flagged
             // configurations so that a drift in time hits them all alike; a regression
             // stands only when every re-measurement regresses too.
-            CompareOutcome outcome = compare_reports(options.baseline, out.report, options.compare);
+            CompareOutcome outcome = compare_reports(*options.baseline, out.report, options.compare);
             const auto flagged = flagged_keys(outcome);
             if (options.confirm > 0 && !flagged.empty() && !out.interrupted) {
                 if (hooks.confirming) hooks.confirming(flagged.size(), options.confirm);
                 std::map<std::string, const Config*> by_key;
                 for (const auto& c : configs) by_key[c.key()] = &c;
-                std::map<std::string, std::vector<nlohmann::json>> reruns;
+                std::map<std::string, std::vector<Result>> reruns;
                 for (int round = 0; round < options.confirm && runner.fatal().empty() && !g_interrupted; ++round)
                     for (const auto& key : flagged)
                         if (const auto it = by_key.find(key); it != by_key.end())
                             reruns[key].push_back(runner.run_one(*it->second));
-                apply_confirmations(outcome, options.baseline, reruns, options.compare);
+                apply_confirmations(outcome, *options.baseline, reruns, options.compare);
             }
             out.gate = std::move(outcome);
         }

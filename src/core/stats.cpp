@@ -159,7 +159,8 @@ void to_json(nlohmann::json& j, const Stats& s) {
 }
 
 void from_json(const nlohmann::json& j, Stats& s) {
-    s.n = j.value("n", std::size_t{0});
+    // A median left out (a report edited by hand) is no figure: no samples count, never a 0.
+    s.n = j.contains("median") ? j.value("n", std::size_t{0}) : 0;
     s.min = j.value("min", 0.0);
     s.max = j.value("max", 0.0);
     s.mean = j.value("mean", 0.0);

@@ -57,13 +57,11 @@ void limit_results(std::vector<Result>& results, const nlohmann::json& topology,
     apply_limits(results, machine);
 }
 
-void limit_report(nlohmann::json& report) {
-    if (!report.is_object() || !report.contains("results") || !report["results"].is_array()) return;
+void limit_report(Report& report) {
     static const Registry registry = builtin_registry();
-    auto results = report_results(report);
-    const auto member = [&report](const char* key) { return report.contains(key) ? report[key] : nlohmann::json(); };
-    limit_results(results, member("topology"), member("devices"), registry);
-    report["results"] = results;
+    const auto devices = report.document.find("devices");
+    limit_results(report.results, report.header.topology.document,
+                  devices == report.document.end() ? nlohmann::json() : *devices, registry);
 }
 
 } // namespace interopbench

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "interopbench/family.hpp"
+#include "interopbench/report.hpp"
 #include "interopbench/runner.hpp"
 
 namespace interopbench {
@@ -27,9 +28,9 @@ Registry builtin_registry(const std::vector<std::string>& families = {}, const F
 void limit_results(std::vector<Result>& results, const nlohmann::json& topology, const nlohmann::json& devices,
                    const Registry& registry);
 
-/// limit_results over a loaded report document, its results rewritten in place: a report
+/// limit_results over a report's results, in place, with its topology and devices: a report
 /// written before paths were declared (or by an older rule) reads with today's limits. The
 /// built-in scenarios declare; a plugin's results keep the paths they carry.
-void limit_report(nlohmann::json& report);
+void limit_report(Report& report);
 
 } // namespace interopbench

@@ -19,6 +19,7 @@
 
 #include "interopbench/compare.hpp"
 #include "interopbench/fleet.hpp"
+#include "interopbench/report.hpp"
 #include "interopbench/runner.hpp"
 #include "interopbench/scenario.hpp"
 #include "presentation/ci_formats.hpp"
@@ -48,7 +49,7 @@ inline constexpr Command k_commands[] = {Command::run,  Command::show,   Command
 
 /// A report's results, as `run` and `show` print them.
 struct ReportView {
-    const nlohmann::json& report;        ///< the report document
+    const Report& report;                ///< the report
     const std::vector<Result>& results;  ///< its results (run: as measured, before anonymizing)
     TableStyle style;                    ///< tables
     CiMetrics metrics = CiMetrics::primary; ///< CI formats

@@ -1,7 +1,9 @@
 #pragma once
 /// The HTML reporter: one self-contained page (inline SVG charts and style, no script besides
 /// the embedded report, nothing fetched) for a report or a comparison, and the building
-/// blocks its charts are made of (escaping, scales, axis ticks), each testable on its own.
+/// blocks its charts are made of (escaping, scales, axis ticks, colours), each testable on its
+/// own. html_charts.cpp holds the building blocks and the charts, html_report.cpp the report
+/// page, html_compare.cpp the comparison page; html_charts.hpp is what they share.
 ///
 /// Charts are chosen from what the results say, never from family names: a size axis with
 /// several sizes gives bandwidth (or time) against size on log axes (a series of fewer than 3
@@ -18,15 +20,14 @@
 /// 6 lines against size are split into charts side by side by the varying parameter with the
 /// fewest (2 to 4) values. Scenarios of which every configuration was skipped are one block
 /// per reason, not a section each.
-#include <optional>
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "interopbench/compare.hpp"
 #include "interopbench/html_embed.hpp"
+#include "interopbench/report.hpp"
 
 namespace interopbench::html {
 
@@ -74,9 +75,9 @@ const char* dash_pattern(std::size_t n);
 /// Colour of a fixed sequential scale (0 = low, 1 = high; clamped), the same on every page.
 std::string sequential_colour(double t);
 
-/// The whole page of a report (see load_report). Never throws for odd field types: what it
-/// cannot read it leaves out.
-std::string render_report_page(const nlohmann::json& report);
+/// The whole page of a report (see read_report), embedding the report (report_document) so
+/// that read_report reads the page back as it. Details of odd types are left out.
+std::string render_report_page(const Report& report);
 
 /// The page of a comparison: machine differences first, warnings, counts, the geometric
 /// mean per family, then every result's ratio with its interval, coloured by verdict.

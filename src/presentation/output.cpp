@@ -533,8 +533,7 @@ std::string render_summary(const std::vector<Result>& results, bool md, std::siz
 }
 
 // The report's header in a few lines, as `show` opens its tables.
-std::string header_lines(const nlohmann::json& report) {
-    const ReportHeader h = read_header(report);
+std::string header_lines(const ReportHeader& h) {
     std::string out;
     // Report text reaches the terminal through display_text only (one line each).
     const auto line = [&out](const std::string& text) { out += display_text(text) + "\n"; };
@@ -633,7 +632,7 @@ std::string render_scenarios(const std::vector<const ScenarioInfo*>& scenarios, 
 } // namespace
 
 std::string render_report(const Format& format, const ReportView& view) {
-    return (view.header ? header_lines(view.report) : std::string{}) +
+    return (view.header ? header_lines(view.report.header) : std::string{}) +
            render_summary(view.results, format.markdown, view.style.width) + render_results(view.results, format, view.style);
 }
 
@@ -661,7 +660,7 @@ std::string render_report_csv(const Format&, const ReportView& view) {
     return out;
 }
 
-std::string render_report_json(const Format&, const ReportView& view) { return view.report.dump(2) + "\n"; }
+std::string render_report_json(const Format&, const ReportView& view) { return report_document(view.report).dump(2) + "\n"; }
 
 std::string render_listing(const Format& format, const ListView& view) {
     const bool md = format.markdown;

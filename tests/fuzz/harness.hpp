@@ -73,44 +73,45 @@ inline void report(const std::uint8_t* data, std::size_t size) {
     } catch (const UsageError&) {
         return;
     }
-    const auto results = report_results(doc);
+    const Report rep = read_report_json(doc, "report.json");
+    const auto& results = rep.results;
     require(results.size() == doc["results"].size(), "every result is read");
     for (const char* format : {"table", "csv", "markdown"})
-        (void)find_format(format, Command::show).render(ReportView{doc, results, {}, CiMetrics::primary, true});
-    (void)fingerprint(doc);
+        (void)find_format(format, Command::show).render(ReportView{rep, results, {}, CiMetrics::primary, true});
+    (void)fingerprint(rep.header);
     CompareOptions options;
     options.resamples = 64; // the bootstrap's cost, not its quality, matters here
     try {
-        auto outcome = compare_reports(doc, doc, options);
+        auto outcome = compare_reports(rep, rep, options);
         for (const auto& r : outcome.results) require(r.verdict != Verdict::missing, "a report matches itself");
         (void)flagged_keys(outcome);
         for (const char* format : {"table", "markdown", "json", "junit"})
             (void)find_format(format, Command::compare).render(ComparisonView{outcome, results});
-        nlohmann::json none = doc;
-        none["results"] = nlohmann::json::array();
-        outcome = compare_reports(none, doc, options);
+        Report none = rep;
+        none.results.clear();
+        outcome = compare_reports(none, rep, options);
         require(outcome.count(Verdict::added) == results.size(), "results only in the new report are new");
     } catch (const UsageError&) {
         // duplicate keys: compare refuses them
     }
     anonymize_report(doc);
-    const auto again = load_report(write_scratch("anonymized.json", doc.dump()));
-    require(again["results"].size() == results.size(), "anonymizing keeps every result");
+    const auto again = read_report(write_scratch("anonymized.json", doc.dump()));
+    require(again.results.size() == results.size(), "anonymizing keeps every result");
 }
 
 /// Report JSON as a baseline, as `run --baseline FILE` and `compare BASE NEW` read it: through
 /// the one file reader (a temporary file), then judged against a fixed, valid new report.
 inline void baseline(const std::uint8_t* data, std::size_t size) {
-    static const nlohmann::json fresh = nlohmann::json::parse(R"({
+    static const Report fresh = read_report_json(nlohmann::json::parse(R"({
       "schema": {"name": "interopbench.report", "version": "1.1"},
       "results": [{"key": "host_memcpy/size=4096", "scenario": "host_memcpy", "status": "ok",
                    "params": {"size": "4096"}, "param_order": ["size"],
                    "metrics": [{"name": "bandwidth", "unit": "B/s", "better": "higher",
                                 "stats": {"n": 3, "median": 1e10, "median_ci": [9e9, 1.1e10]},
-                                "samples": [9e9, 1e10, 1.1e10]}]}]})");
-    nlohmann::json base;
+                                "samples": [9e9, 1e10, 1.1e10]}]}]})"), "fresh");
+    Report base;
     try {
-        base = load_report(write_scratch("baseline.json", text_of(data, size)));
+        base = read_report(write_scratch("baseline.json", text_of(data, size)));
         check_unique_keys(base, "baseline.json");
     } catch (const UsageError&) {
         return;

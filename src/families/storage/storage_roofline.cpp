@@ -8,6 +8,8 @@
 // bounds is never beaten. It goes into details "measured_limits" (limits.hpp sets it against
 // the result with the host link's limit); "roofline" names the result that set it and how it
 // read (scenario, method, threads, qd), or why there is none.
+#include <stdexcept>
+
 #include <fmt/format.h>
 
 #include "interopbench/limits.hpp"
@@ -21,18 +23,13 @@ double median_bandwidth(const Result& r) {
     return r.status == Status::ok && m && m->stats.n > 0 ? m->stats.median : 0;
 }
 
-/// The page-cache or storage path `r` declares, or nothing.
+/// The page-cache or storage path `r` declares, or nothing (also when its declaration does
+/// not read).
 std::optional<PathUse> read_path(const Result& r) {
-    const auto paths = r.details.find("paths");
-    if (paths == r.details.end() || !paths->is_array()) return std::nullopt;
-    for (const auto& j : *paths) {
-        PathUse p;
-        try {
-            p = j.get<PathUse>();
-        } catch (const std::exception&) {
-            continue;
-        }
-        if (p.kind == PathKind::page_cache || p.kind == PathKind::storage) return p;
+    try {
+        for (const PathUse& p : declared_paths(r))
+            if (p.kind == PathKind::page_cache || p.kind == PathKind::storage) return p;
+    } catch (const std::invalid_argument&) {
     }
     return std::nullopt;
 }
