@@ -1,8 +1,11 @@
 #pragma once
 /// Axis expansion, sampling and per-configuration error containment.
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -156,6 +159,51 @@ std::string stop_reason(const RunSettings& s, const std::vector<double>& primary
 /// Set by the session's SIGINT/SIGTERM/SIGHUP handler; the runner stops between samples.
 extern std::atomic<bool> g_interrupted;
 
+/// Whether a configuration that took `took_s` is well past its time budget: more than 1.5
+/// times `budget_s` plus 1 s (sampling stops at the budget; setting up, one long sample and
+/// finishing cannot be cut short). Such a result says where its time went (details.overrun).
+bool past_budget(double took_s, double budget_s);
+
+/// True when `config` is skipped without being measured: its scenario needs a GPU and
+/// `machine` has none usable (what every GPU scenario's unsupported() then says).
+bool needs_missing_gpu(const Config& config, const Machine& machine);
+
+/// What the runner is doing in a configuration, in this order.
+enum class Phase { setup, warmup, sampling, check, teardown };
+/// "setup", "warm-up", "sampling", "check", "teardown".
+const char* to_string(Phase p);
+
+/// The configuration the runner is measuring, as it goes: written by the runner's thread
+/// (or by whatever relays another process's runner), read from any thread, e.g. a progress
+/// display that redraws while a configuration runs. Knows nothing of displays.
+class LiveProgress {
+public:
+    struct Snapshot {
+        std::uint64_t configuration = 0; ///< configurations started so far (1 for the first)
+        bool running = false;   ///< that configuration is still being measured
+        Phase phase = Phase::setup;
+        int samples = 0;        ///< samples taken so far (warm-up not counted)
+        int max_samples = 0;    ///< sampling stops at this many at the latest
+        double budget_s = 0;    ///< its time budget (RunSettings::max_time_s of the round)
+        double elapsed_s = 0;   ///< since it started (to its end once it ended)
+        /// past_budget(elapsed_s, budget_s).
+        bool past_budget() const;
+    };
+    Snapshot snapshot() const;
+
+    /// A configuration starts, in setup.
+    void start(int max_samples, double budget_s);
+    void set(Phase phase);              ///< the samples so far stay
+    void set(Phase phase, int samples);
+    /// It ended (measured, skipped or failed).
+    void stop();
+
+private:
+    mutable std::mutex m_mutex;
+    Snapshot m_now;
+    std::chrono::steady_clock::time_point m_started;
+};
+
 /// Runs one configuration at a time; each outcome is recorded, none is lost to another's
 /// failure. The session (session.hpp) drives it over a plan.
 class Runner {
@@ -164,12 +212,15 @@ public:
     /// Runs one configuration. Never throws: every error is recorded in the result; a
     /// FatalDeviceError is also remembered in fatal() so that callers stop.
     Result run_one(const Config& config);
+    /// Where run_one publishes its phase and samples as it goes (null: nowhere).
+    void publish_to(LiveProgress* live) { m_live = live; }
     /// The fatal device error met so far, or empty.
     const std::string& fatal() const { return m_fatal; }
 private:
     const Machine& m_machine;
     RunSettings m_settings;
     std::string m_fatal;
+    LiveProgress* m_live = nullptr;
 };
 
 } // namespace interopbench

@@ -28,10 +28,14 @@ struct SessionHooks {
     /// Adds facts to finished results: path facts from the topology document (null when
     /// none was discovered), and whatever needs the whole run's results.
     std::function<void(const nlohmann::json& topology, std::vector<Result>& results)> annotate;
-    /// Called before each configuration: the round (from 1) of how many, the index (from 0)
-    /// of the configuration in this round's count, the configuration. run_round is expected
+    /// Called before each configuration: the round (from 1) of how many, this round's
+    /// configurations and the index (from 0) of the one that starts. run_round is expected
     /// to report its own progress the same way.
-    std::function<void(int round, int rounds, std::size_t index, std::size_t count, const Config& config)> progress;
+    std::function<void(int round, int rounds, std::size_t index, const std::vector<Config>& configs)> progress;
+    /// Where the runner publishes what the configuration in progress is doing (its phase and
+    /// samples), to be read from any thread while it runs; null: not published. run_round is
+    /// expected to relay its process's the same way.
+    LiveProgress* live = nullptr;
     /// Called before flagged results are measured again for the gate (--confirm).
     std::function<void(std::size_t flagged, int rounds)> confirming;
     /// Measures round `round` (from 2) of `configs` with `settings` in a fresh process and

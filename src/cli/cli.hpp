@@ -3,9 +3,15 @@
 /// subcommand's callback stores its exit code in Outcome; only main returns it.
 #include <memory>
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
 #include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -38,10 +44,13 @@ void add_round(CLI::App& app, Outcome& out); // internal: later rounds of `run -
 /// cannot start or writes no results; passes a stop signal of this process on to it.
 /// The child gets the family options of `settings` (it finds plugin scenarios where the
 /// parent did, and uses the same storage directory). `progress`, when set, is called as the
-/// child starts each configuration (index from 0, count), from this process.
+/// child starts each configuration (index from 0, count), from this process; then the
+/// child's phase and samples in that configuration are published to `live` (when set) as
+/// the child reports them.
 std::vector<Result> run_round_process(const std::vector<Config>& configs, const RunSettings& settings, int round,
                                       const std::string& devices,
-                                      const std::function<void(std::size_t index, std::size_t count)>& progress);
+                                      const std::function<void(std::size_t index, std::size_t count)>& progress,
+                                      LiveProgress* live);
 
 /// Adds the options the families declare (family.hpp) to `cmd`, storing what is given in
 /// `values`: every option on `run`, those marked on_list on `list`.
@@ -74,23 +83,92 @@ bool stderr_is_tty();
 /// TERM is set and not "dumb", and NO_COLOR is not set.
 bool progress_allowed();
 
-/// Progress of a run on stderr: a live line redrawn in place (`live`), or one plain line per
-/// configuration; each with the round, the position, the elapsed time, an estimate of what
-/// is left (from the pace so far, counting every round still to come) and the configuration.
+/// Calls `tick` every `interval` on a thread of its own until stop() or destruction, which
+/// wake and join it at once. The thread blocks every signal: stop signals reach the
+/// measuring thread.
+class Ticker {
+public:
+    Ticker(std::chrono::milliseconds interval, std::function<void()> tick);
+    ~Ticker();
+    void stop();
+    Ticker(const Ticker&) = delete;
+    Ticker& operator=(const Ticker&) = delete;
+
+private:
+    std::mutex m_mutex;
+    std::condition_variable m_wake;
+    bool m_stopping = false;
+    std::thread m_thread;
+};
+
+/// How `run` shows its progress on stderr.
+enum class ProgressStyle {
+    none,
+    live,  ///< one line redrawn in place (a terminal)
+    lines, ///< plain lines for logs (--progress)
+    json,  ///< one JSON object a line for programs (--progress=json)
+};
+
+/// Progress of a run on stderr. Each update says the round, the position, the elapsed time,
+/// an estimate of what is left and the configuration with what it is doing (its phase and
+/// samples, read from `live`, and whether it is past its time budget). An update is made
+/// when a configuration or a round's process starts, and on tick() while one runs: `live`
+/// redraws every tick; `lines` prints at most every 10 s, `json` at most every second, and
+/// only when the phase or the samples changed. The estimate counts each configuration's
+/// measured time (set-up included) in later rounds, the mean of those measured so far for
+/// one not yet measured, nothing for one skipped for want of a GPU, and the start of a
+/// round's process once one was seen. Safe to call from any thread.
 class ProgressLine {
 public:
-    explicit ProgressLine(bool live);
-    void show(int round, int rounds, std::size_t index, std::size_t count, const std::string& name);
+    ProgressLine(ProgressStyle style, const LiveProgress& live, const Machine& machine);
+    /// Configuration `index` (from 0) of this round's `configs` starts.
+    void show(int round, int rounds, std::size_t index, const std::vector<Config>& configs);
+    /// Round `round` starts in a new process, to measure `configs`.
+    void round_starts(int round, int rounds, const std::vector<Config>& configs);
+    /// The round's last configuration ended.
+    void round_ends();
+    /// Redraws (live) or prints when due (lines, json).
+    void tick();
+    /// Prints `text` (a line) on its own; no update follows until the next configuration.
+    void say(const std::string& text);
     void clear(); ///< ends a live line
     double elapsed() const;
 
 private:
-    bool m_live;
-    std::chrono::steady_clock::time_point m_start;
-    int m_round = 0;
-    std::size_t m_done_before = 0; ///< configurations of the rounds before this one
-    std::size_t m_count = 0;       ///< configurations of this round
+    struct Entry {
+        std::string key, label;
+        bool skipped = false; ///< needs a GPU this machine lacks
+    };
+    using clock = std::chrono::steady_clock;
+    void set_round(int round, int rounds, const std::vector<Config>& configs);
+    void finish_config(clock::time_point now);
+    std::optional<double> expected(const Entry& e) const;
+    std::optional<double> eta(clock::time_point now) const;
+    void update(bool forced);
+
+    const ProgressStyle m_style;
+    const LiveProgress& m_live;
+    const Machine& m_machine;
+    const clock::time_point m_start;
+    mutable std::mutex m_mutex;
+    enum class State { idle, starting, running, paused } m_state = State::idle;
+    int m_round = 0, m_rounds = 0;
+    std::size_t m_index = 0;
+    std::vector<Entry> m_configs;           ///< this round's
+    clock::time_point m_since;              ///< the configuration's or the round's process start
+    std::uint64_t m_seq = 0;                ///< live's configurations started before this one
+    std::map<std::string, double> m_took;   ///< the last measured time of each configuration
+    double m_took_sum = 0;                  ///< of those not skipped, over all rounds
+    std::size_t m_took_n = 0;
+    std::optional<double> m_process_start;  ///< a round's process up to its first configuration
+    clock::time_point m_printed{};          ///< the last update (lines, json)
+    std::string m_printed_what;             ///< what it said, but the times
+    bool m_drawn = false;                   ///< a live line is on the terminal
 };
+
+/// --progress's value: empty (not given) is `none`, "true" (the flag alone) `lines`, "json"
+/// `json`. Throws UsageError for another.
+ProgressStyle progress_style(const std::string& value);
 
 /// -f/--format of `command`: the help ("WHAT: table, json, ...") and a "formats:" block in
 /// the command's footer, from the format table. The callback reads the value with find_format.

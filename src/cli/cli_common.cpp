@@ -1,8 +1,11 @@
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <string_view>
 #include <thread>
@@ -50,40 +53,237 @@ bool progress_allowed() {
     return std::getenv("NO_COLOR") == nullptr;
 }
 
-ProgressLine::ProgressLine(bool live) : m_live(live), m_start(std::chrono::steady_clock::now()) {}
-
-double ProgressLine::elapsed() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+Ticker::Ticker(std::chrono::milliseconds interval, std::function<void()> tick) {
+    // The thread starts with every signal blocked (it inherits this thread's mask, which is
+    // restored at once), so that a stop signal interrupts the measuring thread, never this one.
+    sigset_t all, saved;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &saved);
+    try {
+        m_thread = std::thread([this, interval, tick = std::move(tick)] {
+            std::unique_lock lock(m_mutex);
+            while (!m_wake.wait_for(lock, interval, [this] { return m_stopping; })) {
+                lock.unlock();
+                tick();
+                lock.lock();
+            }
+        });
+    } catch (...) {
+        pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+        throw;
+    }
+    pthread_sigmask(SIG_SETMASK, &saved, nullptr);
 }
 
-void ProgressLine::show(int round, int rounds, std::size_t index, std::size_t count, const std::string& name) {
-    if (round != m_round) {
-        if (m_round > 0) m_done_before += m_count;
-        m_round = round;
+Ticker::~Ticker() { stop(); }
+
+void Ticker::stop() {
+    {
+        const std::lock_guard lock(m_mutex);
+        m_stopping = true;
     }
-    m_count = count;
-    const double spent = elapsed();
-    const std::size_t done = m_done_before + index;
-    // What is left: the rest of this round and every later round (at this round's count:
-    // later rounds measure again only what was measured, so this is an upper estimate).
-    const std::size_t left = (count - index) + static_cast<std::size_t>(std::max(0, rounds - round)) * count;
-    const std::string eta = done > 0 ? "about " + format_duration(spent / static_cast<double>(done) * static_cast<double>(left)) + " left"
-                                     : std::string("estimating");
-    const std::string where = rounds > 1 ? fmt::format("{}/{} of round {}/{}", index + 1, count, round, rounds)
-                                         : fmt::format("{}/{}", index + 1, count);
-    std::string text = fmt::format("[{}, {} elapsed, {}] {}", where, format_duration(spent), eta, display_text(name));
-    if (m_live) {
-        // One terminal line: cut to the width so that the redraw stays on it.
-        const std::size_t width = terminal_width();
-        if (text.size() >= width) text = text.substr(0, width > 4 ? width - 4 : 0) + "...";
-        print_stderr("\r\033[K" + text);
+    m_wake.notify_all();
+    if (m_thread.joinable()) m_thread.join();
+}
+
+ProgressStyle progress_style(const std::string& value) {
+    if (value.empty()) return ProgressStyle::none;
+    if (value == "true") return ProgressStyle::lines; // the flag alone
+    if (value == "json") return ProgressStyle::json;
+    throw UsageError(fmt::format("unknown --progress '{}'", value),
+                     "write --progress for plain lines, or --progress=json for one JSON object a line");
+}
+
+namespace {
+double seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+/// Milliseconds are enough for a progress line's times.
+double ms_rounded(double s) { return std::round(s * 1e3) / 1e3; }
+/// `s` in at most `bytes` bytes, its end "..." when cut (a UTF-8 character is never cut in two).
+std::string cut_to(const std::string& s, std::size_t bytes) {
+    if (s.size() <= bytes) return s;
+    std::size_t n = bytes > 3 ? bytes - 3 : 0;
+    while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xc0) == 0x80) --n;
+    return s.substr(0, n) + "...";
+}
+} // namespace
+
+ProgressLine::ProgressLine(ProgressStyle style, const LiveProgress& live, const Machine& machine)
+    : m_style(style), m_live(live), m_machine(machine), m_start(clock::now()) {}
+
+double ProgressLine::elapsed() const { return seconds(clock::now() - m_start); }
+
+void ProgressLine::set_round(int round, int rounds, const std::vector<Config>& configs) {
+    m_rounds = rounds;
+    if (round == m_round && configs.size() == m_configs.size()) return; // the same list, told again
+    m_round = round;
+    m_configs.clear();
+    m_configs.reserve(configs.size());
+    for (const Config& c : configs)
+        m_configs.push_back({c.key(), short_label(c.scenario->info().id, c.params), needs_missing_gpu(c, m_machine)});
+}
+
+void ProgressLine::finish_config(clock::time_point now) {
+    if (m_state != State::running) return;
+    const Entry& e = m_configs[m_index];
+    const double took = seconds(now - m_since);
+    m_took[e.key] = took;
+    if (!e.skipped) {
+        m_took_sum += took;
+        ++m_took_n;
+    }
+    m_state = State::idle;
+}
+
+std::optional<double> ProgressLine::expected(const Entry& e) const {
+    if (const auto it = m_took.find(e.key); it != m_took.end()) return it->second;
+    if (e.skipped) return 0.0;
+    if (m_took_n > 0) return m_took_sum / static_cast<double>(m_took_n);
+    return std::nullopt;
+}
+
+std::optional<double> ProgressLine::eta(clock::time_point now) const {
+    // This round from here, then every later round over this round's configurations (later
+    // rounds measure again only those that ended ok: an upper estimate), each with the start
+    // of its process once one was seen.
+    const double since = seconds(now - m_since);
+    double left = 0, round_total = 0;
+    std::size_t first = 0; // this round's first configuration not begun
+    if (m_state == State::running) {
+        const auto x = expected(m_configs[m_index]);
+        if (!x) return std::nullopt;
+        left += std::max(0.0, *x - since);
+        first = m_index + 1;
+    } else if (m_state == State::starting) {
+        left += std::max(0.0, m_process_start.value_or(0) - since);
     } else {
-        print_stderr(text + "\n");
+        return std::nullopt;
     }
+    for (std::size_t j = 0; j < m_configs.size(); ++j) {
+        const auto x = expected(m_configs[j]);
+        if (!x) return std::nullopt;
+        round_total += *x;
+        if (j >= first) left += *x;
+    }
+    return left + std::max(0, m_rounds - m_round) * (round_total + m_process_start.value_or(0));
+}
+
+void ProgressLine::update(bool forced) {
+    const auto now = clock::now();
+    if (m_style == ProgressStyle::none || (m_state != State::running && m_state != State::starting)) return;
+    const LiveProgress::Snapshot snap = m_live.snapshot();
+    const bool running = m_state == State::running;
+    // The runner is in this configuration once it started one after it was announced;
+    // before, it is about to set it up.
+    const bool begun = running && snap.configuration > m_seq;
+    const std::string phase = !running ? "starting" : !begun ? to_string(Phase::setup) : snap.running ? to_string(snap.phase) : "done";
+    const int samples = begun ? snap.samples : 0;
+    const bool past = begun && snap.past_budget();
+    const std::string what = fmt::format("{} {} {} {} {} {}", m_round, m_index, phase, samples, past, running);
+    if (!forced && m_style != ProgressStyle::live &&
+        (what == m_printed_what || seconds(now - m_printed) < (m_style == ProgressStyle::json ? 1.0 : 10.0)))
+        return;
+    m_printed = now;
+    m_printed_what = what;
+    const double spent = seconds(now - m_start);
+    const std::optional<double> left = eta(now);
+    const Entry* e = running ? &m_configs[m_index] : nullptr;
+
+    if (m_style == ProgressStyle::json) {
+        using json = nlohmann::ordered_json; // the fields in the order documented
+        const json unknown = nullptr;
+        const json j = {{"elapsed_s", ms_rounded(spent)},
+                        {"round", m_round},
+                        {"rounds", m_rounds},
+                        {"index", running ? m_index + 1 : 0},
+                        {"count", m_configs.size()},
+                        {"key", e ? json(e->key) : unknown},
+                        {"phase", phase},
+                        {"samples", samples},
+                        {"max_samples", begun ? json(snap.max_samples) : unknown},
+                        {"budget_s", begun ? json(snap.budget_s) : unknown},
+                        {"past_budget", past},
+                        {"eta_s", left ? json(ms_rounded(*left)) : unknown}};
+        print_stderr(j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
+        return;
+    }
+    const std::string where = !running      ? fmt::format("round {}/{}: starting its process", m_round, m_rounds)
+                              : m_rounds > 1 ? fmt::format("{}/{} of round {}/{}", m_index + 1, m_configs.size(), m_round, m_rounds)
+                                             : fmt::format("{}/{}", m_index + 1, m_configs.size());
+    const std::string head = fmt::format("[{}, {} elapsed, {}] ", where, format_duration(spent),
+                                         left ? "about " + format_duration(*left) + " left" : std::string("estimating"));
+    std::string name = e ? display_text(e->label)
+                         : fmt::format("{} configuration{}", m_configs.size(), m_configs.size() == 1 ? "" : "s");
+    std::string doing;
+    if (e) {
+        doing = ": " + (begun && snap.running && snap.phase == Phase::sampling
+                            ? fmt::format("sampling {}/{}", samples, snap.max_samples)
+                            : phase);
+        if (past) doing += fmt::format(", past its {} budget", format_duration(snap.budget_s));
+    }
+    if (m_style == ProgressStyle::live) {
+        // One terminal line, so that the redraw stays on it: the configuration's name is
+        // shortened first, then the line is cut.
+        const std::size_t width = terminal_width();
+        if (head.size() + name.size() + doing.size() >= width) {
+            const std::size_t room = head.size() + doing.size() + 12 < width ? width - 1 - head.size() - doing.size() : 12;
+            name = cut_to(name, room);
+        }
+        const std::string text = head + name + doing;
+        print_stderr("\r\033[K" + (text.size() >= width ? cut_to(text, width - 1) : text));
+        m_drawn = true;
+    } else {
+        print_stderr(head + name + doing + "\n");
+    }
+}
+
+void ProgressLine::show(int round, int rounds, std::size_t index, const std::vector<Config>& configs) {
+    const std::lock_guard lock(m_mutex);
+    const auto now = clock::now();
+    finish_config(now);
+    if (m_state == State::starting && round == m_round) m_process_start = seconds(now - m_since);
+    set_round(round, rounds, configs);
+    m_index = std::min(index, m_configs.empty() ? 0 : m_configs.size() - 1);
+    m_since = now;
+    m_seq = m_live.snapshot().configuration;
+    m_state = m_configs.empty() ? State::idle : State::running;
+    update(true);
+}
+
+void ProgressLine::round_starts(int round, int rounds, const std::vector<Config>& configs) {
+    const std::lock_guard lock(m_mutex);
+    const auto now = clock::now();
+    finish_config(now);
+    set_round(round, rounds, configs);
+    m_index = 0;
+    m_since = now;
+    m_state = State::starting;
+    update(true);
+}
+
+void ProgressLine::round_ends() {
+    const std::lock_guard lock(m_mutex);
+    finish_config(clock::now());
+}
+
+void ProgressLine::tick() {
+    const std::lock_guard lock(m_mutex);
+    update(false);
+}
+
+void ProgressLine::say(const std::string& text) {
+    const std::lock_guard lock(m_mutex);
+    finish_config(clock::now());
+    m_state = State::paused;
+    if (m_drawn) print_stderr("\r\033[K");
+    m_drawn = false;
+    print_stderr(text + "\n");
 }
 
 void ProgressLine::clear() {
-    if (m_live && m_round > 0) print_stderr("\r\033[K");
+    const std::lock_guard lock(m_mutex);
+    m_state = State::idle;
+    if (m_drawn) print_stderr("\r\033[K");
+    m_drawn = false;
 }
 
 void add_format_option(CLI::App* cmd, std::string& format, Command command, const std::string& what) {

@@ -16,6 +16,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <optional>
 #include <string_view>
 #include <stdexcept>
 #include <thread>
@@ -71,13 +73,40 @@ int round_command(const std::string& plan_file, const std::string& out_file, int
     SessionOptions options;
     options.out = out_file;
     SessionHooks hooks;
-    // Progress goes to the parent, which shows it (one line per configuration).
-    if (progress_fd >= 0)
-        hooks.progress = [progress_fd](int, int, std::size_t i, std::size_t n, const Config&) {
-            const std::string line = fmt::format("{} {}\n", i, n);
-            (void)!write(progress_fd, line.data(), line.size());
+    // Progress goes to the parent, which shows it: a line "INDEX COUNT PHASE SAMPLES" as each
+    // configuration starts and whenever its phase or samples changed (checked five times a
+    // second); PHASE is the Phase's number, or -1 once the configuration ended.
+    LiveProgress live;
+    std::mutex relay_mutex;
+    std::size_t at = 0, of = 0;
+    std::uint64_t announced = 0; // live's configurations started before the one at `at`
+    std::string sent;
+    auto relay = [&] { // under relay_mutex
+        const LiveProgress::Snapshot snap = live.snapshot();
+        const bool begun = snap.configuration > announced;
+        const int phase = !begun ? static_cast<int>(Phase::setup) : snap.running ? static_cast<int>(snap.phase) : -1;
+        const std::string line = fmt::format("{} {} {} {}\n", at, of, phase, begun ? snap.samples : 0);
+        if (line == sent) return;
+        sent = line;
+        (void)!write(progress_fd, line.data(), line.size());
+    };
+    std::optional<Ticker> ticker;
+    if (progress_fd >= 0) {
+        hooks.live = &live;
+        hooks.progress = [&](int, int, std::size_t i, const std::vector<Config>& cs) {
+            const std::lock_guard lock(relay_mutex);
+            at = i;
+            of = cs.size();
+            announced = live.snapshot().configuration;
+            relay();
         };
+        ticker.emplace(std::chrono::milliseconds(200), [&] {
+            const std::lock_guard lock(relay_mutex);
+            if (of > 0) relay();
+        });
+    }
     const SessionResult run = run_session(configs, std::move(rec), machine, options, hooks);
+    ticker.reset();
     if (getppid() != parent) { // orphaned: nobody reads the report
         unlink(out_file.c_str());
         return static_cast<int>(ExitCode::failed);
@@ -89,7 +118,8 @@ int round_command(const std::string& plan_file, const std::string& out_file, int
 
 std::vector<Result> run_round_process(const std::vector<Config>& configs, const RunSettings& settings, int round,
                                       const std::string& devices,
-                                      const std::function<void(std::size_t index, std::size_t count)>& progress) {
+                                      const std::function<void(std::size_t index, std::size_t count)>& progress,
+                                      LiveProgress* live) {
     nlohmann::json plan = {{"version", k_plan_version}, {"round", round}, {"devices", devices}};
     plan["family_options"] = settings.options.to_json();
     nlohmann::json s = settings.to_json();
@@ -125,14 +155,26 @@ std::vector<Result> run_round_process(const std::vector<Config>& configs, const 
     }
     if (pipe_fds[0] >= 0) fcntl(pipe_fds[0], F_SETFL, fcntl(pipe_fds[0], F_GETFL) | O_NONBLOCK);
     std::string pending;
+    std::optional<unsigned long> current; // the configuration the child is in
     auto read_progress = [&] {
         char buf[512];
         ssize_t n;
         while (pipe_fds[0] >= 0 && (n = read(pipe_fds[0], buf, sizeof buf)) > 0) pending.append(buf, static_cast<std::size_t>(n));
         std::size_t nl;
         while ((nl = pending.find('\n')) != std::string::npos) {
+            // "INDEX COUNT PHASE SAMPLES" (round_command); a new index is a new configuration.
             unsigned long i = 0, count = 0;
-            if (std::sscanf(pending.c_str(), "%lu %lu", &i, &count) == 2 && i < count && count == configs.size()) progress(i, count);
+            int phase = 0, samples = 0;
+            if (std::sscanf(pending.c_str(), "%lu %lu %d %d", &i, &count, &phase, &samples) == 4 && i < count &&
+                count == configs.size() && phase >= -1 && phase <= static_cast<int>(Phase::teardown) && samples >= 0) {
+                if (current != i) {
+                    current = i;
+                    progress(i, count);
+                    if (live) live->start(settings.max_samples, settings.max_time_s);
+                }
+                if (live && phase < 0) live->stop();
+                else if (live) live->set(static_cast<Phase>(phase), samples);
+            }
             pending.erase(0, nl + 1);
         }
     };
@@ -154,6 +196,7 @@ std::vector<Result> run_round_process(const std::vector<Config>& configs, const 
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     if (pipe_fds[0] >= 0) close(pipe_fds[0]);
+    if (live) live->stop();
     if (access(out_file.c_str(), F_OK) != 0) {
         if (WIFSIGNALED(status))
             throw std::runtime_error(fmt::format("its process ended by signal {}", WTERMSIG(status)));

@@ -1,6 +1,8 @@
 // `interopbench run`: resolve the plan (profile + command line), measure, report.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -23,11 +25,12 @@ namespace {
 
 struct RunOptions {
     std::string scenarios, sizes, devices, profile, out, html, format = "table", metrics = "compact";
+    std::string progress; ///< --progress: "true" given alone, "json", or empty when not given (progress_style)
     std::vector<std::string> axes;
     std::vector<std::string> only; // result keys to measure exactly
     std::vector<std::string> transfers; // -t: sets of the transfer scenario, one each
     bool dry_run = false;
-    bool quiet = false, require_gpu = false, no_numa_bind = false, no_topology = false, progress = false, wide = false;
+    bool quiet = false, require_gpu = false, no_numa_bind = false, no_topology = false, wide = false;
     bool anonymize = false;
     std::vector<std::string> exports;       ///< --export FORMAT=PATH (CI formats)
     std::string export_metrics = "primary"; ///< --export-metrics
@@ -218,8 +221,35 @@ ListView dry_run_view(const std::vector<Config>& configs) {
     return view;
 }
 
+/// What is said before measuring: how many configurations are measured (and how many are
+/// skipped for want of a GPU), in how many rounds, and the bound on their sampling. Set-up
+/// and teardown come on top; they are not known before the first configuration (the
+/// progress line estimates them from then on).
+std::string plan_line(const std::vector<Config>& configs, const RunSettings& s, const Machine& machine) {
+    const auto skipped = static_cast<std::size_t>(
+        std::count_if(configs.begin(), configs.end(), [&](const Config& c) { return needs_missing_gpu(c, machine); }));
+    const std::size_t measured = configs.size() - skipped;
+    if (measured == 0)
+        return fmt::format("nothing to measure: {} configuration{} need{} a GPU and none is usable here, so each is skipped\n",
+                           configs.size(), configs.size() == 1 ? "" : "s", configs.size() == 1 ? "s" : "");
+    // The budget of a configuration is shared by its planned rounds; an extra round has a
+    // planned round's share.
+    const double planned = s.max_time_s * static_cast<double>(measured);
+    const double most = s.max_rounds > s.rounds ? planned / s.rounds * s.max_rounds : planned;
+    return fmt::format(
+        "measuring {} configuration{}{}{}: sampling at most {}{} ({:g} s per configuration, warm-up included); "
+        "set-up and teardown come on top, not known before the first configuration\n",
+        measured, measured == 1 ? "" : "s",
+        skipped ? fmt::format(" ({} more need{} a GPU and {} skipped)", skipped, skipped == 1 ? "s" : "", skipped == 1 ? "is" : "are")
+                : std::string{},
+        s.rounds > 1 ? fmt::format(" in {} rounds{}", s.rounds, machine.world ? "" : ", each a new process") : std::string{},
+        format_duration(planned), most > planned ? fmt::format(", {} with every extra round", format_duration(most)) : std::string{},
+        s.max_time_s);
+}
+
 int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     const Format& format = find_format(o.format, Command::run);
+    ProgressStyle progress = progress_style(o.progress);
     const TableStyle style = table_style(o.wide, o.metrics);
     if (!o.out.empty()) check_output_path(o.out); // before any measuring
     if (!o.html.empty()) {
@@ -273,34 +303,46 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     hooks.annotate = [&registry, &machine](const nlohmann::json& topology, std::vector<Result>& results) {
         limit_results(results, topology, devices_json(machine), registry);
     };
-    // Before: how much there is to do and how long it may take at most.
+    // Before: how much there is to do and how long its sampling may take.
     const int rounds = rec.plan.settings.rounds;
-    if (!quiet && !configs.empty())
-        fmt::print(stderr, "measuring {} configuration{}{}: sampling takes at most {} (time limit {:g} s per configuration)\n",
-                   configs.size(), configs.size() == 1 ? "" : "s",
-                   rounds > 1 ? fmt::format(" in {} rounds, each a new process", rounds) : std::string{},
-                   format_duration(rec.plan.settings.max_time_s * static_cast<double>(configs.size())),
-                   rec.plan.settings.max_time_s);
-    // During: a live line on a terminal; with --progress one plain line per configuration
-    // (logs). Later rounds run in other processes and report back here.
-    const bool live = !quiet && !o.progress && progress_allowed();
-    ProgressLine line(live);
-    if (live || (o.progress && root))
-        hooks.progress = [&line](int round, int rounds_, std::size_t i, std::size_t n, const Config& c) {
-            line.show(round, rounds_, i, n, short_label(c.scenario->info().id, c.params));
+    if (!quiet && !configs.empty()) print_stderr(plan_line(configs, rec.plan.settings, machine));
+    // During: a live line on a terminal, redrawn while each configuration runs; with
+    // --progress plain lines (logs), with --progress=json JSON lines (programs). Later rounds
+    // run in other processes and report back here.
+    if (!root) progress = ProgressStyle::none;
+    else if (progress == ProgressStyle::none && !quiet && progress_allowed()) progress = ProgressStyle::live;
+    LiveProgress live;
+    ProgressLine line(progress, live, machine);
+    std::optional<Ticker> ticker;
+    if (progress != ProgressStyle::none) {
+        hooks.live = &live;
+        hooks.progress = [&line](int round, int rounds_, std::size_t i, const std::vector<Config>& cs) {
+            line.show(round, rounds_, i, cs);
         };
+    }
     hooks.run_round = [&](const std::vector<Config>& cs, const RunSettings& s, int round) {
         std::function<void(std::size_t, std::size_t)> report;
-        if (hooks.progress)
-            report = [&, round](std::size_t i, std::size_t n) { hooks.progress(round, std::max(round, rounds), i, n, cs[i]); };
-        return run_round_process(cs, s, round, o.devices, report);
+        if (hooks.progress) {
+            line.round_starts(round, std::max(round, rounds), cs);
+            report = [&, round](std::size_t i, std::size_t) { hooks.progress(round, std::max(round, rounds), i, cs); };
+        }
+        try {
+            auto results = run_round_process(cs, s, round, o.devices, report, hooks.live);
+            line.round_ends();
+            return results;
+        } catch (...) {
+            line.round_ends();
+            throw;
+        }
     };
     if (!o.quiet)
-        hooks.confirming = [](std::size_t flagged, int repeats) {
-            fmt::print(stderr, "confirming {} flagged result(s) with {} re-measurement(s) each\n", flagged, repeats);
+        hooks.confirming = [&line](std::size_t flagged, int repeats) {
+            line.say(fmt::format("confirming {} flagged result(s) with {} re-measurement(s) each", flagged, repeats));
         };
 
+    if (progress != ProgressStyle::none) ticker.emplace(std::chrono::milliseconds(500), [&line] { line.tick(); });
     const SessionResult run = run_session(configs, std::move(rec), machine, options, hooks);
+    ticker.reset(); // stopped before anything else is printed
     line.clear();
     if (!run.root) return run.record.status == "complete" ? 0 : 1;
 
@@ -375,7 +417,9 @@ void add_run(CLI::App& app, Outcome& out) {
     cmd->add_flag("-q,--quiet", o->quiet, "print nothing on stdout (errors still go to stderr)");
     cmd->add_flag("--require-gpu", o->require_gpu, "exit 1 when no usable GPU is found");
     cmd->add_flag("--progress", o->progress,
-                  "print one plain line per configuration on stderr as it starts, also when stderr is no terminal");
+                  "progress on stderr also when it is no terminal: a plain line as each configuration starts and at "
+                  "most every 10 s while one runs; --progress=json: one JSON object a line, at most every second")
+        ->disable_flag_override(false); // the one flag that takes a value: --progress=json
     cmd->add_option("--warmup", o->warmup, "untimed samples before measuring");
     cmd->add_option("--min-samples", o->min_samples, "never stop sampling before this many");
     cmd->add_option("--max-samples", o->max_samples, "stop sampling at this many");

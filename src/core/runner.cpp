@@ -486,16 +486,66 @@ namespace {
 /// The fewest samples whose order statistics give a 95% interval of the median narrower
 /// than [min, max].
 constexpr std::size_t k_min_ci_samples = 6;
-/// A configuration that took more than this many times its budget, plus the slack, records
-/// where the time went (details.overrun).
+/// A configuration that took more than this many times its budget, plus the slack, is past
+/// it (past_budget).
 constexpr double k_overrun_factor = 1.5, k_overrun_slack_s = 1.0;
 } // namespace
+
+bool past_budget(double took_s, double budget_s) { return took_s > budget_s * k_overrun_factor + k_overrun_slack_s; }
+
+bool needs_missing_gpu(const Config& config, const Machine& machine) {
+    return config.scenario->info().needs_gpu && !machine.cuda_available;
+}
+
+const char* to_string(Phase p) {
+    switch (p) {
+    case Phase::setup: return "setup";
+    case Phase::warmup: return "warm-up";
+    case Phase::sampling: return "sampling";
+    case Phase::check: return "check";
+    case Phase::teardown: return "teardown";
+    }
+    return "setup";
+}
+
+bool LiveProgress::Snapshot::past_budget() const { return interopbench::past_budget(elapsed_s, budget_s); }
+
+LiveProgress::Snapshot LiveProgress::snapshot() const {
+    const std::lock_guard lock(m_mutex);
+    Snapshot s = m_now;
+    if (s.running) s.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_started).count();
+    return s;
+}
+
+void LiveProgress::start(int max_samples, double budget_s) {
+    const std::lock_guard lock(m_mutex);
+    m_started = std::chrono::steady_clock::now();
+    m_now = {m_now.configuration + 1, true, Phase::setup, 0, max_samples, budget_s, 0};
+}
+
+void LiveProgress::set(Phase phase) {
+    const std::lock_guard lock(m_mutex);
+    m_now.phase = phase;
+}
+
+void LiveProgress::set(Phase phase, int samples) {
+    const std::lock_guard lock(m_mutex);
+    m_now.phase = phase;
+    m_now.samples = samples;
+}
+
+void LiveProgress::stop() {
+    const std::lock_guard lock(m_mutex);
+    if (!m_now.running) return;
+    m_now.running = false;
+    m_now.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_started).count();
+}
 
 static void record_overrun(Result& r, double budget_s, const double (&phase_end)[3]) {
     // Sampling stops at the budget, but setting up, one long sample and finishing (checking
     // the data, freeing) cannot be cut short: a configuration well over its budget says where
     // its time went instead of passing unnoticed.
-    if (!(r.wall_time_s > budget_s * k_overrun_factor + k_overrun_slack_s)) return;
+    if (!past_budget(r.wall_time_s, budget_s)) return;
     nlohmann::json o = {{"budget_s", budget_s}, {"took_s", r.wall_time_s}};
     const char* names[] = {"setup_s", "warmup_s", "sampling_s"};
     double before = 0;
@@ -536,6 +586,17 @@ Result Runner::run_one(const Config& config) {
     auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
     double phase_end[3] = {-1, -1, -1}; // set up, warmed up, sampled (seconds since t0)
     World* world = m_machine.world;
+    // What this configuration is doing, for whoever displays progress; ended on every return.
+    struct Published {
+        LiveProgress* live;
+        ~Published() {
+            if (live) live->stop();
+        }
+    } published{m_live};
+    if (m_live) m_live->start(m_settings.max_samples, m_settings.max_time_s);
+    auto publish = [&](Phase phase) {
+        if (m_live) m_live->set(phase);
+    };
 
     // Any exception costs this configuration only, also one from the support check (an
     // allocation that fails while sizing a shape, say).
@@ -579,6 +640,7 @@ Result Runner::run_one(const Config& config) {
         CaseContext ctx{&m_machine, m_settings.sample_time_s, m_settings.bind_numa};
         auto c = config.scenario->prepare(ctx, config.params);
         phase_end[0] = elapsed();
+        publish(Phase::warmup);
         // Warm-up: in a multi-process run every rank takes the same count (collectives).
         for (int i = 0; i < m_settings.warmup && !g_interrupted; ++i) {
             if (!world && i > 0 && elapsed() > m_settings.max_time_s / 3) break;
@@ -586,6 +648,7 @@ Result Runner::run_one(const Config& config) {
             ++r.warmup_samples;
         }
         phase_end[1] = elapsed();
+        publish(Phase::sampling);
         std::vector<double> primary;
         while (true) {
             if (g_interrupted) {
@@ -597,6 +660,7 @@ Result Runner::run_one(const Config& config) {
                 throw ConfigError(fmt::format("scenario returned {} values for {} metrics", s.size(), info.metrics.size()));
             for (std::size_t i = 0; i < s.size(); ++i) r.metrics[i].samples.push_back(s[i]);
             if (!std::isnan(s[0])) primary.push_back(s[0]);
+            if (m_live) m_live->set(Phase::sampling, static_cast<int>(r.metrics[0].samples.size()));
             std::string why = stop_reason(m_settings, primary, elapsed());
             if (why.empty() && static_cast<int>(r.metrics[0].samples.size()) >= m_settings.max_samples) why = "max_samples";
             if (world) {
@@ -616,6 +680,7 @@ Result Runner::run_one(const Config& config) {
             r.status = Status::interrupted;
             r.reason = "interrupted before sampling finished";
         } else {
+            publish(Phase::check);
             c->check();
             // A configuration is ok only with values of its primary metric: samples that were
             // all null are a failure, never an `ok` with n = 0.
@@ -624,6 +689,8 @@ Result Runner::run_one(const Config& config) {
                                               info.metrics.front().name, r.metrics.front().samples.size()));
         }
         r.details = c->details();
+        publish(Phase::teardown);
+        c.reset();
     } catch (const Unsupported& e) {
         r.status = Status::skipped;
         r.reason = e.what();

@@ -117,6 +117,7 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
     if (hooks.conditions) rec.conditions_start = hooks.conditions();
     const RunSettings round_settings = rec.plan.settings.per_round();
     Runner runner(machine, round_settings);
+    runner.publish_to(hooks.live);
     // Checkpoint: a long run killed half-way still leaves its finished results, of every
     // round so far. A failed checkpoint is a warning; the run goes on and tries again.
     auto last_checkpoint = std::chrono::steady_clock::now();
@@ -139,7 +140,7 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
     const int rounds = rec.plan.settings.rounds;
     const int max_rounds = std::max(rounds, rec.plan.settings.max_rounds);
     for (std::size_t i = 0; i < configs.size() && !g_interrupted; ++i) {
-        if (hooks.progress) hooks.progress(1, rounds, i, configs.size(), configs[i]);
+        if (hooks.progress) hooks.progress(1, rounds, i, configs);
         rec.results.push_back(runner.run_one(configs[i]));
         if (!runner.fatal().empty() || rec.results.back().status == Status::interrupted) break;
         checkpoint(rec.results, false);
@@ -176,7 +177,7 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
             }
             if (!measured)
                 for (std::size_t i = 0; i < again.size() && !g_interrupted; ++i) {
-                    if (hooks.progress) hooks.progress(round, of, i, again.size(), again[i]);
+                    if (hooks.progress) hooks.progress(round, of, i, again);
                     got.push_back(runner.run_one(again[i]));
                     if (!runner.fatal().empty()) break;
                 }

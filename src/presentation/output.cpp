@@ -249,6 +249,7 @@ std::string render_section(const std::vector<const Result*>& rs, bool md, std::s
         return w > 2 ? w - 2 : w;
     };
     std::vector<std::string> left_out;
+    std::vector<std::pair<std::size_t, std::string>> cut_notes; // row, note
     if (width > 0) {
         // Secondary metrics go first, from the right; then the note is shortened.
         for (std::size_t i = cols.size(); !all_metrics && total() > width && i-- > 0;)
@@ -259,7 +260,11 @@ std::string render_section(const std::vector<const Result*>& rs, bool md, std::s
         if (total() > width && !cols.empty() && cols.back().header == "note") {
             const std::size_t others = total() - col_width(cols.back());
             const std::size_t room = width > others + 12 ? width - others : 10;
-            for (auto& t : cols.back().cells) t = shorten_to(display_text(t), room);
+            for (std::size_t i = 0; i < cols.back().cells.size(); ++i) {
+                std::string& t = cols.back().cells[i];
+                if (columns(display_text(t)) > room) cut_notes.emplace_back(i, t); // in full under the table
+                t = shorten_to(display_text(t), room);
+            }
         }
     }
     std::vector<std::vector<std::string>> rows(rs.size() + 1);
@@ -275,15 +280,21 @@ std::string render_section(const std::vector<const Result*>& rs, bool md, std::s
                                              fmt::join(left_out, ", "))),
                     width, "  ");
     }
+    // A row named by the values of its varying axes.
+    auto row_name = [&](std::size_t i) {
+        std::vector<std::string> label;
+        for (std::size_t c = 0; c < varying.size(); ++c) label.push_back(cols[c].cells[i]);
+        return label.empty() ? std::string("this configuration") : fmt::format("{}", fmt::join(label, " "));
+    };
+    // A note cut to fit (a stop reason, a budget overrun) is said in full under the table.
+    for (const auto& [i, full] : cut_notes) out += wrap(display_text(fmt::format("{}: {}", row_name(i), full)), width, "  ");
     // A scenario may explain a result in one sentence (details "diagnosis"): under the table,
     // each named by the values of its varying axes.
     bool explained = false;
     for (std::size_t i = 0; i < rs.size(); ++i) {
         const auto it = rs[i]->details.find("diagnosis");
         if (it == rs[i]->details.end() || !it->is_string()) continue;
-        std::vector<std::string> label;
-        for (std::size_t c = 0; c < varying.size(); ++c) label.push_back(cols[c].cells[i]);
-        const std::string name = label.empty() ? std::string("this configuration") : fmt::format("{}", fmt::join(label, " "));
+        const std::string name = row_name(i);
         const std::string text = display_text(it->get<std::string>());
         if (md) out += fmt::format("{}- `{}`: {}\n", explained ? "" : "\n", display_text(name), text);
         else out += wrap(fmt::format("{}: {}", display_text(name), text), width, "  ");
