@@ -370,3 +370,104 @@ TEST_CASE("a size larger than device memory skips that configuration only") {
     const Params sm_pageable = typed_params(h2d->info(), {{"size", "4096"}, {"host_mem", "pageable"}, {"engine", "sm"}, {"device", "0"}}, m);
     CHECK(h2d->unsupported(m, sm_pageable));
 }
+
+TEST_CASE("help footers keep their lines: one example a line, none wider than the terminal") {
+    for (const char* width : {"80", "120"}) {
+        ::setenv("COLUMNS", width, 1);
+        for (const char* cmd : {"", "run", "show", "compare", "list", "fleet", "topo", "doctor", "version", "help"}) {
+            CAPTURE(width);
+            CAPTURE(cmd);
+            const Run h = run_cli(std::string(cmd) + " --help");
+            CHECK(h.code == 0);
+            std::istringstream lines(h.out);
+            for (std::string l; std::getline(lines, l);) {
+                CAPTURE(l);
+                CHECK(l.size() <= std::stoul(width));
+                const auto first = l.find("interopbench ");
+                CHECK((first == std::string::npos || l.find("interopbench ", first + 1) == std::string::npos));
+            }
+        }
+        // An example and its comment on one line, aligned as written.
+        const Run run = run_cli("run --help");
+        CHECK(run.out.find("\n  interopbench run -p quick --out r.json   a broader look, report saved\n") != std::string::npos);
+        CHECK(run.out.find("\n  interopbench run                         the default job (about 30 s)\n") != std::string::npos);
+    }
+    // Too narrow for a line: it is broken at a space, the rest indented under it; never joined.
+    ::setenv("COLUMNS", "60", 1);
+    const Run narrow = run_cli("run --help");
+    ::unsetenv("COLUMNS");
+    CHECK(narrow.code == 0);
+    CHECK(narrow.out.find("\n  interopbench run -t 'host -> gpu0 1G; file(cold) -> gpu0\n    1G' --dry-run\n") != std::string::npos);
+}
+
+TEST_CASE("help: -V and --version are version, help COMMAND is COMMAND --help") {
+    const Run v = run_cli("version");
+    REQUIRE(v.code == 0);
+    for (const char* flag : {"-V", "--version"}) {
+        CAPTURE(flag);
+        const Run f = run_cli(flag);
+        CHECK(f.code == 0);
+        CHECK(f.out == v.out);
+    }
+    for (const char* cmd : {"run", "show", "compare", "fleet", "list", "topo", "doctor", "version"}) {
+        CAPTURE(cmd);
+        const Run h = run_cli(std::string("help ") + cmd);
+        CHECK(h.code == 0);
+        CHECK(h.err.empty());
+        CHECK(h.out == run_cli(std::string(cmd) + " --help").out);
+        CHECK(h.out.find(std::string("interopbench ") + cmd) != std::string::npos);
+    }
+    const Run top = run_cli("help");
+    CHECK(top.code == 0);
+    CHECK(top.out == run_cli("--help").out);
+    CHECK(top.out.find("help") != std::string::npos);
+    expect_usage_error("help shwo", "unknown command 'shwo'; did you mean 'show'?");
+    expect_usage_error("help frobnicate", "unknown command 'frobnicate'");
+    expect_usage_error("help _round", "unknown command '_round'"); // internal, not a command to ask about
+    expect_usage_error("help run show", "unexpected argument 'show'");
+}
+
+TEST_CASE("cli: show --out writes what show prints to a file, -q on show, compare and fleet drops notes only") {
+    const std::string base = INTEROPBENCH_SOURCE_DIR "/tests/data/reports/base.json";
+    const std::string fresh = INTEROPBENCH_SOURCE_DIR "/tests/data/reports/regression.json";
+    const auto dir = scratch();
+    auto slurp = [](const fs::path& p) {
+        std::ifstream in(p);
+        return std::string((std::istreambuf_iterator<char>(in)), {});
+    };
+    for (const char* format : {"table", "json", "csv", "markdown", "html"}) {
+        CAPTURE(format);
+        const fs::path file = dir / (std::string("shown.") + format);
+        const Run printed = run_cli(fmt::format("show {} -f {} --wide", base, format));
+        REQUIRE(printed.code == 0);
+        const Run written = run_cli(fmt::format("show {} -f {} --wide --out {}", base, format, file.string()));
+        CHECK(written.code == 0);
+        CHECK(written.out.empty());
+        CHECK(written.err.empty());
+        CHECK(slurp(file) == printed.out);
+    }
+    // The same checks as every other --out, before the report is read.
+    expect_usage_error("show " + base + " --out /nonexistent-dir/x.txt", "does not exist");
+    expect_usage_error("show " + base + " --out " + dir.string(), "is a directory");
+    const fs::path copy = dir / "copy.json";
+    fs::copy_file(base, copy);
+    const std::string before = slurp(copy);
+    expect_usage_error("show " + copy.string() + " --out " + (dir / "." / "copy.json").string(), "it would be overwritten");
+    CHECK(slurp(copy) == before);
+    expect_usage_error("show " + base + " --out", "needs a value");
+
+    // -q: the same output and exit code; errors (fleet's, on too few machines) still said.
+    for (const std::string& args : {"show " + base, "compare " + base + " " + fresh, "fleet " + base + " " + fresh}) {
+        CAPTURE(args);
+        const Run plain = run_cli(args);
+        for (const char* quiet : {" -q", " --quiet"}) {
+            const Run q = run_cli(args + quiet);
+            CHECK(q.code == plain.code);
+            CHECK(q.out == plain.out);
+            CHECK(q.err == plain.err);
+            if (q.code != 2) CHECK(q.err.empty());
+        }
+    }
+    expect_usage_error("show " + base + " --quiet=yes", "is a flag and takes no value");
+    fs::remove_all(dir);
+}

@@ -18,7 +18,7 @@ void add_compare(CLI::App& app, Outcome& out) {
         std::vector<std::string> reports;
         std::string format = "table", out_file;
         std::vector<std::string> thresholds, floors;
-        bool fail_on_inconclusive = false, cross_machine = false;
+        bool fail_on_inconclusive = false, cross_machine = false, quiet = false;
         std::vector<std::string> exports; // --export FORMAT=PATH (CI formats)
         std::string metrics = "primary";  // CI formats: which metrics of each result
     };
@@ -54,6 +54,7 @@ void add_compare(CLI::App& app, Outcome& out) {
     cmd->add_option("--metrics", args->metrics,
                     "CI formats: primary (each result's primary and gated metrics, the default) or all");
     cmd->add_flag("--fail-on-inconclusive", args->fail_on_inconclusive, "exit 3 when results are inconclusive");
+    cmd->add_flag("-q,--quiet", args->quiet, "no notes on stderr (errors still go there); the output and exit code are unchanged");
     cmd->add_flag("--cross-machine", args->cross_machine,
                   "compare reports from different hardware; efficiency against each machine's path bandwidth is compared too");
     cmd->callback([args, &out] {

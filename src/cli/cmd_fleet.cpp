@@ -94,7 +94,7 @@ void add_fleet(CLI::App& app, Outcome& out) {
         std::string files_from, format = "table", out_file, threshold = "10%", expect, write_expect, confirm_dir;
         double spread_factor = 3;
         int confirm = 0;
-        bool rerun = false, skip_unreadable = false;
+        bool rerun = false, skip_unreadable = false, quiet = false;
     };
     auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand("fleet", "judge many machines' reports together: which machine or GPU is an outlier, and why");
@@ -127,6 +127,9 @@ void add_fleet(CLI::App& app, Outcome& out) {
                     "re-measured reports of flagged machines: an outlier is kept only when it repeats in them")
         ->expected(1, 1000000)
         ->allow_extra_args(false);
+    cmd->add_flag("-q,--quiet", args->quiet,
+                  "no notes on stderr, such as each re-measurement as it starts (errors and warnings still go there); the "
+                  "output and exit code are unchanged");
     cmd->add_flag("--skip-unreadable", args->skip_unreadable, "leave out (and name) files that are no report instead of failing");
     cmd->callback([args, &out] {
         const Format& format = find_format(args->format, Command::fleet);
@@ -197,8 +200,9 @@ void add_fleet(CLI::App& app, Outcome& out) {
                 std::vector<std::string> made;
                 for (const auto& s : steps) {
                     const auto command = step_command(outcome.members[s.member], s, exe);
-                    print_stderr(fmt::format("fleet: re-measuring on {}: {}\n", outcome.members[s.member].label,
-                                             shell_quoted(command)));
+                    if (!args->quiet)
+                        print_stderr(fmt::format("fleet: re-measuring on {}: {}\n", outcome.members[s.member].label,
+                                                 shell_quoted(command)));
                     const int rc = run_command(command);
                     if (rc == 0 || rc == 1) made.push_back(s.out); // 1: the run measured but had a failure
                     else

@@ -274,24 +274,38 @@ public:
     }
 
 private:
-    // Each line of a block (a description, a footer) wrapped to the terminal on its own, its
-    // indentation kept, so that example lists stay lists.
+    // Each line of a block (a description, a footer) laid out as written: a line that fits is
+    // kept as it is (the spaces that align an example's comment included), a longer one is
+    // broken at its spaces, each piece on a line of its own under the first: under its second
+    // column where two spaces start one ("  csv   one row per ..."), else indented by two more.
+    // Lines are never joined, so that example lists stay lists.
     static std::string wrapped_lines(const std::string& text) {
         const std::size_t width = terminal_width();
         std::string out;
         std::istringstream in(text);
         for (std::string line; std::getline(in, line);) {
-            const std::size_t indent = std::min(line.find_first_not_of(' '), line.size());
+            while (!line.empty() && line.back() == ' ') line.pop_back();
+            if (line.size() <= width) {
+                out += line + "\n";
+                continue;
+            }
+            const std::size_t indent = line.find_first_not_of(' ');
+            const std::size_t column = line.find("  ", indent), second = line.find_first_not_of(' ', column);
+            const std::size_t hang = column != std::string::npos && second <= width / 2 ? second : indent + 2;
             std::string current = line.substr(0, indent);
-            std::istringstream words(line.substr(indent));
-            bool first = true;
-            for (std::string w; words >> w; first = false) {
-                if (!first && current.size() + 1 + w.size() > width) {
+            bool first = true; // no word on `current` yet
+            for (std::size_t at = indent; at < line.size();) {
+                const std::size_t start = line.find_first_not_of(' ', at);
+                const std::size_t end = std::min(line.find(' ', start), line.size());
+                const std::string gap = line.substr(at, start - at), word = line.substr(start, end - start);
+                if (!first && current.size() + gap.size() + word.size() > width) {
                     out += current + "\n";
-                    current = std::string(indent + 2, ' ');
-                    first = true;
+                    current = std::string(hang, ' ') + word;
+                } else {
+                    current += (first ? "" : gap) + word;
                 }
-                current += (first ? "" : " ") + w;
+                first = false;
+                at = end;
             }
             out += current + "\n";
         }
@@ -323,7 +337,7 @@ void add_examples(CLI::App& app) {
                 "  interopbench run -t 'host -> gpu0 1G; file(cold) -> gpu0 1G' --dry-run\n"
                 "  interopbench run -p ci --baseline base.json --confirm 3   a CI gate"},
         {"show", "examples:\n  interopbench show r.json\n  interopbench show r.json --wide --metrics all\n"
-                 "  interopbench show r.json -f html > r.html"},
+                 "  interopbench show r.json -f html --out r.html"},
         {"compare", "examples:\n  interopbench compare base.json new.json\n"
                     "  interopbench compare base.json new.json --threshold 5% --fail-on-inconclusive -f junit"},
         {"list", "examples:\n  interopbench list\n  interopbench list -s 'storage*'\n  interopbench list --profiles"},
@@ -339,13 +353,33 @@ void add_examples(CLI::App& app) {
             if (sub->get_name() == name) sub->footer(sub->get_footer().empty() ? text : sub->get_footer() + "\n\n" + text);
 }
 
+// `help [COMMAND]`: the same text as `COMMAND --help` (or `--help`), exit 0; an unknown
+// COMMAND is a usage error naming the near command.
+void print_help(const CLI::App& app, const std::string& command) {
+    if (command.empty()) {
+        fmt::print("{}", app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal));
+        return;
+    }
+    std::vector<std::string> commands;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+        if (sub->get_name().empty() || sub->get_name()[0] == '_') continue; // _round is internal
+        if (sub->get_name() == command) {
+            fmt::print("{}", sub->help(app.get_name()));
+            return;
+        }
+        commands.push_back(sub->get_name());
+    }
+    throw UsageError(fmt::format("unknown command '{}'{}", command, did_you_mean(command, commands)),
+                     "see 'interopbench --help' for the commands");
+}
+
 int run(int argc, char** argv) {
     try {
         auto world = cli::make_mpi_world(argc, argv);
         cli::set_world(world.get());
         cli::set_argv(argc, argv);
         CLI::App app{"interopbench: measure and explain data movement on and between GPUs", "interopbench"};
-        app.set_version_flag("--version", fmt::format("interopbench {} ({})", tool_version(), tool_git_sha()));
+        app.set_version_flag("-V,--version", fmt::format("interopbench {} ({})", tool_version(), tool_git_sha()));
         app.require_subcommand(0, 1);
         app.formatter(std::make_shared<WrappingFormatter>()); // before the subcommands, which copy it
         // Flags take no value: `--quiet=yes` is refused like `--quiet yes`, never read as true.
@@ -362,6 +396,10 @@ int run(int argc, char** argv) {
         app.add_subcommand("version", "print the version and git revision")->callback([] {
             fmt::print("interopbench {} ({})\n", tool_version(), tool_git_sha());
         });
+        auto help_command = std::make_shared<std::string>();
+        app.add_subcommand("help", "print the help of the tool, or of COMMAND (as COMMAND --help does)")
+            ->callback([&app, help_command] { print_help(app, *help_command); })
+            ->add_option("command", *help_command, "the command whose help to print");
         add_examples(app);
         // After every option is read and before any subcommand runs: one check for all.
         app.parse_complete_callback([&app] { refuse_empty_values(app); });
