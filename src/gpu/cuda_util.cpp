@@ -109,6 +109,17 @@ void probe_cuda(Machine& m) {
 
 void set_device(int ordinal) { IB_CUDA_CHECK(cudaSetDevice(ordinal)); }
 
+bool enable_peer_access(int from, int to) {
+    int can = 0;
+    IB_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
+    if (!can) return false;
+    set_device(from);
+    const cudaError_t err = cudaDeviceEnablePeerAccess(to, 0);
+    if (err == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError(); // enabled earlier; clear the recorded error
+    else IB_CUDA_CHECK(err);
+    return true;
+}
+
 // ---- DeviceBuffer -----------------------------------------------------------------------
 
 DeviceBuffer::DeviceBuffer(int device, std::size_t bytes) : m_bytes(bytes), m_device(device) {

@@ -37,6 +37,9 @@ void probe_cuda(Machine& machine);
 
 /// Makes `ordinal` current; throws ConfigError when it does not exist.
 void set_device(int ordinal);
+/// Enables peer access from `from` to `to` where the hardware allows it (leaving `from`
+/// current); true when it is on, also when an earlier configuration enabled it.
+bool enable_peer_access(int from, int to);
 
 /// Device memory, freed on destruction (on the device it was allocated on).
 class DeviceBuffer {

@@ -39,7 +39,6 @@ namespace interopbench {
 
 namespace peer {
 
-
 std::optional<std::string> device_unavailable(const Machine& machine, int ordinal) {
     if (!machine.device(ordinal))
         return fmt::format("GPU {} does not exist: {} GPU(s) visible", ordinal,
@@ -151,20 +150,6 @@ std::optional<std::string> peer_access_missing(int from, int to) {
     return std::nullopt;
 }
 
-/// Enables peer access from `from` to `to` when the hardware allows it; true when it is on.
-bool enable_peer_access(int from, int to) {
-    int can = 0;
-    IB_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
-    if (!can) return false;
-    gpu::set_device(from);
-    const cudaError_t err = cudaDeviceEnablePeerAccess(to, 0);
-    if (err == cudaErrorPeerAccessAlreadyEnabled)
-        cudaGetLastError(); // an earlier configuration enabled it; clear the recorded error
-    else
-        IB_CUDA_CHECK(err);
-    return true;
-}
-
 int sm_count(const CaseContext& ctx, int ordinal) {
     const DeviceInfo* d = ctx.machine ? ctx.machine->device(ordinal) : nullptr;
     return d && d->sm_count > 0 ? d->sm_count : 1;
@@ -213,8 +198,8 @@ public:
             Copy c;
             c.route = r;
             const int other = r.driver == r.src ? r.dst : r.src;
-            enable_peer_access(other, r.driver);
-            c.p2p = enable_peer_access(r.driver, other);
+            gpu::enable_peer_access(other, r.driver);
+            c.p2p = gpu::enable_peer_access(r.driver, other);
             if (m_engine == Engine::sm && !c.p2p)
                 throw ConfigError(*peer_access_missing(r.driver, other));
             IB_CUDA_CHECK(cudaDeviceGetP2PAttribute(&c.rank, cudaDevP2PAttrPerformanceRank,
@@ -660,7 +645,7 @@ public:
                     m_base + next[i] * k_chase_stride;
         } else {
             const int owner = target == Target::peer ? peer_gpu : device;
-            if (target == Target::peer && !enable_peer_access(device, peer_gpu))
+            if (target == Target::peer && !gpu::enable_peer_access(device, peer_gpu))
                 throw ConfigError(*peer_access_missing(device, peer_gpu));
             m_memory = DeviceBuffer(owner, footprint);
             m_base = reinterpret_cast<std::uint64_t>(m_memory.get());

@@ -104,18 +104,6 @@ bool finished(const gpu::Event& e) {
     return true;
 }
 
-/// Enables peer access from `from` to `to` where the hardware allows it; true when it is on.
-bool enable_peer_access(int from, int to) {
-    int can = 0;
-    IB_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
-    if (!can) return false;
-    gpu::set_device(from);
-    const cudaError_t err = cudaDeviceEnablePeerAccess(to, 0);
-    if (err == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError(); // enabled by an earlier configuration
-    else IB_CUDA_CHECK(err);
-    return true;
-}
-
 int sm_count(const CaseContext& ctx, int gpu) {
     const DeviceInfo* d = ctx.machine ? ctx.machine->device(gpu) : nullptr;
     return d && d->sm_count > 0 ? d->sm_count : 1;
@@ -194,8 +182,8 @@ public:
         m_blocks = t.exec.blocks ? t.exec.blocks : static_cast<unsigned>(sm_count(ctx, m_driver) * 4);
         if (t.src.where == Where::gpu && t.dst.where == Where::gpu && t.src.gpu != t.dst.gpu) {
             const int other = m_driver == t.src.gpu ? t.dst.gpu : t.src.gpu;
-            enable_peer_access(other, m_driver);
-            m_p2p = enable_peer_access(m_driver, other);
+            gpu::enable_peer_access(other, m_driver);
+            m_p2p = gpu::enable_peer_access(m_driver, other);
             if (m_sm && !m_p2p)
                 throw Unsupported(fmt::format("GPU {} cannot access GPU {}'s memory (no peer access): an SM kernel cannot "
                                               "reach it; via ce copies through host memory",
