@@ -384,3 +384,28 @@ TEST_CASE("fleet --rerun refuses a confirm folder another user may change, and n
         CHECK(std::filesystem::is_empty(theirs));
     }
 }
+
+TEST_CASE("fleet: a host name that is not one never reaches mpirun, and --out and --write-expect never name each other") {
+    const auto dir = testing::scratch("fleet-hostile-host");
+    auto files = five(dir);
+    // node-b's report names a host that is an option and a command, with a terminal escape.
+    auto doc = nlohmann::json::parse(testing::slurp(files[1]));
+    doc["host"]["hostname"] = "node-b --oversubscribe;touch x\x1b]0;t\x07";
+    files[1] = write(dir, "node-b-hostile.json", doc);
+    std::string cmd = INTEROPBENCH_BINARY " fleet";
+    for (const auto& f : files) cmd += " '" + f + "'";
+    const std::string err_file = (dir / "stderr").string();
+    int status = testing::run_shell(cmd + " --confirm 1 >/dev/null 2>'" + err_file + "'");
+    std::string err = testing::slurp(err_file);
+    CAPTURE(err);
+    CHECK(WEXITSTATUS(status) == 2);
+    CHECK(err.find("which is not a host name") != std::string::npos);
+    CHECK(err.find('\x1b') == std::string::npos); // escaped on the way to the terminal
+    // One file for both outputs: refused before anything is written.
+    const std::string both = (dir / "both.json").string();
+    status = testing::run_shell(cmd + " --out '" + both + "' --write-expect '" + both + "' >/dev/null 2>'" + err_file + "'");
+    err = testing::slurp(err_file);
+    CHECK(WEXITSTATUS(status) == 2);
+    CHECK(err.find("--out and --write-expect both name") != std::string::npos);
+    CHECK(!std::filesystem::exists(both));
+}

@@ -47,11 +47,37 @@ std::string this_host() {
     return name;
 }
 
+/// A host name as DNS allows it (RFC 1123): labels of letters, digits and '-', not starting
+/// or ending with '-', joined by '.'; at most 253 characters. Nothing else goes to mpirun.
+bool valid_host_name(const std::string& name) {
+    if (name.empty() || name.size() > 253) return false;
+    std::size_t label = 0;
+    for (std::size_t i = 0; i < name.size(); ++i) {
+        const char c = name[i];
+        if (c == '.') {
+            if (label == 0 || name[i - 1] == '-') return false;
+            label = 0;
+        } else if (std::isalnum(static_cast<unsigned char>(c)) || (c == '-' && label > 0)) {
+            if (++label > 63) return false;
+        } else {
+            return false;
+        }
+    }
+    return label > 0 && name.back() != '-';
+}
+
 /// The command line of a confirmation step: on this host directly, on another through
-/// mpirun (the launcher multi-node runs use).
+/// mpirun (the launcher multi-node runs use). A report's host name that is not a host name
+/// is refused: it would reach mpirun's command line.
 std::vector<std::string> step_command(const fleet::Member& m, const fleet::ConfirmStep& step, const std::string& exe) {
     std::vector<std::string> cmd;
-    if (!m.hostname.empty() && m.hostname != this_host()) cmd = {"mpirun", "--host", m.hostname, "-np", "1"};
+    if (!m.hostname.empty() && m.hostname != this_host()) {
+        if (!valid_host_name(m.hostname))
+            throw UsageError(fmt::format("the report of {} names its host '{}', which is not a host name", display_text(m.label),
+                                         display_text(m.hostname)),
+                             "re-measure that machine by hand on it, or correct the report's host");
+        cmd = {"mpirun", "--host", m.hostname, "-np", "1"};
+    }
     cmd.push_back(exe);
     cmd.insert(cmd.end(), step.args.begin(), step.args.end());
     return cmd;
@@ -157,7 +183,13 @@ void add_fleet(CLI::App& app, Outcome& out) {
                     if (same_file(path, input))
                         throw UsageError(fmt::format("'{}' is the input report '{}': it would be overwritten", path, input),
                                          "write to another file");
+                if (!args->expect.empty() && same_file(path, args->expect))
+                    throw UsageError(fmt::format("'{}' is the --expect file: it would be overwritten", path), "write to another file");
             }
+        if (!args->out_file.empty() && !args->write_expect.empty() &&
+            (args->out_file == args->write_expect || same_file(args->out_file, args->write_expect)))
+            throw UsageError(fmt::format("--out and --write-expect both name '{}': one would overwrite the other", args->out_file),
+                             "give each its own file");
         std::optional<fleet::Expectations> expect;
         if (!args->expect.empty())
             expect = fleet::parse_expectations(
@@ -183,14 +215,14 @@ void add_fleet(CLI::App& app, Outcome& out) {
                 plan_text = "\nre-measure only the flagged results on only the flagged machines, then judge again:\n";
                 std::vector<std::string> outs;
                 for (const auto& s : steps) {
-                    plan_text += "  " + shell_quoted(step_command(outcome.members[s.member], s, exe)) + "\n";
+                    plan_text += "  " + display_text(shell_quoted(step_command(outcome.members[s.member], s, exe))) + "\n";
                     outs.push_back(s.out);
                 }
                 std::vector<std::string> again{"interopbench", "fleet"};
                 again.insert(again.end(), files.begin(), files.end());
                 again.push_back("--confirmed-by");
                 again.insert(again.end(), outs.begin(), outs.end());
-                plan_text += "  " + shell_quoted(again) + "\n";
+                plan_text += "  " + display_text(shell_quoted(again)) + "\n";
             } else {
                 // The re-measurements write into a folder nobody else may change, each to a file
                 // made anew here, never through a link found there.
@@ -201,14 +233,14 @@ void add_fleet(CLI::App& app, Outcome& out) {
                 for (const auto& s : steps) {
                     const auto command = step_command(outcome.members[s.member], s, exe);
                     if (!args->quiet)
-                        print_stderr(fmt::format("fleet: re-measuring on {}: {}\n", outcome.members[s.member].label,
-                                                 shell_quoted(command)));
+                        print_stderr(fmt::format("fleet: re-measuring on {}: {}\n", display_text(outcome.members[s.member].label),
+                                                 display_text(shell_quoted(command))));
                     const int rc = run_command(command);
                     if (rc == 0 || rc == 1) made.push_back(s.out); // 1: the run measured but had a failure
                     else
                         print_stderr(fmt::format("fleet: the re-measurement on {} did not finish (exit {}); its outliers stay "
                                                  "unconfirmed\n",
-                                                 outcome.members[s.member].label, rc));
+                                                 display_text(outcome.members[s.member].label), rc));
                 }
                 std::vector<std::string> readable;
                 for (const auto& f : made)

@@ -212,7 +212,9 @@ Loaded load_one(const std::string& file, const std::function<void(Report&)>& pre
         shape.unit = primary.info.unit;
         shape.higher_is_better = primary.info.better != Better::lower;
         Figure base;
-        base.key = r.key;
+        // Built from the scenario and parameters, never taken from the report's key text: a key is
+        // data, and what --rerun re-measures must be what the result measured.
+        base.key = r.scenario + "/" + r.params.canonical();
         base.axes = nlohmann::json::object();
         for (const auto& [name, text] : r.params.items()) base.axes[name] = text;
         if (r.details.is_object()) {
