@@ -350,6 +350,14 @@ TEST_CASE("anonymize_report leaves no absolute path: each becomes <path>/ and it
     CHECK(doc == once);
 }
 
+TEST_CASE("anonymize_report scrubs the path of a short option glued to its value") {
+    auto doc = report_with_paths();
+    doc["invocation"]["argv"] = {"interopbench", "run", "-o/srv/secret/r.json", "-p/home/alice/p.json", "-a", "x=1", "-q"};
+    anonymize_report(doc);
+    CHECK(doc["invocation"]["argv"] ==
+          nlohmann::json{"interopbench", "run", "-o<path>/r.json", "-p~/p.json", "-a", "x=1", "-q"}); // a home folder becomes ~
+}
+
 TEST_CASE("run records argv[0] as the program's name, and with --anonymize no absolute path") {
     const auto dir = fs::absolute(temp_dir() / "argv");
     fs::create_directories(dir);

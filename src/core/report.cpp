@@ -781,6 +781,15 @@ void anonymize_report(nlohmann::json& report) {
         // and "<path>/interopbench" become "interopbench".
         if (inv.contains("argv") && inv["argv"].is_array() && !inv["argv"].empty() && inv["argv"][0].is_string())
             inv["argv"][0] = recorded_argv({inv["argv"][0].get<std::string>()})[0];
+        // A short option glued to its value ("-o/abs/out.json", "-p/abs/profile.json"): the
+        // value's path is not preceded by a boundary, so it is scrubbed on its own.
+        if (inv.contains("argv") && inv["argv"].is_array())
+            for (auto& arg : inv["argv"])
+                if (arg.is_string()) {
+                    const std::string& text = arg.get_ref<const std::string&>();
+                    if (text.size() > 2 && text[0] == '-' && std::isalpha(static_cast<unsigned char>(text[1])))
+                        arg = text.substr(0, 2) + scrub_paths(text.substr(2), home ? home : "");
+                }
         inv["anonymized"] = true;
     }
 }
