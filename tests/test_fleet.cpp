@@ -250,6 +250,14 @@ TEST_CASE("fleet --expect judges a lone machine against a healthy fleet's figure
     nlohmann::json bad = reference;
     bad["expectations"][0]["median"] = -1;
     CHECK_THROWS_AS(fleet::parse_expectations(bad, "f"), UsageError);
+    // An expectation in another unit or direction is not the reports' figure: refused, never
+    // judged against (a ratio of 0.51 must not pass as 51% of a bandwidth).
+    for (const auto& [field, value] : {std::pair<const char*, const char*>{"unit", "ratio"}, {"better", "lower"}}) {
+        nlohmann::json other = reference;
+        other["expectations"][0][field] = value;
+        const auto wrong = fleet::parse_expectations(other, "f");
+        CHECK_THROWS_WITH_AS(fleet::analyse({fine}, limited(), &wrong), doctest::Contains("the --expect file's"), UsageError);
+    }
 }
 
 TEST_CASE("fleet keeps an outlier only when its re-measurement repeats it") {

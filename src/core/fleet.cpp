@@ -441,6 +441,12 @@ void judge_row(Row& row, const Options& o, const Expectations* expect) {
     const Expectation* e = nullptr;
     if (expect)
         if (const auto it = expect->find(row_id(row.hardware_class, row.key, row.metric)); it != expect->end()) e = &it->second;
+    if (e && ((!e->unit.empty() && e->unit != row.unit) || e->higher_is_better != row.higher_is_better))
+        throw UsageError(fmt::format("the --expect file's {} {} is in {} ({} is better), the reports' in {} ({} is better)",
+                                     display_text(row.key), display_text(row.metric), display_text(e->unit.empty() ? "?" : e->unit),
+                                     e->higher_is_better ? "higher" : "lower", display_text(row.unit),
+                                     row.higher_is_better ? "higher" : "lower"),
+                         "write the expectations again with --write-expect from reports of this kind");
     if (e) {
         row.median = e->median;
         row.spread = e->spread;
