@@ -144,6 +144,7 @@ std::string row_id(const std::string& klass, const std::string& key, const std::
 /// on one host give one member with each rank's GPU.
 std::map<std::string, Member> hosts_of(const ReportHeader& h, const std::string& file) {
     std::map<std::string, Member> out;
+    std::map<std::string, std::set<std::string>> labels; // per host: its GPUs' labels (linear in the ranks)
     for (const auto& rank : h.hosts) {
         if (rank.host.hostname.empty()) continue;
         ReportHeader one;
@@ -155,13 +156,14 @@ std::map<std::string, Member> hosts_of(const ReportHeader& h, const std::string&
         one.conditions = rank.conditions;
         Member m = member_from_header(one, file);
         auto it = out.find(m.hostname);
+        std::set<std::string>& seen = labels[m.hostname];
         if (it == out.end()) {
+            for (const auto& g : m.gpus) seen.insert(g.label);
             out.emplace(m.hostname, std::move(m));
             continue;
         }
         for (auto& g : m.gpus)
-            if (std::none_of(it->second.gpus.begin(), it->second.gpus.end(), [&](const Gpu& x) { return x.label == g.label; }))
-                it->second.gpus.push_back(g);
+            if (seen.insert(g.label).second) it->second.gpus.push_back(g);
         if (m.conditions && it->second.conditions)
             for (auto& g : m.conditions->gpus) it->second.conditions->gpus.push_back(g);
     }
