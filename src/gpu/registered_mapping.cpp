@@ -18,6 +18,12 @@
 
 namespace interopbench::gpu {
 
+namespace {
+std::int64_t mtime_ns(const struct stat& st) {
+    return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
+} // namespace
+
 RegisteredMapping::RegisteredMapping(const std::vector<MappedFile>& files) {
     try {
         for (const MappedFile& f : files) {
@@ -29,7 +35,7 @@ RegisteredMapping::RegisteredMapping(const std::vector<MappedFile>& files) {
                 throw ConfigError(fmt::format("{} is shorter than the {} bytes to map: it changed during the run", f.path, f.bytes));
             void* map = ::mmap(nullptr, f.bytes, PROT_READ, MAP_SHARED, f.fd, 0);
             if (map == MAP_FAILED) throw ConfigError(fmt::format("mmap of {} failed: {}", f.path, std::strerror(errno)));
-            m_maps.back() = {map, f.bytes, false};
+            m_maps.back() = {map, f.bytes, false, f.path, f.fd, static_cast<std::int64_t>(st.st_size), mtime_ns(st)};
             const cudaError_t err = cudaHostRegister(map, f.bytes, cudaHostRegisterReadOnly);
             if (err != cudaSuccess) {
                 (void)cudaGetLastError();
@@ -60,6 +66,23 @@ void RegisteredMapping::unregister() {
             IB_CUDA_CHECK(cudaHostUnregister(m.addr));
             m.registered = false;
         }
+}
+
+void RegisteredMapping::check_unchanged() const {
+    for (const Map& m : m_maps) {
+        if (!m.addr) continue;
+        struct stat st {};
+        if (::fstat(m.fd, &st) != 0)
+            throw ConfigError(fmt::format("{} cannot be checked while registered: {}", m.path, std::strerror(errno)));
+        if (st.st_size != m.size)
+            throw ConfigError(fmt::format("{} changed while registered (size {} -> {} bytes): the copies read pinned pages the "
+                                          "file no longer has; keep the dataset unchanged while it is measured",
+                                          m.path, m.size, static_cast<std::int64_t>(st.st_size)));
+        if (mtime_ns(st) != m.mtime_ns)
+            throw ConfigError(fmt::format("{} was written while registered: the bytes copied may mix its old and new "
+                                          "contents; keep the dataset unchanged while it is measured",
+                                          m.path));
+    }
 }
 
 std::optional<std::string> registered_mapping_unsupported(int device, std::uint64_t bytes) {

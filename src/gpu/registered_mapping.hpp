@@ -20,7 +20,8 @@ struct MappedFile {
 /// faults in whatever is not cached); the destructor unregisters and unmaps, also when a
 /// sample or the run is stopped. A file shorter than its bytes (changed during the run) is a
 /// ConfigError naming it, checked before mapping (never a SIGBUS); a registration the driver
-/// refuses is Unsupported with CUDA's reason.
+/// refuses is Unsupported with CUDA's reason. The caller keeps each descriptor open while the
+/// mapping lives: check_unchanged() reads the files' state through them.
 class RegisteredMapping {
 public:
     explicit RegisteredMapping(const std::vector<MappedFile>& files);
@@ -29,6 +30,10 @@ public:
     ~RegisteredMapping();
     /// Unregisters every mapping (timed by the caller); the destructor then only unmaps.
     void unregister();
+    /// Throws ConfigError naming the first file that was truncated, replaced in place or
+    /// written since it was registered: the pinned pages the copy engine reads are then no
+    /// longer the file's (a truncated file's pages would raise SIGBUS if the CPU touched them).
+    void check_unchanged() const;
     /// The mapped bytes of file `i` (nullptr for an empty one).
     const void* data(std::size_t i) const { return i < m_maps.size() ? m_maps[i].addr : nullptr; }
 
@@ -38,6 +43,9 @@ private:
         void* addr = nullptr;
         std::uint64_t bytes = 0;
         bool registered = false;
+        std::string path;
+        int fd = -1;
+        std::int64_t size = 0, mtime_ns = 0; ///< the file's size and modification time when mapped
     };
     std::vector<Map> m_maps;
 };

@@ -306,6 +306,7 @@ public:
         IB_CUDA_CHECK(cudaStreamSynchronize(m_compute_stream->get()));
         const double e2e = since(t0);
         IB_CUDA_CHECK(cudaMemcpy(&m_last_sum, m_sum.get(), sizeof(double), cudaMemcpyDeviceToHost));
+        if (m_registered) m_registered->check_unchanged(); // a column file changed under its pinned pages fails it
 
         double st[k_stages];
         for (int i = 0; i < k_stages; ++i) st[i] = m_host[i];

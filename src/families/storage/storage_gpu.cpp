@@ -455,7 +455,8 @@ private:
         return out;
     }
 
-    /// Each stripe copied by the copy engine from its registered mapping to its place on the GPU.
+    /// Each stripe copied by the copy engine from its registered mapping to its place on the GPU,
+    /// then the files checked unchanged since they were registered.
     void copy_mapping(const gpu::RegisteredMapping& mapping, char* dev, cudaStream_t s) {
         const auto& segments = m_file->segments();
         for (std::size_t i = 0; i < segments.size(); ++i)
@@ -463,6 +464,7 @@ private:
                 IB_CUDA_CHECK(cudaMemcpyAsync(dev + segments[i].offset, mapping.data(i), segments[i].bytes,
                                               cudaMemcpyHostToDevice, s));
         IB_CUDA_CHECK(cudaStreamSynchronize(s));
+        mapping.check_unchanged(); // a file changed under its pinned pages fails the configuration
     }
 
     /// One reader thread of a pipelined path (gpu/pinned_ring): its share read chunk by chunk

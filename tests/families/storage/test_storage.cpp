@@ -24,6 +24,8 @@
 #include "hostio/readers.hpp"
 #include "hostio/storage_io.hpp"
 #include "gpu/cufile_loader.hpp"
+#include "gpu/registered_mapping.hpp"
+#include <cuda_runtime.h>
 #include "interopbench/errors.hpp"
 #include "interopbench/runner.hpp"
 #include "topology/storage_devices.hpp"
@@ -233,6 +235,36 @@ TEST_CASE("storage: a file truncated while measuring fails that read with a clea
             CHECK_THROWS_WITH_AS(read_slices(pool, read_method(method), {whole}, 1 << 18, 1),
                                  doctest::Contains("ended at byte 524288"), ConfigError);
         }
+}
+
+TEST_CASE("storage: a file truncated or written while registered fails the configuration naming it, never a SIGBUS") {
+    int gpus = 0;
+    if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus == 0) {
+        (void)cudaGetLastError();
+        return testing::skip("needs a GPU: registering a file mapping is a CUDA call");
+    }
+    if (const auto why = gpu::registered_mapping_unsupported(0, 1 << 20)) return testing::skip(*why);
+    Scratch scratch;
+    for (const bool truncate : {true, false}) {
+        INFO((truncate ? "truncated" : "written"));
+        const std::string path = (scratch.dir / (truncate ? "t" : "w")).string();
+        Fd fd = open_file(path, O_CREAT | O_RDWR);
+        std::vector<char> ones(1 << 20, 1);
+        pwrite_all(fd.get(), ones.data(), ones.size(), 0, path);
+        gpu::RegisteredMapping mapping({{path, fd.get(), 1 << 20}});
+        mapping.check_unchanged(); // as registered: no error
+        std::this_thread::sleep_for(std::chrono::milliseconds(20)); // a later modification time on any file system clock
+        if (truncate) REQUIRE(::ftruncate(fd.get(), 1 << 19) == 0);
+        else pwrite_all(fd.get(), ones.data(), 4096, 0, path);
+        // The copy engine still reads the pinned pages (no fault); the check fails the configuration.
+        void* dev = nullptr;
+        REQUIRE(cudaMalloc(&dev, 1 << 20) == cudaSuccess);
+        CHECK(cudaMemcpy(dev, mapping.data(0), 1 << 20, cudaMemcpyHostToDevice) == cudaSuccess);
+        cudaFree(dev);
+        CHECK_THROWS_WITH_AS(mapping.check_unchanged(), doctest::Contains(path.c_str()), ConfigError);
+        CHECK_THROWS_WITH_AS(mapping.check_unchanged(), doctest::Contains(truncate ? "size 1048576 -> 524288" : "written"),
+                             ConfigError);
+    }
 }
 
 TEST_CASE("storage: disk full while writing is named") {
