@@ -146,13 +146,8 @@ void check_primary_samples(const Result& r) {
 }
 
 RunSettings small_settings(const std::string& storage_dir) {
-    RunSettings s;
-    s.warmup = 1;
-    s.min_samples = 3;
-    s.max_samples = 5;
+    RunSettings s = testing::sampling(1, 3, 5, 2, 0.005);
     s.rounds = 1;
-    s.max_time_s = 2;
-    s.sample_time_s = 0.005;
     s.options.set_text("storage-dir", storage_dir);
     return s;
 }

@@ -2,6 +2,7 @@
 
 #include "families/builtin.hpp"
 #include "fake_scenario.hpp"
+#include "test_support.hpp"
 #include "interopbench/runner.hpp"
 
 using namespace interopbench;
@@ -18,11 +19,7 @@ Registry fake_registry(FakeBehaviour b = {}) {
 }
 
 RunSettings fast() {
-    RunSettings s;
-    s.warmup = 1;
-    s.min_samples = 5;
-    s.max_samples = 20;
-    s.max_time_s = 5;
+    RunSettings s = testing::sampling(1, 5, 20, 5, 0.01);
     s.rounds = 1; // rounds are tested in test_rounds.cpp
     return s;
 }

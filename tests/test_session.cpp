@@ -22,15 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-RunSettings fast() {
-    RunSettings s;
-    s.warmup = 0;
-    s.min_samples = 3;
-    s.max_samples = 3;
-    s.max_time_s = 1;
-    s.sample_time_s = 0.001;
-    return s;
-}
+RunSettings fast() { return sampling(0, 3, 3, 1, 0.001); }
 
 } // namespace
 

@@ -8,6 +8,8 @@
 #include <iterator>
 #include <string>
 
+#include "interopbench/runner.hpp"
+
 namespace interopbench::testing {
 
 /// An empty directory `name` under this test process's temporary directory.
@@ -23,6 +25,18 @@ inline std::filesystem::path scratch(const std::string& name) {
 /// which CTest reports as skipped (SKIP_RETURN_CODE), never as passed; a run of many cases
 /// lists the skipped ones at the end. Defined in test_main.cpp.
 void skip(const std::string& reason);
+
+/// Settings for a test that measures: `warmup` untimed samples, then `min` to `max` samples of
+/// about `sample_time_s` each within `max_time_s` per configuration; the rest as RunSettings has it.
+inline RunSettings sampling(int warmup, int min, int max, double max_time_s, double sample_time_s) {
+    RunSettings s;
+    s.warmup = warmup;
+    s.min_samples = min;
+    s.max_samples = max;
+    s.max_time_s = max_time_s;
+    s.sample_time_s = sample_time_s;
+    return s;
+}
 
 /// The deadline of one run of the tool's binary from a test: long enough for a loaded machine
 /// or a sanitizer build, short of CTest's own timeout. A guard against a hang, not a timing check.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../../fake_scenario.hpp"
+#include "../../test_support.hpp"
 #include "families/builtin.hpp"
 #include "gpu/convert.hpp"
 #include "interopbench/runner.hpp"
@@ -18,15 +19,7 @@ namespace {
 
 const std::vector<std::uint64_t> k_odd_sizes{1, 7, 63, 65, 127, 129, 257, 4097, 65537, 1048577, 1000003};
 
-RunSettings fast() {
-    RunSettings s;
-    s.warmup = 0;
-    s.min_samples = 1;
-    s.max_samples = 1;
-    s.max_time_s = 1;
-    s.sample_time_s = 0.0005;
-    return s;
-}
+RunSettings fast() { return testing::sampling(0, 1, 1, 1, 0.0005); }
 
 } // namespace
 

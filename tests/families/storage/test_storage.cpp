@@ -73,11 +73,7 @@ std::vector<Config> expand(const Registry& r, const std::string& pattern, std::m
 }
 
 RunSettings quick_settings(const std::string& dir) {
-    RunSettings s;
-    s.warmup = 0;
-    s.min_samples = 2;
-    s.max_samples = 2;
-    s.max_time_s = 5;
+    RunSettings s = testing::sampling(0, 2, 2, 5, 0.01);
     s.options.set_text("storage-dir", dir);
     return s;
 }

@@ -477,12 +477,7 @@ TEST_CASE("transfer sets without a GPU: GPU sets skip with the reason, host-only
     }
     // Two CPU transfers at once and each alone, through the runner: threads started together,
     // each kept busy until the other's timed part is over, the data checked.
-    RunSettings settings;
-    settings.warmup = 1;
-    settings.min_samples = 3;
-    settings.max_samples = 3;
-    settings.max_time_s = 5;
-    settings.sample_time_s = 0.005;
+    const RunSettings settings = testing::sampling(1, 3, 3, 5, 0.005);
     const auto configs = expand_sets(r, {"host:pageable -> host:pageable via cpu:2 8M; host:pageable -> null via cpu 8M; "
                                          "null -> host:pageable via cpu:1 8M; file(warm) -> host:pageable via read:threads=2:chunk=1M 8M"},
                                      m);
