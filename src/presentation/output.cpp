@@ -534,14 +534,32 @@ std::vector<std::string> summary_lines(const std::vector<Result>& results) {
     return lines;
 }
 
-namespace {
-
-// summary_lines for a terminal (wrapped to `width`, 0: unwrapped) or markdown.
-std::string render_summary(const std::vector<Result>& results, bool md, std::size_t width) {
+std::string render_summary(const std::vector<Result>& results, bool md, const TableStyle& style) {
     std::string out = md ? "### Summary\n\n" : "== summary ==\n";
-    for (const auto& l : summary_lines(results)) out += md ? "- " + display_text(l) + "\n" : wrap(display_text(l), width, "  ");
+    const bool failed = std::any_of(results.begin(), results.end(), [](const Result& r) { return r.status == Status::failed; });
+    const auto lines = summary_lines(results);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        const std::string& l = lines[i];
+        if (md) {
+            out += "- " + display_text(l) + "\n";
+            continue;
+        }
+        // A line that does not fit goes on under a hanging indent, so that each summary line
+        // starts at the margin. Painted after wrapping, each wrapped line on its own: the escape
+        // codes are never counted as columns and never span a line break.
+        const bool painted = style.color && ((i == 0 && failed) || l.rfind("! ", 0) == 0);
+        const Tone tone = i == 0 || l.rfind("! failed: ", 0) == 0 ? Tone::bad : Tone::unsure;
+        const std::string text = wrap(display_text(l), style.width, "    ").substr(2);
+        for (std::size_t at = 0; at < text.size();) {
+            const std::size_t end = text.find('\n', at), words = text.find_first_not_of(' ', at);
+            out += text.substr(at, words - at) + paint(std::string_view(text).substr(words, end - words), tone, painted) + "\n";
+            at = end + 1;
+        }
+    }
     return out;
 }
+
+namespace {
 
 // The report's header in a few lines, as `show` opens its tables.
 std::string header_lines(const ReportHeader& h) {
@@ -644,7 +662,7 @@ std::string render_scenarios(const std::vector<const ScenarioInfo*>& scenarios, 
 
 std::string render_report(const Format& format, const ReportView& view) {
     return (view.header ? header_lines(view.report.header) : std::string{}) +
-           render_summary(view.results, format.markdown, view.style.width) + render_results(view.results, format, view.style);
+           render_summary(view.results, format.markdown, view.style) + render_results(view.results, format, view.style);
 }
 
 std::string render_report_csv(const Format&, const ReportView& view) {
