@@ -318,3 +318,42 @@ TEST_CASE("verdicts are painted for a terminal only: FAIL red, PASS green, a wea
     for (const char* format : {"json", "csv"})
         CHECK(find_format(format, Command::show).render(ReportView{Report{}, rs, style}).find('\x1b') == std::string::npos);
 }
+
+TEST_CASE("a diagnosis several configurations share is said once, naming them once; a finding once per group") {
+    std::vector<Result> rs;
+    for (const char* variant : {"naive", "+pool", "tuned"})
+        for (const char* cache : {"cold", "warm"}) {
+            rs.push_back(result("pipe", {{"variant", variant}, {"cache", cache}, {"batch", "1048576"}}, 1e9));
+            rs.back().details["finding"] = {{"scope", {{"cache", cache}, {"batch", "1048576"}}},
+                                            {"text", std::string("the finding of ") + cache}};
+        }
+    rs.push_back(result("pipe", {{"variant", "naive"}, {"cache", "warm"}, {"batch", "65536"}}, 1e9));
+    // The same words for naive and +pool, cold and warm (every combination of their values);
+    // other words for tuned warm and naive warm 64KiB (not every combination: listed).
+    for (std::size_t i = 0; i < 4; ++i) rs[i].details["diagnosis"] = "convert-bound.";
+    rs[5].details["diagnosis"] = "read-bound.";
+    rs[6].details["diagnosis"] = "read-bound.";
+    TableStyle unlimited;
+    unlimited.width = 0;
+    const std::string text = render_results(rs, table(), unlimited);
+    CAPTURE(text);
+    CHECK(text.find("  naive/+pool cold/warm 1MiB: convert-bound.\n") != std::string::npos);
+    CHECK(text.find("  tuned 1MiB, naive 64KiB; warm: read-bound.\n") != std::string::npos);
+    CHECK(text.find("  cold 1MiB: the finding of cold\n") != std::string::npos);
+    CHECK(text.find("  warm 1MiB: the finding of warm\n") != std::string::npos);
+    CHECK(text.find("convert-bound") == text.rfind("convert-bound"));
+    CHECK(text.find("the finding of warm") == text.rfind("the finding of warm"));
+    // Findings come before the configurations' own diagnoses.
+    CHECK(text.find("the finding of warm") < text.find("convert-bound"));
+    const std::string md = render_results(rs, find_format("markdown", Command::show), unlimited);
+    CHECK(md.find("- `naive/+pool cold/warm 1MiB`: convert-bound.") != std::string::npos);
+    // Every row of the table: "all".
+    for (auto& r : rs) r.details["diagnosis"] = "the same.";
+    CHECK(render_results(rs, table(), unlimited).find("  all: the same.\n") != std::string::npos);
+    // The summary states the finding of the most configurations (here a tie: the better
+    // figure's), naming its group where there are others.
+    rs[3].metrics[0] = metric("bandwidth", "B/s", Better::higher, {2e9, 2e9, 2e9, 2e9});
+    const auto lines = summary_lines(rs);
+    CHECK(std::find(lines.begin(), lines.end(), "copy      warm: the finding of warm (1 more finding under the tables)") !=
+          lines.end());
+}
