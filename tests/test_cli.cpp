@@ -553,3 +553,31 @@ TEST_CASE("--color on the command line: verdicts painted when asked, never in fi
     expect_usage_error("compare " + base + " " + fresh + " --color=sometimes", "unknown --color 'sometimes'");
     fs::remove_all(dir);
 }
+
+TEST_CASE("run ends with its summary again, naming the report and the page it wrote") {
+    const auto dir = scratch();
+    const auto out = (dir / "r.json").string(), page = (dir / "r.html").string();
+    const Run r = run_cli("run --scenario host_memcpy --size 4K --min-samples 3 --max-time 0.2 --out " + out + " --html " + page);
+    REQUIRE(r.code == 0);
+    CAPTURE(r.out);
+    // The summary opens the output and closes it, the files it wrote last.
+    const auto first = r.out.find("== summary ==");
+    const auto last = r.out.rfind("== summary ==");
+    REQUIRE(first != std::string::npos);
+    CHECK(last > first);
+    CHECK(r.out.find("== host_memcpy ==") < last);
+    CHECK(r.out.substr(last).find("  report: " + out + "\n  page: " + page + "\n") != std::string::npos);
+    CHECK(r.out.compare(r.out.size() - page.size() - 1, page.size() + 1, page + "\n") == 0);
+    CHECK(r.err.find("report written to") == std::string::npos); // said once, on stdout
+    // Machine formats end as they are, and the report is named on stderr instead.
+    const Run json = run_cli("run --scenario host_memcpy --size 4K --min-samples 3 --max-time 0.2 -f json --out " + out);
+    REQUIRE(json.code == 0);
+    CHECK(nlohmann::json::parse(json.out).is_object());
+    CHECK(json.err.find("report written to " + out) != std::string::npos);
+    const Run md = run_cli("run --scenario host_memcpy --size 4K --min-samples 3 --max-time 0.2 -f markdown --out " + out);
+    REQUIRE(md.code == 0);
+    CHECK(md.out.find("### Summary") == md.out.rfind("### Summary"));
+    // -q: nothing on stdout.
+    CHECK(run_cli("run --scenario host_memcpy --size 4K --min-samples 3 --max-time 0.2 -q --out " + out).out.empty());
+    fs::remove_all(dir);
+}
