@@ -475,7 +475,7 @@ TEST_CASE("cli: show --out writes what show prints to a file, -q on show, compar
     fs::remove_all(dir);
 }
 
-TEST_CASE("--color: auto paints a terminal only, never under NO_COLOR or TERM=dumb; always and never win") {
+TEST_CASE("--color: auto paints a terminal only, never under NO_COLOR or TERM=dumb, always and never win") {
     const char* saved_term = std::getenv("TERM");
     const std::string term = saved_term ? saved_term : "";
     ::setenv("TERM", "xterm", 1);
