@@ -9,15 +9,18 @@
 #include <sstream>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
 
 #include "families/builtin.hpp"
+#include "interopbench/errors.hpp"
 #include "interopbench/registry.hpp"
 #include "interopbench/report.hpp"
 #include "interopbench/runner.hpp"
+#include "interopbench/text.hpp"
 #include "presentation/formats.hpp"
 #include "test_support.hpp"
 
@@ -469,5 +472,112 @@ TEST_CASE("cli: show --out writes what show prints to a file, -q on show, compar
         }
     }
     expect_usage_error("show " + base + " --quiet=yes", "is a flag and takes no value");
+    fs::remove_all(dir);
+}
+
+TEST_CASE("--color: auto paints a terminal only, never under NO_COLOR or TERM=dumb, always and never win") {
+    const char* saved_term = std::getenv("TERM");
+    const std::string term = saved_term ? saved_term : "";
+    ::setenv("TERM", "xterm", 1);
+    ::unsetenv("NO_COLOR");
+    CHECK(color_wanted(ColorMode::auto_, true));
+    CHECK_FALSE(color_wanted(ColorMode::auto_, false)); // a file or a pipe
+    CHECK(color_wanted(ColorMode::always, false));
+    CHECK_FALSE(color_wanted(ColorMode::never, true));
+    for (const char* value : {"1", "0", ""}) { // whatever its value (no-color.org)
+        ::setenv("NO_COLOR", value, 1);
+        CHECK_FALSE(color_wanted(ColorMode::auto_, true));
+        CHECK(color_wanted(ColorMode::always, true));
+    }
+    ::unsetenv("NO_COLOR");
+    ::setenv("TERM", "dumb", 1);
+    CHECK_FALSE(color_wanted(ColorMode::auto_, true));
+    if (saved_term) ::setenv("TERM", term.c_str(), 1);
+    else ::unsetenv("TERM");
+    CHECK(paint("FAIL", Tone::bad, true) == "\x1b[31mFAIL\x1b[0m");
+    CHECK(paint("PASS", Tone::good, true) == "\x1b[32mPASS\x1b[0m");
+    CHECK(paint("inconclusive", Tone::unsure, true) == "\x1b[33minconclusive\x1b[0m");
+    CHECK(paint("FAIL", Tone::bad, false) == "FAIL");
+    CHECK(parse_color_mode("never") == ColorMode::never);
+    CHECK_THROWS_AS(parse_color_mode("yes"), UsageError);
+}
+
+TEST_CASE("--color on the command line: verdicts painted when asked, never in files, JSON or markdown") {
+    const std::string base = INTEROPBENCH_SOURCE_DIR "/tests/data/reports/base.json";
+    const std::string fresh = INTEROPBENCH_SOURCE_DIR "/tests/data/reports/regression.json";
+    const std::string pipeline = INTEROPBENCH_SOURCE_DIR "/reports/h200x1-pipeline-ad09f1b.json";
+    const auto has_escape = [](const std::string& s) { return s.find('\x1b') != std::string::npos; };
+    // stdout is a file here: auto paints nothing, whatever NO_COLOR says.
+    const Run plain = run_cli("compare " + base + " " + fresh);
+    CHECK(plain.code == 1);
+    CHECK_FALSE(has_escape(plain.out));
+    // A global option: before or after the command, = or a space.
+    for (const std::string& args : {"compare " + base + " " + fresh + " --color=always", "--color=always compare " + base + " " + fresh,
+                                    "compare --color always " + base + " " + fresh}) {
+        CAPTURE(args);
+        const Run r = run_cli(args);
+        CHECK(r.code == 1); // the exit code is the verdict's, painted or not
+        CHECK(r.out.rfind("\x1b[31mFAIL\x1b[0m: ", 0) == 0);
+    }
+    CHECK(run_cli("compare " + base + " " + fresh + " --color=never").out == plain.out);
+    // NO_COLOR (any value) wins over auto, not over always.
+    ::setenv("NO_COLOR", "1", 1);
+    CHECK_FALSE(has_escape(run_cli("compare " + base + " " + fresh + " --color=auto").out));
+    CHECK(has_escape(run_cli("compare " + base + " " + fresh + " --color=always").out));
+    ::unsetenv("NO_COLOR");
+    // Machine formats and markdown never carry escape codes; a file never does.
+    for (const char* format : {"json", "markdown", "junit", "html", "bmf", "openmetrics"}) {
+        CAPTURE(format);
+        const Run r = run_cli(fmt::format("compare {} {} -f {} --color=always", base, fresh, format));
+        CHECK(r.code == 1);
+        CHECK_FALSE(has_escape(r.out));
+    }
+    const auto dir = scratch();
+    const std::string file = (dir / "compare.txt").string();
+    const Run to_file = run_cli(fmt::format("compare {} {} --out {} --color=always", base, fresh, file));
+    CHECK(to_file.code == 1);
+    CHECK(to_file.out.rfind("\x1b[31mFAIL", 0) == 0); // the terminal's copy
+    std::ifstream in(file);
+    const std::string written((std::istreambuf_iterator<char>(in)), {});
+    CHECK(written.rfind("FAIL: ", 0) == 0);
+    // show: the summary's "! " lines yellow; markdown, JSON and --out files never painted.
+    const Run shown = run_cli("show " + pipeline + " --color=always");
+    CHECK(shown.code == 0);
+    CHECK(shown.out.find("  \x1b[33m! ") != std::string::npos);
+    CHECK_FALSE(has_escape(run_cli("show " + pipeline).out));
+    for (const char* format : {"json", "markdown", "csv"}) CHECK_FALSE(has_escape(run_cli(fmt::format("show {} -f {} --color=always", pipeline, format)).out));
+    const std::string shown_file = (dir / "shown.txt").string();
+    CHECK(run_cli(fmt::format("show {} --out {} --color=always", pipeline, shown_file)).code == 0);
+    std::ifstream shown_in(shown_file);
+    CHECK_FALSE(has_escape(std::string((std::istreambuf_iterator<char>(shown_in)), {})));
+    expect_usage_error("compare " + base + " " + fresh + " --color=sometimes", "unknown --color 'sometimes'");
+    fs::remove_all(dir);
+}
+
+TEST_CASE("run ends with its summary again, naming the report and the page it wrote") {
+    const auto dir = scratch();
+    const auto out = (dir / "r.json").string(), page = (dir / "r.html").string();
+    const Run r = run_cli("run --scenario host_memcpy --size 4K --min-samples 3 --max-time 0.2 --out " + out + " --html " + page);
+    REQUIRE(r.code == 0);
+    CAPTURE(r.out);
+    // The summary opens the output and closes it, the files it wrote last.
+    const auto first = r.out.find("== summary ==");
+    const auto last = r.out.rfind("== summary ==");
+    REQUIRE(first != std::string::npos);
+    CHECK(last > first);
+    CHECK(r.out.find("== host_memcpy ==") < last);
+    CHECK(r.out.substr(last).find("  report: " + out + "\n  page: " + page + "\n") != std::string::npos);
+    CHECK(r.out.compare(r.out.size() - page.size() - 1, page.size() + 1, page + "\n") == 0);
+    CHECK(r.err.find("report written to") == std::string::npos); // said once, on stdout
+    // Machine formats end as they are, and the report is named on stderr instead.
+    const Run json = run_cli("run --scenario host_memcpy --size 4K --min-samples 3 --max-time 0.2 -f json --out " + out);
+    REQUIRE(json.code == 0);
+    CHECK(nlohmann::json::parse(json.out).is_object());
+    CHECK(json.err.find("report written to " + out) != std::string::npos);
+    const Run md = run_cli("run --scenario host_memcpy --size 4K --min-samples 3 --max-time 0.2 -f markdown --out " + out);
+    REQUIRE(md.code == 0);
+    CHECK(md.out.find("### Summary") == md.out.rfind("### Summary"));
+    // -q: nothing on stdout.
+    CHECK(run_cli("run --scenario host_memcpy --size 4K --min-samples 3 --max-time 0.2 -q --out " + out).out.empty());
     fs::remove_all(dir);
 }

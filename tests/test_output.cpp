@@ -168,8 +168,13 @@ TEST_CASE("a comparison opens with its verdict in one line, regressions listed f
     REQUIRE(changed != std::string::npos);
     const auto first_row = text.find('\n', text.find("---", changed)) + 1;
     CHECK(text.compare(first_row, 10, "regression") == 0);
+    // A report against itself: no regression. Half its results straddle the 5% threshold (its
+    // samples are few), which makes the pass weak; at 50% none do.
     const auto self = compare_reports(read_report(dir + "base.json"), read_report(dir + "base.json"), opt);
-    CHECK(verdict_line(self).rfind("PASS: ", 0) == 0);
+    CHECK(verdict_line(self).rfind("PASS (weak: 4 of 8 inconclusive): ", 0) == 0);
+    CompareOptions loose = opt;
+    add_threshold(loose, "50%");
+    CHECK(verdict_line(compare_reports(read_report(dir + "base.json"), read_report(dir + "base.json"), loose)).rfind("PASS: ", 0) == 0);
 }
 
 TEST_CASE("reports with no result in common are a usage error, not a pass") {
@@ -188,7 +193,7 @@ TEST_CASE("reports with no result in common are a usage error, not a pass") {
     CHECK(compare_exit_code(lost, false) == ExitCode::failed);
 }
 
-TEST_CASE("a comparison states its power: how many results can see a 10% change") {
+TEST_CASE("a comparison states its power at the threshold in use: how many results can see twice it") {
     const std::string dir = INTEROPBENCH_SOURCE_DIR "/tests/data/reports/";
     CompareOptions opt;
     const auto base = read_report(dir + "base.json");
@@ -196,9 +201,28 @@ TEST_CASE("a comparison states its power: how many results can see a 10% change"
     CHECK(self.in_both == self.results.size());
     CHECK(self.sensitive <= self.in_both);
     const std::string line = power_line(self);
-    CHECK(line == fmt::format("power: {} of {} results measured in both reports can see a 10% change", self.sensitive,
-                              self.in_both));
+    CHECK(line == fmt::format("power: {} of {} results measured in both reports can see a 10% change (twice the 5% "
+                              "threshold)",
+                              self.sensitive, self.in_both));
     CHECK(comparison_table(self).find(line) != std::string::npos);
+    CHECK(comparison_table(self).find("can see 10%") != std::string::npos);
+    CHECK(comparison_json(self)["summary"]["power"]["change"].get<double>() == doctest::Approx(0.10));
+    // Another threshold, another change: the power follows the threshold the gate uses, and a
+    // wider threshold is seen by at least as many results (each one's detectable change is its
+    // threshold plus its interval).
+    CompareOptions wide = opt;
+    add_threshold(wide, "10%");
+    const auto loose = compare_reports(base, base, wide);
+    CHECK(power_line(loose) == fmt::format("power: {} of {} results measured in both reports can see a 20% change (twice "
+                                           "the 10% threshold)",
+                                           loose.sensitive, loose.in_both));
+    CHECK(loose.sensitive >= self.sensitive);
+    CHECK(comparison_table(loose).find("can see 20%") != std::string::npos);
+    CHECK(comparison_json(loose)["summary"]["power"]["change"].get<double>() == doctest::Approx(0.20));
+    // A change of the threshold's own size is seen by no result: the whole interval must lie
+    // beyond the threshold, so each detectable change exceeds it.
+    for (const auto& r : self.results)
+        if (const auto* m = shown_metric(r)) CHECK(m->detectable >= m->threshold);
     // A result of too few samples sees nothing: one fewer can see the change.
     auto thin = base;
     auto& samples = thin.results[0].metrics[0].samples;
@@ -210,4 +234,137 @@ TEST_CASE("a comparison states its power: how many results can see a 10% change"
     std::size_t family_sum = 0;
     for (const auto& f : fewer.families) family_sum += f.sensitive;
     CHECK(family_sum == fewer.sensitive);
+}
+
+TEST_CASE("a pass with many inconclusive results says it is weak, the exit code stays the same") {
+    const std::string dir = INTEROPBENCH_SOURCE_DIR "/tests/data/reports/";
+    CompareOptions opt;
+    // Two quick runs of one build on an H200: most results move more than their rounds allow.
+    const auto o = compare_reports(read_report(dir + "rounds/h200x1-quick-0.json"), read_report(dir + "rounds/h200x1-quick-1.json"), opt);
+    REQUIRE(o.count(Verdict::regression) == 0);
+    const std::size_t unsure = o.count(Verdict::inconclusive);
+    REQUIRE(4 * unsure >= o.results.size());
+    CHECK(weak_pass(o));
+    const std::string line = verdict_line(o);
+    CAPTURE(line);
+    CHECK(line.rfind(fmt::format("PASS (weak: {} of {} inconclusive): ", unsure, o.results.size()), 0) == 0);
+    CHECK(comparison_table(o).rfind(line + "\n", 0) == 0);
+    CHECK(comparison_json(o)["summary"]["weak"] == true);
+    CHECK(compare_exit_code(o, false) == ExitCode::ok);
+    CHECK(compare_exit_code(o, true) == ExitCode::inconclusive);
+    // Fewer than a quarter inconclusive (a report against itself at a 20% threshold: one of
+    // eight): a plain PASS.
+    CompareOptions wider = opt;
+    add_threshold(wider, "20%");
+    const auto self = compare_reports(read_report(dir + "base.json"), read_report(dir + "base.json"), wider);
+    REQUIRE(self.count(Verdict::inconclusive) == 1);
+    CHECK_FALSE(weak_pass(self));
+    CHECK(verdict_line(self).rfind("PASS: ", 0) == 0);
+    CHECK(comparison_json(self)["summary"]["weak"] == false);
+    // A failing gate is never weak: FAIL says it all.
+    const auto failed = compare_reports(read_report(dir + "base.json"), read_report(dir + "regression.json"), opt);
+    CHECK_FALSE(weak_pass(failed));
+    CHECK(verdict_line(failed).rfind("FAIL: ", 0) == 0);
+}
+
+TEST_CASE("verdicts are painted for a terminal only: FAIL red, PASS green, a weak PASS yellow, markdown never") {
+    const std::string dir = INTEROPBENCH_SOURCE_DIR "/tests/data/reports/";
+    CompareOptions opt;
+    const auto failed = compare_reports(read_report(dir + "base.json"), read_report(dir + "regression.json"), opt);
+    const auto weak = compare_reports(read_report(dir + "rounds/h200x1-quick-0.json"), read_report(dir + "rounds/h200x1-quick-1.json"), opt);
+    CHECK(verdict_line(failed, true).rfind("\x1b[31mFAIL\x1b[0m: ", 0) == 0);
+    CHECK(verdict_line(weak, true).rfind("\x1b[33mPASS (weak: ", 0) == 0);
+    CHECK(verdict_line(failed).find('\x1b') == std::string::npos);
+    const std::vector<Result> none;
+    const auto render = [&](const char* format, const CompareOutcome& o, bool color) {
+        return find_format(format, Command::compare).render(ComparisonView{o, none, CiMetrics::primary, color});
+    };
+    CHECK(render("table", failed, true).rfind("\x1b[31mFAIL\x1b[0m: ", 0) == 0);
+    CHECK(render("table", failed, false).find('\x1b') == std::string::npos);
+    for (const char* format : {"markdown", "json", "junit", "html"}) {
+        CAPTURE(format);
+        CHECK(render(format, failed, true).find('\x1b') == std::string::npos);
+    }
+    CompareOptions loose = opt;
+    add_threshold(loose, "50%");
+    const auto pass = compare_reports(read_report(dir + "base.json"), read_report(dir + "base.json"), loose);
+    REQUIRE_FALSE(weak_pass(pass));
+    CHECK(verdict_line(pass, true).rfind("\x1b[32mPASS\x1b[0m: ", 0) == 0);
+
+    // The summary: "! " lines yellow, failures red, each wrapped line painted on its own, so
+    // that the text and its line breaks are those of the plain summary.
+    std::vector<Result> rs{result("h2d_copy", {{"size", "1048576"}, {"host_mem", "pageable"}}, 7e9),
+                           result("h2d_copy", {{"size", "1048576"}, {"host_mem", "pinned"}}, 49e9),
+                           result("h2d_copy", {{"size", "2097152"}, {"host_mem", "pinned"}}, 0, Status::failed,
+                                  "a reason long enough to be wrapped over more than one line of a narrow terminal")};
+    rs[0].details["efficiency"] = 0.11;
+    TableStyle style;
+    style.width = 50;
+    const std::string plain = render_summary(rs, false, style);
+    style.color = true;
+    const std::string painted = render_summary(rs, false, style);
+    CAPTURE(painted);
+    CHECK(plain.find('\x1b') == std::string::npos);
+    CHECK(painted.find("  \x1b[31m3 results: 2 ok, 1 failed\x1b[0m\n") != std::string::npos);
+    CHECK(painted.find("  \x1b[33m! pageable host memory") != std::string::npos);
+    CHECK(painted.find("  \x1b[31m! failed: ") != std::string::npos);
+    std::string stripped;
+    for (std::size_t i = 0; i < painted.size(); ++i) {
+        if (painted[i] == '\x1b') {
+            i = painted.find('m', i);
+            continue;
+        }
+        stripped += painted[i];
+    }
+    CHECK(stripped == plain);
+    for (std::size_t at = 0; (at = painted.find('\x1b', at)) != std::string::npos; ++at) {
+        // Every colour is reset before its line ends.
+        const std::size_t reset = painted.find("\x1b[0m", at), eol = painted.find('\n', at);
+        CHECK(reset < eol);
+        at = reset + 1;
+    }
+    CHECK(render_summary(rs, true, style).find('\x1b') == std::string::npos);
+    CHECK(render_report(find_format("markdown", Command::show), ReportView{Report{}, rs, style}).find('\x1b') == std::string::npos);
+    CHECK(render_report(find_format("table", Command::show), ReportView{Report{}, rs, style}).find("\x1b[33m") != std::string::npos);
+    for (const char* format : {"json", "csv"})
+        CHECK(find_format(format, Command::show).render(ReportView{Report{}, rs, style}).find('\x1b') == std::string::npos);
+}
+
+TEST_CASE("a diagnosis several configurations share is said once, naming them once, and a finding once per group") {
+    std::vector<Result> rs;
+    for (const char* variant : {"naive", "+pool", "tuned"})
+        for (const char* cache : {"cold", "warm"}) {
+            rs.push_back(result("pipe", {{"variant", variant}, {"cache", cache}, {"batch", "1048576"}}, 1e9));
+            rs.back().details["finding"] = {{"scope", {{"cache", cache}, {"batch", "1048576"}}},
+                                            {"text", std::string("the finding of ") + cache}};
+        }
+    rs.push_back(result("pipe", {{"variant", "naive"}, {"cache", "warm"}, {"batch", "65536"}}, 1e9));
+    // The same words for naive and +pool, cold and warm (every combination of their values);
+    // other words for tuned warm and naive warm 64KiB (not every combination: listed).
+    for (std::size_t i = 0; i < 4; ++i) rs[i].details["diagnosis"] = "convert-bound.";
+    rs[5].details["diagnosis"] = "read-bound.";
+    rs[6].details["diagnosis"] = "read-bound.";
+    TableStyle unlimited;
+    unlimited.width = 0;
+    const std::string text = render_results(rs, table(), unlimited);
+    CAPTURE(text);
+    CHECK(text.find("  naive/+pool cold/warm 1MiB: convert-bound.\n") != std::string::npos);
+    CHECK(text.find("  tuned 1MiB, naive 64KiB; warm: read-bound.\n") != std::string::npos);
+    CHECK(text.find("  cold 1MiB: the finding of cold\n") != std::string::npos);
+    CHECK(text.find("  warm 1MiB: the finding of warm\n") != std::string::npos);
+    CHECK(text.find("convert-bound") == text.rfind("convert-bound"));
+    CHECK(text.find("the finding of warm") == text.rfind("the finding of warm"));
+    // Findings come before the configurations' own diagnoses.
+    CHECK(text.find("the finding of warm") < text.find("convert-bound"));
+    const std::string md = render_results(rs, find_format("markdown", Command::show), unlimited);
+    CHECK(md.find("- `naive/+pool cold/warm 1MiB`: convert-bound.") != std::string::npos);
+    // Every row of the table: "all".
+    for (auto& r : rs) r.details["diagnosis"] = "the same.";
+    CHECK(render_results(rs, table(), unlimited).find("  all: the same.\n") != std::string::npos);
+    // The summary states the finding of the most configurations (here a tie: the better
+    // figure's), naming its group where there are others.
+    rs[3].metrics[0] = metric("bandwidth", "B/s", Better::higher, {2e9, 2e9, 2e9, 2e9});
+    const auto lines = summary_lines(rs);
+    CHECK(std::find(lines.begin(), lines.end(), "copy      warm: the finding of warm (1 more finding under the tables)") !=
+          lines.end());
 }

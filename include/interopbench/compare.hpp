@@ -161,13 +161,17 @@ struct FamilySummary {
     std::size_t compared = 0;
     double geomean = 1;
     std::size_t results = 0;   ///< results of the family found in both reports
-    std::size_t sensitive = 0; ///< of those, how many can see a k_power_change (see CompareOutcome)
+    std::size_t sensitive = 0; ///< of those, how many can see the power change (see CompareOutcome)
 };
 
-/// The change a comparison's power is stated against: a result "can see" it when its deciding
-/// (or first gated) metric would call a change of this size in the bad direction a
-/// regression (MetricComparison::detectable at most this).
-inline constexpr double k_power_change = 0.10;
+/// The change a comparison's power is stated against, from the threshold in use: twice it
+/// (10% at the default 5%). A result "can see" it when its deciding (or first gated) metric
+/// would call a change of this size in the bad direction a regression
+/// (MetricComparison::detectable at most this): the threshold plus an uncertainty no wider
+/// than the threshold itself. A change of the threshold's own size is seen by none, since the
+/// whole interval must lie beyond the threshold.
+double power_change(double threshold);
+
 
 /// Everything a comparison found, ready to render.
 struct CompareOutcome {
@@ -175,12 +179,13 @@ struct CompareOutcome {
     std::vector<FingerprintDiff> fingerprint;
     bool cross_machine = false;
     double threshold = 0.05;
+    double power_change = 0.10; ///< power_change(threshold): the change the power is stated against
     std::vector<std::string> warnings;
     std::vector<ResultComparison> results; ///< base order, then results only in new
     std::array<std::size_t, k_verdict_count> counts{}; ///< indexed by Verdict
     std::vector<FamilySummary> families;   ///< in order of first appearance
     /// The comparison's power: of the results measured in both reports (ok on both sides), how many can see a
-    /// k_power_change (a result of too few samples, or without a ratio, sees nothing).
+    /// change of `power_change` (a result of too few samples, or without a ratio, sees nothing).
     std::size_t in_both = 0, sensitive = 0;
 
     std::size_t count(Verdict v) const { return counts[static_cast<std::size_t>(v)]; }
@@ -220,6 +225,11 @@ void apply_confirmations(CompareOutcome& outcome, const Report& base,
 /// The metric a result is shown by: the deciding one, else (a verdict set by re-measurements)
 /// the first gated one; nullptr without a ratio.
 const MetricComparison* shown_metric(const ResultComparison& r);
+
+/// A pass (no regression, nothing missing) is weak when at least a quarter of its results are
+/// inconclusive: the gate saw too little to vouch for the new report. The exit code is the
+/// same (compare_exit_code); the verdict says so.
+bool weak_pass(const CompareOutcome& outcome);
 
 /// failed (1) on any regression or any result of the base missing from the new report;
 /// inconclusive (3) when `fail_on_inconclusive` and some result is inconclusive; ok otherwise.

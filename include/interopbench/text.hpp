@@ -54,4 +54,26 @@ std::string format_duration(double seconds);
 /// when stdout is one, 100 otherwise.
 std::size_t terminal_width();
 
+/// How a verdict reads on a terminal: bad in red (FAIL, a regression, an outlier, a failure),
+/// good in green (PASS, an improvement), unsure in yellow (inconclusive, a weak pass, what
+/// stands out without failing).
+enum class Tone { bad, good, unsure };
+
+/// `text` in its tone's colour (an ANSI SGR sequence before it, the reset after) when `on`,
+/// else `text` as it is. The one place escape codes are made: for finished text only (a
+/// wrapped line, a verdict word), never a cell whose width a table still counts, never
+/// JSON, CSV, markdown or a file.
+std::string paint(std::string_view text, Tone tone, bool on);
+
+/// --color: `auto` paints only a terminal, `always` whatever the output is, `never` nothing.
+enum class ColorMode { auto_, always, never };
+
+/// "auto", "always" or "never". Throws UsageError for another word.
+ColorMode parse_color_mode(std::string_view word);
+
+/// Whether output for people is painted: `always` yes, `never` no; `auto` only when the output
+/// is a terminal, TERM is not "dumb" and NO_COLOR is not set (whatever its value,
+/// no-color.org).
+bool color_wanted(ColorMode mode, bool terminal);
+
 } // namespace interopbench

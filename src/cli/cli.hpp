@@ -83,6 +83,17 @@ bool stderr_is_tty();
 /// TERM is set and not "dumb", and NO_COLOR is not set.
 bool progress_allowed();
 
+/// --color=auto|always|never, on the top level and on every command (a global option: before
+/// or after the command's name), stored in `word`; main reads it with set_color_mode once
+/// the command line is parsed.
+void add_color_option(CLI::App* cmd, std::string& word);
+/// The --color mode for this process. Throws UsageError for an unknown word.
+void set_color_mode(const std::string& word);
+/// Whether text for people written to `fd` (standard output; standard error for run's gate
+/// beside JSON on stdout) is painted: color_wanted with --color and whether `fd` is a
+/// terminal. Text written to a file never is.
+bool color_on(int fd);
+
 /// Calls `tick` every `interval` on a thread of its own until stop() or destruction, which
 /// wake and join it at once. The thread blocks every signal: stop signals reach the
 /// measuring thread.

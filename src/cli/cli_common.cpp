@@ -25,6 +25,7 @@ namespace interopbench::cli {
 namespace {
 World* g_world = nullptr;
 std::vector<std::string> g_argv;
+ColorMode g_color = ColorMode::auto_;
 
 } // namespace
 
@@ -34,6 +35,16 @@ const std::vector<std::string>& invocation_argv() { return g_argv; }
 World* current_world() { return g_world; }
 
 bool stderr_is_tty() { return isatty(STDERR_FILENO) == 1; }
+
+void add_color_option(CLI::App* cmd, std::string& word) {
+    cmd->add_option("--color", word,
+                    "colour verdicts on a terminal: auto (when stdout is one and NO_COLOR is unset), always or never")
+        ->capture_default_str();
+}
+
+void set_color_mode(const std::string& word) { g_color = parse_color_mode(word); }
+
+bool color_on(int fd) { return color_wanted(g_color, isatty(fd) == 1); }
 
 void print_stderr(std::string_view text) noexcept {
     while (!text.empty()) {
@@ -305,6 +316,7 @@ TableStyle table_style(bool wide, const std::string& metrics) {
     TableStyle style;
     style.width = wide ? 0 : terminal_width();
     style.all_metrics = metrics == "all";
+    style.color = color_on(STDOUT_FILENO);
     return style;
 }
 

@@ -1,6 +1,8 @@
 // `interopbench compare BASE.json [BASE2.json ...] NEW.json`: the CI gate. Exit 0 without regression, 1 with
 // one, 2 for bad input (or different hardware without --cross-machine), 3 for inconclusive
 // results when --fail-on-inconclusive is given.
+#include <unistd.h>
+
 #include <memory>
 
 #include <fmt/format.h>
@@ -98,14 +100,14 @@ void add_compare(CLI::App& app, Outcome& out) {
         const auto outcome = compare_reports(base, fresh, options);
         const std::vector<Result>& fresh_results = fresh.results; // the CI formats' values
         const ComparisonView view{outcome, fresh_results, ci_metrics};
-        const std::string text = format.render(view);
+        // What goes to standard output may be painted for a terminal; files never are.
+        const ComparisonView shown{outcome, fresh_results, ci_metrics, color_on(STDOUT_FILENO)};
         if (args->out_file.empty()) {
-            fmt::print("{}", text);
+            fmt::print("{}", format.render(shown));
         } else {
-            write_file_atomic(args->out_file, text);
+            write_file_atomic(args->out_file, format.render(view));
             // The file has the chosen format; the terminal the table.
-            const Format& table = find_format("table", Command::compare);
-            fmt::print("{}", &format == &table ? text : table.render(view));
+            fmt::print("{}", find_format("table", Command::compare).render(shown));
         }
         for (const auto& e : exports) write_file_atomic(e.path, e.format->render(view));
         out.code = static_cast<int>(compare_exit_code(outcome, args->fail_on_inconclusive));

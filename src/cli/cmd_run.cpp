@@ -1,4 +1,6 @@
 // `interopbench run`: resolve the plan (profile + command line), measure, report.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,6 +19,7 @@
 #include "interopbench/session.hpp"
 #include "topology/conditions_probe.hpp"
 #include "presentation/ci_formats.hpp"
+#include "presentation/comparison.hpp"
 #include "presentation/html.hpp"
 #include "topology/topology.hpp"
 
@@ -176,9 +179,21 @@ void print_gate(const RunOptions& o, const CompareOutcome& outcome) {
     const bool to_stdout = format.human;
     const Format& shown = to_stdout ? format : find_format("table", Command::compare);
     const std::vector<Result> none;
-    const std::string text = shown.render(ComparisonView{outcome, none});
+    const std::string text =
+        shown.render(ComparisonView{outcome, none, CiMetrics::primary, color_on(to_stdout ? STDOUT_FILENO : STDERR_FILENO)});
     if (to_stdout && !o.quiet) fmt::print("\n{}", text);
     else if (!to_stdout) fmt::print(stderr, "\n{}", text);
+}
+
+/// The summary again after everything else (the tables scroll away), with the gate's verdict
+/// and the files written: for the table format only (markdown and machine formats end as
+/// they are).
+std::string closing_summary(const SessionResult& run, const TableStyle& style) {
+    std::string out = "\n" + render_summary(run.record.results, false, style);
+    if (run.gate) out += "  gate: " + verdict_line(*run.gate, style.color) + "\n";
+    if (!run.written.empty()) out += "  report: " + display_text(run.written) + "\n";
+    if (!run.html_written.empty()) out += "  page: " + display_text(run.html_written) + "\n";
+    return out;
 }
 
 /// Writes the --export files from the report's results, after the report itself, so a
@@ -350,10 +365,14 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     if (!o.quiet) fmt::print("{}", format.render(ReportView{run.report, run.record.results, style}));
     if (!o.quiet) fmt::print(stderr, "took {}\n", format_duration(line.elapsed()));
     const std::string& status = run.record.status;
+    // The table format ends with the summary, which names the report; other formats name it here.
+    const bool closes = !o.quiet && format.human && !format.markdown;
     if (!o.quiet)
         fmt::print(stderr, "{} ok, {} skipped, {} failed{}{}\n", run.ok, run.skipped, run.failed,
                    status == "complete" ? "" : fmt::format(" (run {})", status),
-                   run.written.empty() || !run.write_error.empty() ? "" : fmt::format("; report written to {}", display_text(run.written)));
+                   closes || run.written.empty() || !run.write_error.empty()
+                       ? ""
+                       : fmt::format("; report written to {}", display_text(run.written)));
     if (run.interrupted)
         fmt::print(stderr, "interrupted: the report holds the {} finished result(s)\n", run.record.results.size());
     if (!run.fatal.empty()) fmt::print(stderr, "error: {}\n", display_text(run.fatal));
@@ -378,6 +397,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
         print_gate(o, *run.gate);
         gate = static_cast<int>(compare_exit_code(*run.gate, false));
     }
+    if (closes) fmt::print("{}", closing_summary(run, style));
     if (run.failed || status != "complete") return static_cast<int>(ExitCode::failed);
     return gate;
 }

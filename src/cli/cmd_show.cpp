@@ -41,7 +41,9 @@ void add_show(CLI::App& app, Outcome& out) {
         limit_report(report); // today's declared paths and limits, also for an older report
         if (format.ci()) check_unique_keys(report, o->file); // a key names one figure in every CI format
         if (o->anonymize) anonymize_report(report);
-        const std::string text = format.render(ReportView{report, report.results, table_style(o->wide, o->metrics), metrics, true});
+        TableStyle style = table_style(o->wide, o->metrics);
+        if (!o->out_file.empty()) style.color = false; // a file, never a terminal
+        const std::string text = format.render(ReportView{report, report.results, style, metrics, true});
         if (o->out_file.empty()) fmt::print("{}", text);
         else write_file_atomic(o->out_file, text);
         out.code = 0;

@@ -401,8 +401,15 @@ int run(int argc, char** argv) {
             ->callback([&app, help_command] { print_help(app, *help_command); })
             ->add_option("command", *help_command, "the command whose help to print");
         add_examples(app);
+        // --color is global: the top level and every command take it, into one value.
+        auto color = std::make_shared<std::string>("auto");
+        cli::add_color_option(&app, *color);
+        for (CLI::App* sub : app.get_subcommands({})) cli::add_color_option(sub, *color);
         // After every option is read and before any subcommand runs: one check for all.
-        app.parse_complete_callback([&app] { refuse_empty_values(app); });
+        app.parse_complete_callback([&app, color] {
+            refuse_empty_values(app);
+            cli::set_color_mode(*color);
+        });
         try {
             app.parse(argc, argv);
         } catch (const CLI::CallForHelp& e) {

@@ -504,6 +504,14 @@ ResultComparison compare_result(const Result& base, const Result& fresh, const C
 
 } // namespace
 
+double power_change(double threshold) { return 2 * threshold; }
+
+bool weak_pass(const CompareOutcome& o) {
+    if (o.count(Verdict::regression) > 0 || o.count(Verdict::missing) > 0) return false;
+    const std::size_t unsure = o.count(Verdict::inconclusive);
+    return unsure > 0 && 4 * unsure >= o.results.size();
+}
+
 const MetricComparison* shown_metric(const ResultComparison& r) {
     const auto* m = r.deciding();
     for (const auto& g : r.metrics)
@@ -513,11 +521,11 @@ const MetricComparison* shown_metric(const ResultComparison& r) {
 
 namespace {
 
-// Whether a result would see a k_power_change: its shown metric would call that change in
+// Whether a result would see a change of `change`: its shown metric would call that change in
 // the bad direction a regression.
-bool can_see_power_change(const ResultComparison& r) {
+bool can_see(const ResultComparison& r, double change) {
     const MetricComparison* m = shown_metric(r);
-    return m && m->detectable > 0 && m->detectable <= k_power_change + 1e-12;
+    return m && m->detectable > 0 && m->detectable <= change + 1e-12;
 }
 
 void summarise(CompareOutcome& out) {
@@ -529,7 +537,7 @@ void summarise(CompareOutcome& out) {
         // Power is over what was measured on both sides: a result skipped in both (no GPU, one
         // GPU where two are needed) cannot see a change, and is not a result that could.
         if (r.verdict == Verdict::missing || r.verdict == Verdict::added || r.metrics.empty()) continue;
-        const bool sees = can_see_power_change(r);
+        const bool sees = can_see(r, out.power_change);
         ++out.in_both;
         out.sensitive += sees;
         auto& [n, k] = power[r.family.empty() ? r.scenario : r.family];
@@ -628,6 +636,7 @@ CompareOutcome compare_reports(const Report& base, const Report& fresh, const Co
     out.new_label = opt.new_label;
     out.cross_machine = opt.cross_machine;
     out.threshold = opt.threshold;
+    out.power_change = power_change(opt.threshold);
     out.fingerprint = compare_fingerprints(base.header, fresh.header);
     const auto hw = std::find_if(out.fingerprint.begin(), out.fingerprint.end(),
                                  [](const FingerprintDiff& d) { return d.hardware; });

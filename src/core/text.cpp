@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "interopbench/errors.hpp"
+
 namespace interopbench {
 
 bool ascii_output() {
@@ -181,6 +183,27 @@ std::size_t terminal_width() {
     winsize ws{};
     if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
     return 100;
+}
+
+std::string paint(std::string_view text, Tone tone, bool on) {
+    if (!on || text.empty()) return std::string(text);
+    // SGR 31 red, 32 green, 33 yellow; 0 resets every attribute.
+    const char* code = tone == Tone::bad ? "31" : tone == Tone::good ? "32" : "33";
+    return fmt::format("\x1b[{}m{}\x1b[0m", code, text);
+}
+
+ColorMode parse_color_mode(std::string_view word) {
+    if (word == "auto") return ColorMode::auto_;
+    if (word == "always") return ColorMode::always;
+    if (word == "never") return ColorMode::never;
+    throw UsageError(fmt::format("unknown --color '{}'", word), "use --color=auto, --color=always or --color=never");
+}
+
+bool color_wanted(ColorMode mode, bool terminal) {
+    if (mode != ColorMode::auto_) return mode == ColorMode::always;
+    if (!terminal || std::getenv("NO_COLOR")) return false;
+    const char* term = std::getenv("TERM");
+    return term && *term && std::string_view(term) != "dumb";
 }
 
 } // namespace interopbench

@@ -97,11 +97,21 @@ int listing_rank(Verdict v) {
 }
 
 std::string power_line(const CompareOutcome& o) {
-    return fmt::format("power: {} of {} result{} measured in both reports can see a {:.0f}% change", o.sensitive, o.in_both,
-                       o.in_both == 1 ? "" : "s", k_power_change * 100);
+    return fmt::format("power: {} of {} result{} measured in both reports can see a {:.3g}% change (twice the {:.3g}% "
+                       "threshold)",
+                       o.sensitive, o.in_both, o.in_both == 1 ? "" : "s", o.power_change * 100, o.threshold * 100);
 }
 
-std::string verdict_line(const CompareOutcome& o) {
+namespace {
+
+// The verdict line in two parts: the verdict ("FAIL", "PASS", "PASS (weak: ...)") with its
+// tone, and the counts that follow it.
+struct VerdictWords {
+    std::string verdict, counts;
+    Tone tone = Tone::good;
+};
+
+VerdictWords verdict_words(const CompareOutcome& o) {
     const bool fail = o.count(Verdict::regression) > 0 || o.count(Verdict::missing) > 0;
     std::vector<std::string> parts;
     for (const Verdict v : {Verdict::regression, Verdict::missing, Verdict::inconclusive, Verdict::improvement,
@@ -111,18 +121,35 @@ std::string verdict_line(const CompareOutcome& o) {
             if (n > 1 && (v == Verdict::regression || v == Verdict::improvement)) word += "s";
             parts.push_back(fmt::format("{} {}", n, word));
         }
-    return fmt::format("{}: {} of {} result{}", fail ? "FAIL" : "PASS", fmt::join(parts, ", "), o.results.size(),
-                       o.results.size() == 1 ? "" : "s");
+    VerdictWords w;
+    w.counts = fmt::format("{} of {} result{}", fmt::join(parts, ", "), o.results.size(), o.results.size() == 1 ? "" : "s");
+    if (fail) {
+        w.verdict = "FAIL";
+        w.tone = Tone::bad;
+    } else if (weak_pass(o)) {
+        w.verdict = fmt::format("PASS (weak: {} of {} inconclusive)", o.count(Verdict::inconclusive), o.results.size());
+        w.tone = Tone::unsure;
+    } else {
+        w.verdict = "PASS";
+    }
+    return w;
+}
+
+} // namespace
+
+std::string verdict_line(const CompareOutcome& o, bool color) {
+    const VerdictWords w = verdict_words(o);
+    return paint(w.verdict, w.tone, color) + ": " + w.counts;
 }
 
 namespace {
 
-std::string render_text(const CompareOutcome& o, bool md) {
+std::string render_text(const CompareOutcome& o, bool md, bool color) {
     std::string out;
     auto heading = [&](const std::string& title) { out += md ? "\n### " + title + "\n\n" : "\n" + title + "\n"; };
     out += md ? fmt::format("## interopbench compare: {} vs {}\n\n**{}**\n", display_text(o.base_label),
                             display_text(o.new_label), verdict_line(o))
-              : fmt::format("{}\n{}\ninteropbench compare: {} (base) vs {} (new)\n", verdict_line(o), power_line(o),
+              : fmt::format("{}\n{}\ninteropbench compare: {} (base) vs {} (new)\n", verdict_line(o, color), power_line(o),
                             display_text(o.base_label), display_text(o.new_label));
     if (md) out += power_line(o) + "\n";
     if (!o.fingerprint.empty()) {
@@ -145,7 +172,7 @@ std::string render_text(const CompareOutcome& o, bool md) {
     if (!o.families.empty()) {
         out += "\n";
         std::vector<std::vector<std::string>> fam{
-            {"family", "compared", "geomean new/base (>1 better)", fmt::format("can see {:.0f}%", k_power_change * 100)}};
+            {"family", "compared", "geomean new/base (>1 better)", fmt::format("can see {:.3g}%", o.power_change * 100)}};
         for (const auto& f : o.families)
             fam.push_back({f.family, std::to_string(f.compared),
                            f.geomean < 1e6 ? fmt::format("{:.3f}", f.geomean) : fmt::format("{:.3g}", f.geomean),
@@ -252,12 +279,13 @@ nlohmann::json comparison_json(const CompareOutcome& o) {
             {"summary",
              {{"counts", counts},
               {"families", families},
-              {"power", {{"change", k_power_change}, {"in_both", o.in_both}, {"sensitive", o.sensitive}}}}},
+              {"weak", weak_pass(o)},
+              {"power", {{"change", o.power_change}, {"in_both", o.in_both}, {"sensitive", o.sensitive}}}}},
             {"results", results}};
 }
 
 std::string render_comparison(const Format& format, const ComparisonView& view) {
-    return render_text(view.outcome, format.markdown);
+    return render_text(view.outcome, format.markdown, view.color && !format.markdown);
 }
 
 std::string render_comparison_json(const Format&, const ComparisonView& view) {

@@ -26,12 +26,15 @@ std::string render_junit(const Format& format, const ComparisonView& view);
 /// inconclusive, improvement, new, and unchanged last.
 int listing_rank(Verdict v);
 
-/// The comparison's power in one line: "power: 45 of 57 results can see a 10% change".
+/// The comparison's power in one line, at the threshold in use: "power: 45 of 57 results
+/// measured in both reports can see a 10% change (twice the 5% threshold)".
 std::string power_line(const CompareOutcome& outcome);
 
 /// The comparison in one line, as it opens every rendering: "FAIL: 1 regression, 2
-/// inconclusive, 54 unchanged of 57 results" (FAIL when a result regressed or went missing).
-std::string verdict_line(const CompareOutcome& outcome);
+/// inconclusive, 54 unchanged of 57 results" (FAIL when a result regressed or went missing),
+/// "PASS (weak: 27 of 50 inconclusive): ..." for a weak pass (weak_pass). With `color` (a
+/// terminal) the verdict is painted: FAIL red, PASS green, a weak PASS yellow.
+std::string verdict_line(const CompareOutcome& outcome, bool color = false);
 
 /// The outcome as a JSON document (the `json` format).
 nlohmann::json comparison_json(const CompareOutcome& outcome);

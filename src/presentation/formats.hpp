@@ -61,6 +61,7 @@ struct ComparisonView {
     const CompareOutcome& outcome;
     const std::vector<Result>& fresh;    ///< the new report's results (CI formats)
     CiMetrics metrics = CiMetrics::primary;
+    bool color = false;                  ///< the verdict painted for a terminal (table only; see paint)
 };
 
 /// What `list` prints: a plain listing (profiles, families: `rows`, header first, and `doc`),

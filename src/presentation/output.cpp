@@ -160,6 +160,113 @@ const nlohmann::json* efficiency_of(const Result& r) {
     return it != r.details.end() && it->is_number() && std::isfinite(it->get<double>()) ? &*it : nullptr;
 }
 
+// What a family found for a group of configurations (details "finding", written by its
+// annotate hook on each result of the group): its words ("text") and the axis values that
+// make the group ("scope"); nullptr where the result carries none.
+const nlohmann::json* finding_of(const Result& r) {
+    if (r.status != Status::ok) return nullptr;
+    const auto it = r.details.find("finding");
+    if (it == r.details.end() || !it->is_object()) return nullptr;
+    const auto text = it->find("text");
+    return text != it->end() && text->is_string() && !text->get<std::string>().empty() ? &*it : nullptr;
+}
+
+bool same_finding(const nlohmann::json& a, const nlohmann::json& b) {
+    return a["text"] == b["text"] && a.value("scope", nlohmann::json()) == b.value("scope", nlohmann::json());
+}
+
+// The scope of result `r`'s finding in words, by the axes (in `r`'s order) whose values differ
+// among `others` (the findings it is told apart from): "warm 1GiB 64MiB"; sizes in binary
+// units, a number with its axis name, as short_label.
+std::string scope_words(const Result& r, const std::vector<const nlohmann::json*>& others) {
+    const nlohmann::json& scope = (*finding_of(r))["scope"];
+    if (!scope.is_object()) return {};
+    std::vector<std::pair<std::string, std::string>> differing;
+    for (const auto& [axis, value] : r.params.items()) {
+        const auto at = scope.find(axis);
+        if (at == scope.end()) continue;
+        const nlohmann::json& mine = *at;
+        const bool same = std::all_of(others.begin(), others.end(), [&](const nlohmann::json* o) {
+            const auto os = o->find("scope");
+            return os != o->end() && os->is_object() && os->value(axis, nlohmann::json()) == mine;
+        });
+        if (!same) differing.emplace_back(axis, value);
+    }
+    return differing.empty() ? std::string() : short_label("", Params(differing)).substr(1);
+}
+
+// Rows of a scenario's table named for people by the values of its varying axes (`varying`):
+// one row as "naive warm 1GiB"; several by what they share and what tells them apart:
+// "naive/+pool warm 1GiB" where they are every combination of their values, else each listed
+// ("naive cold, tuned warm; 1GiB"); every row of the table is "all". `shared_only` names a
+// group by the values its rows share alone (a finding's group: "warm 1GiB").
+std::string rows_name(const std::vector<const Result*>& rs, const std::vector<std::string>& varying,
+                      const std::vector<std::size_t>& rows, bool shared_only) {
+    if (rows.size() == rs.size() && rs.size() > 1) return "all";
+    const auto cell = [&](std::size_t row, const std::string& axis) { return param_cell(axis, rs[row]->params.find(axis).value_or("")); };
+    std::vector<std::string> shared, parts;
+    std::vector<std::string> apart; // axes whose values differ among the rows
+    std::size_t combinations = 1;
+    for (const auto& axis : varying) {
+        std::vector<std::string> values;
+        for (const std::size_t row : rows)
+            if (const std::string v = cell(row, axis); std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+        if (values.size() == 1) shared.push_back(values[0]);
+        else apart.push_back(axis);
+        combinations *= values.size();
+        parts.push_back(fmt::format("{}", fmt::join(values, "/")));
+    }
+    if (varying.empty()) return "this configuration";
+    if (apart.empty() || (shared_only && !shared.empty())) return fmt::format("{}", fmt::join(shared, " "));
+    if (combinations == rows.size()) return fmt::format("{}", fmt::join(parts, " "));
+    std::vector<std::string> listed;
+    for (const std::size_t row : rows) {
+        std::vector<std::string> own;
+        for (const auto& axis : apart) own.push_back(cell(row, axis));
+        listed.push_back(fmt::format("{}", fmt::join(own, " ")));
+    }
+    return fmt::format("{}{}{}", fmt::join(listed, ", "), shared.empty() ? "" : "; ", fmt::join(shared, " "));
+}
+
+// Under a scenario's table, what the family found for each group of configurations (details
+// "finding"), then each configuration's own explanation (details "diagnosis"): every distinct
+// one once, naming the rows it applies to once (rows_name).
+std::string explanations(const std::vector<const Result*>& rs, const std::vector<std::string>& varying, bool md,
+                         std::size_t width) {
+    std::string out;
+    const auto say = [&](const std::string& name, const std::string& text) {
+        if (md) out += fmt::format("{}- `{}`: {}\n", out.empty() ? "\n" : "", display_text(name), display_text(text));
+        else out += wrap(fmt::format("{}: {}", display_text(name), display_text(text)), width, "  ");
+    };
+    std::vector<const nlohmann::json*> findings;
+    std::vector<std::string> diagnoses;
+    std::vector<std::vector<std::size_t>> finding_rows, diagnosis_rows;
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+        if (const auto* f = finding_of(*rs[i])) {
+            const auto at = std::find_if(findings.begin(), findings.end(), [f](const nlohmann::json* g) { return same_finding(*f, *g); });
+            if (at == findings.end()) {
+                findings.push_back(f);
+                finding_rows.push_back({i});
+            } else {
+                finding_rows[static_cast<std::size_t>(at - findings.begin())].push_back(i);
+            }
+        }
+        const auto it = rs[i]->details.find("diagnosis");
+        if (it == rs[i]->details.end() || !it->is_string()) continue;
+        const auto at = std::find(diagnoses.begin(), diagnoses.end(), it->get<std::string>());
+        if (at == diagnoses.end()) {
+            diagnoses.push_back(it->get<std::string>());
+            diagnosis_rows.push_back({i});
+        } else {
+            diagnosis_rows[static_cast<std::size_t>(at - diagnoses.begin())].push_back(i);
+        }
+    }
+    for (std::size_t k = 0; k < findings.size(); ++k)
+        say(rows_name(rs, varying, finding_rows[k], true), (*findings[k])["text"].get<std::string>());
+    for (std::size_t k = 0; k < diagnoses.size(); ++k) say(rows_name(rs, varying, diagnosis_rows[k], false), diagnoses[k]);
+    return out;
+}
+
 // One scenario's table: varying axes, status (when not all ok), the primary metric and its
 // uncertainty, the share of the limit, the other metrics, n and the note; fitted to `width`.
 std::string render_section(const std::vector<const Result*>& rs, bool md, std::size_t width, bool all_metrics) {
@@ -288,18 +395,7 @@ std::string render_section(const std::vector<const Result*>& rs, bool md, std::s
     };
     // A note cut to fit (a stop reason, a budget overrun) is said in full under the table.
     for (const auto& [i, full] : cut_notes) out += wrap(display_text(fmt::format("{}: {}", row_name(i), full)), width, "  ");
-    // A scenario may explain a result in one sentence (details "diagnosis"): under the table,
-    // each named by the values of its varying axes.
-    bool explained = false;
-    for (std::size_t i = 0; i < rs.size(); ++i) {
-        const auto it = rs[i]->details.find("diagnosis");
-        if (it == rs[i]->details.end() || !it->is_string()) continue;
-        const std::string name = row_name(i);
-        const std::string text = display_text(it->get<std::string>());
-        if (md) out += fmt::format("{}- `{}`: {}\n", explained ? "" : "\n", display_text(name), text);
-        else out += wrap(fmt::format("{}: {}", display_text(name), text), width, "  ");
-        explained = true;
-    }
+    out += explanations(rs, varying, md, width);
     return out;
 }
 
@@ -426,31 +522,58 @@ std::vector<std::string> summary_lines(const std::vector<Result>& results) {
     if (noisy) head += fmt::format("; {} vary more than {:.0f}% between runs", noisy, k_noisy_range * 100);
     lines.push_back(head);
     // Per family, its best primary figure (by the metric's own direction) and its share of
-    // the limit where the result knows it.
+    // the limit where the result knows it; or, where the family found something (details
+    // "finding"), that finding in words: the one made of the most configurations (the most
+    // complete), of those the one with the best figure.
     std::vector<std::string> families;
     std::map<std::string, const Result*> best;
-    for (const auto& r : results) {
-        if (r.status != Status::ok || r.metrics.empty() || r.metrics[0].stats.n == 0) continue;
-        const std::string fam = r.family.empty() ? r.scenario : r.family;
-        auto& b = best[fam];
-        if (!b) {
-            families.push_back(fam);
-            b = &r;
-            continue;
-        }
+    struct Found {
+        const nlohmann::json* finding;
+        const Result* best; ///< its best configuration
+        std::size_t results;
+    };
+    std::map<std::string, std::vector<Found>> found; // per family, each distinct finding once
+    auto better = [](const Result& r, const Result* b) {
+        if (!b) return true;
         // A result that knows its limit (a path to the GPU, a pipeline against its bound)
         // heads its family before one that does not (a standalone stage, a host copy).
         const bool knows = efficiency_of(r) != nullptr, best_knows = efficiency_of(*b) != nullptr;
-        if (knows != best_knows) {
-            if (knows) b = &r;
-            continue;
-        }
-        if (b->metrics[0].info.unit != r.metrics[0].info.unit) continue;
+        if (knows != best_knows) return knows;
+        if (b->metrics[0].info.unit != r.metrics[0].info.unit) return false;
         const bool higher = r.metrics[0].info.better == Better::higher;
         const double x = r.metrics[0].stats.median, y = b->metrics[0].stats.median;
-        if (higher ? x > y : x < y) b = &r;
+        return higher ? x > y : x < y;
+    };
+    for (const auto& r : results) {
+        if (r.status != Status::ok || r.metrics.empty() || r.metrics[0].stats.n == 0) continue;
+        const std::string fam = r.family.empty() ? r.scenario : r.family;
+        if (!best.count(fam)) families.push_back(fam);
+        if (better(r, best[fam])) best[fam] = &r;
+        if (const auto* f = finding_of(r)) {
+            auto& distinct = found[fam];
+            auto at = std::find_if(distinct.begin(), distinct.end(), [f](const Found& g) { return same_finding(*f, *g.finding); });
+            if (at == distinct.end()) at = distinct.insert(distinct.end(), {f, nullptr, 0});
+            ++at->results;
+            if (better(r, at->best)) at->best = &r;
+        }
     }
     for (const auto& fam : families) {
+        if (const auto& distinct = found[fam]; !distinct.empty()) {
+            const Found* main = &distinct.front();
+            for (const auto& g : distinct)
+                if (g.results > main->results || (g.results == main->results && better(*g.best, main->best))) main = &g;
+            // Its scope is named where the family found something else elsewhere (the others
+            // follow their tables).
+            std::vector<const nlohmann::json*> all;
+            for (const auto& g : distinct) all.push_back(g.finding);
+            const std::string scope = distinct.size() > 1 ? scope_words(*main->best, all) : std::string();
+            lines.push_back(fmt::format("{:<9} {}{}{}", fam, scope.empty() ? "" : scope + ": ",
+                                        (*main->finding)["text"].get<std::string>(),
+                                        distinct.size() > 1 ? fmt::format(" ({} more finding{} under the tables)",
+                                                                          distinct.size() - 1, distinct.size() == 2 ? "" : "s")
+                                                            : std::string()));
+            continue;
+        }
         const Result& r = *best[fam];
         const auto* eff = efficiency_of(r);
         lines.push_back(fmt::format("{:<9} best {} {}{} ({})", fam, r.metrics[0].info.name,
@@ -534,14 +657,32 @@ std::vector<std::string> summary_lines(const std::vector<Result>& results) {
     return lines;
 }
 
-namespace {
-
-// summary_lines for a terminal (wrapped to `width`, 0: unwrapped) or markdown.
-std::string render_summary(const std::vector<Result>& results, bool md, std::size_t width) {
+std::string render_summary(const std::vector<Result>& results, bool md, const TableStyle& style) {
     std::string out = md ? "### Summary\n\n" : "== summary ==\n";
-    for (const auto& l : summary_lines(results)) out += md ? "- " + display_text(l) + "\n" : wrap(display_text(l), width, "  ");
+    const bool failed = std::any_of(results.begin(), results.end(), [](const Result& r) { return r.status == Status::failed; });
+    const auto lines = summary_lines(results);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        const std::string& l = lines[i];
+        if (md) {
+            out += "- " + display_text(l) + "\n";
+            continue;
+        }
+        // A line that does not fit goes on under a hanging indent, so that each summary line
+        // starts at the margin. Painted after wrapping, each wrapped line on its own: the escape
+        // codes are never counted as columns and never span a line break.
+        const bool painted = style.color && ((i == 0 && failed) || l.rfind("! ", 0) == 0);
+        const Tone tone = i == 0 || l.rfind("! failed: ", 0) == 0 ? Tone::bad : Tone::unsure;
+        const std::string text = wrap(display_text(l), style.width, "    ").substr(2);
+        for (std::size_t at = 0; at < text.size();) {
+            const std::size_t end = text.find('\n', at), words = text.find_first_not_of(' ', at);
+            out += text.substr(at, words - at) + paint(std::string_view(text).substr(words, end - words), tone, painted) + "\n";
+            at = end + 1;
+        }
+    }
     return out;
 }
+
+namespace {
 
 // The report's header in a few lines, as `show` opens its tables.
 std::string header_lines(const ReportHeader& h) {
@@ -644,7 +785,7 @@ std::string render_scenarios(const std::vector<const ScenarioInfo*>& scenarios, 
 
 std::string render_report(const Format& format, const ReportView& view) {
     return (view.header ? header_lines(view.report.header) : std::string{}) +
-           render_summary(view.results, format.markdown, view.style.width) + render_results(view.results, format, view.style);
+           render_summary(view.results, format.markdown, view.style) + render_results(view.results, format, view.style);
 }
 
 std::string render_report_csv(const Format&, const ReportView& view) {

@@ -24,6 +24,8 @@ struct TableStyle {
     /// the table says so); 0: no limit (--wide, markdown).
     std::size_t width = 100;
     bool all_metrics = false; ///< every metric column, even when the table is wider (--metrics all)
+    /// The summary's verdict lines painted for a terminal (paint); never in markdown.
+    bool color = false;
 };
 
 
@@ -57,6 +59,12 @@ std::vector<SkipGroup> skip_groups(const std::vector<Result>& results, bool whol
 /// known, its share of the path's limit; what stands out (pageable far slower than pinned,
 /// results below 80% of their limit, failures), each such line starting with "! ".
 std::vector<std::string> summary_lines(const std::vector<Result>& results);
+
+/// summary_lines under a heading, as `run` and `show` open with them (and `run` ends): for a
+/// terminal wrapped to `style.width` and, with `style.color`, painted (paint): the counts red
+/// when a result failed, "! failed" lines red, the other "! " lines yellow; for markdown
+/// (`markdown`) a list, never painted.
+std::string render_summary(const std::vector<Result>& results, bool markdown, const TableStyle& style);
 
 /// Simple aligned text table; first row is the header. Right-aligns cells that start with
 /// a digit. `markdown` renders a GitHub table instead ('|' in cells escaped). Every cell goes

@@ -30,9 +30,12 @@
 // before each sample (cold: pages dropped, mincore none resident; warm: all resident).
 // After the run: speedup over the same run's naive configuration, efficiency against the
 // slowest standalone stage, each at its best in the run (pipeline_read over its thread
-// counts, pinned h2d_copy, pipeline_convert), and a one-sentence diagnosis (details
-// "diagnosis", printed under the table) that names more readers as the fix when the read
-// bounds the pass and pipeline_read shows the machine reads faster.
+// counts, pinned h2d_copy, pipeline_convert); per cache state, dataset, batch and GPU the
+// finding (details "finding": the stage that bounds naive, the best single fix, tuned's
+// speedup and bound, in a line of words and as numbers), and for a configuration with
+// something of its own to say a diagnosis (details "diagnosis": allocation's share, more
+// readers when the read bounds the pass and pipeline_read shows the machine reads faster,
+// the registered page cache).
 // Caveats: cudaFree synchronises the device, which is part of what naive costs.
 #include "families/pipeline/pipeline.hpp"
 
@@ -943,6 +946,20 @@ double median_of(const Result& r, const std::string& metric) {
 
 std::string gbps(double v) { return fmt::format("{:.2f} GB/s", v / 1e9); }
 
+// The largest stage of a pass and its share of the pass.
+std::pair<std::string, double> largest_stage(const Result& r) {
+    std::string stage = "read";
+    double share = -1;
+    for (int i = 0; i < k_stages; ++i) {
+        const double s = median_of(r, fmt::format("{}_share", k_stage_names[i]));
+        if (s > share) {
+            share = s;
+            stage = k_stage_names[i];
+        }
+    }
+    return {stage, share};
+}
+
 
 
 } // namespace
@@ -960,20 +977,27 @@ void annotate_pipeline_results(std::vector<Result>& results) {
             if (a.params.find(k) != b.params.find(k)) return false;
         return true;
     };
+    // The configurations of r's cache state, dataset, batch and GPU that the run's finding
+    // is made of: naive, the fastest single fix, tuned.
+    struct Group {
+        const Result *naive = nullptr, *best_fix = nullptr, *tuned = nullptr;
+    };
+    const auto group_of = [&](const Result& r) {
+        Group g;
+        for (const Result& o : results) {
+            if (o.scenario != "pipeline" || !same_run(o, r) || median_of(o, "throughput") <= 0) continue;
+            const std::string ov = o.params.get("variant");
+            if (ov == "naive") g.naive = &o;
+            else if (ov == "tuned") g.tuned = &o;
+            else if (!g.best_fix || median_of(o, "throughput") > median_of(*g.best_fix, "throughput")) g.best_fix = &o;
+        }
+        return g;
+    };
     for (Result& r : results) {
         if (r.scenario != "pipeline" || r.status != Status::ok) continue;
         const double tp = median_of(r, "throughput");
         const std::string variant = r.params.get("variant");
-        const Result* naive = nullptr;
-        const Result* best_fix = nullptr;
-        const Result* tuned = nullptr;
-        for (const Result& o : results) {
-            if (o.scenario != "pipeline" || !same_run(o, r) || median_of(o, "throughput") <= 0) continue;
-            const std::string ov = o.params.get("variant");
-            if (ov == "naive") naive = &o;
-            else if (ov == "tuned") tuned = &o;
-            else if (!best_fix || median_of(o, "throughput") > median_of(*best_fix, "throughput")) best_fix = &o;
-        }
+        const Result* naive = group_of(r).naive;
         if (naive) r.details["speedup_over_naive"] = tp / median_of(*naive, "throughput");
         else r.details["speedup_note"] = "no naive configuration of the same cache, dataset, batch and device in this run";
 
@@ -1049,36 +1073,22 @@ void annotate_pipeline_results(std::vector<Result>& results) {
         }
         r.details["standalone_bound"] = bound;
 
-        // The diagnosis: bounding stage and share, the best single fix, tuned against the bound.
-        std::string stage = "read";
-        double share = -1;
-        for (int i = 0; i < k_stages; ++i) {
-            const double s = median_of(r, fmt::format("{}_share", k_stage_names[i]));
-            if (s > share) {
-                share = s;
-                stage = k_stage_names[i];
-            }
-        }
-        const std::string own = naive && variant != "naive"
-                                    ? fmt::format(" ({:.2f}x naive)", tp / median_of(*naive, "throughput"))
-                                    : std::string();
-        std::string text = fmt::format("{} {}{}: {} at {} of the {:.3g} s pass is the largest stage (overlap {:.2f})",
-                                       variant, gbps(tp), own, stage, fmt::format("{:.0f}%", 100 * share), median_of(r, "time"),
-                                       median_of(r, "overlap"));
+        // The configuration's own diagnosis, where it has something of its own to say: the
+        // allocation's share, more readers, the registered page cache.
+        r.details.erase("diagnosis");
+        const auto [stage, share] = largest_stage(r);
+        std::vector<std::string> own;
         const double alloc = median_of(r, "alloc_share");
-        if (alloc >= 0.2 && stage != "alloc") text += fmt::format(", allocation alone {:.0f}%", 100 * alloc);
+        if (alloc >= 0.2 && stage != "alloc") own.push_back(fmt::format("allocation alone {:.0f}% of the pass", 100 * alloc));
         // Reads the bound while the machine reads faster: more readers are the fix.
         const double read_rate = median_of(r, "read_time") > 0
                                      ? static_cast<double>(r.details.value("file_bytes", 0.0)) / median_of(r, "read_time")
                                      : 0;
         if (stage == "read" && rd && read_rate > 0 && median_of(*rd, "bandwidth") > 1.2 * read_rate)
-            text += fmt::format(", and the machine reads faster: pipeline_read with {} thread(s) reaches {}, this pass read at "
-                                "{}{}",
-                                rd->params.find("threads").value_or("1"), gbps(median_of(*rd, "bandwidth")), gbps(read_rate),
-                                parse_variant(variant).parallel_read ? "" : " (the fix: +parallel_read)");
-        if (naive && best_fix)
-            text += fmt::format("; best single fix {} gives {:.2f}x over naive", best_fix->params.get("variant"),
-                                median_of(*best_fix, "throughput") / median_of(*naive, "throughput"));
+            own.push_back(fmt::format("the machine reads faster: pipeline_read with {} thread(s) reaches {}, this pass read at "
+                                      "{}{}",
+                                      rd->params.find("threads").value_or("1"), gbps(median_of(*rd, "bandwidth")),
+                                      gbps(read_rate), parse_variant(variant).parallel_read ? "" : " (the fix: +parallel_read)"));
         // The registered page cache: what it costs once and when it pays back (against the same
         // pass reading the files, +gpu_convert), or what it would give where it was not used.
         const double file_bytes = r.details.value("file_bytes", 0.0);
@@ -1090,31 +1100,75 @@ void annotate_pipeline_results(std::vector<Result>& results) {
                     median_of(o, "time") > 0)
                     reading = &o;
             const double saved = reading ? median_of(*reading, "time") - median_of(r, "time") : 0;
-            text += fmt::format(", the dataset registered once in {:.3g} s", reg_s);
+            std::string said = fmt::format("the dataset registered once in {:.3g} s", reg_s);
             if (saved > 0) {
                 r.details["break_even_passes"] = reg_s / saved;
-                text += fmt::format(" (paid back after {:.2g} passes against +gpu_convert's {:.3g} s pass)", reg_s / saved,
+                said += fmt::format(", paid back after {:.2g} passes against +gpu_convert's {:.3g} s pass", reg_s / saved,
                                     median_of(*reading, "time"));
             }
+            own.push_back(said);
         } else if (!cold && stage == "read" && h2d && file_bytes > 0) {
             const double copy_bw = conv ? std::min(median_of(*h2d, "bandwidth"), median_of(*conv, "bandwidth"))
                                         : median_of(*h2d, "bandwidth");
             const std::string note = r.details.value("registered_cache_note", std::string());
             if (!note.empty())
-                text += fmt::format(", and the registered cache was {}", note);
+                own.push_back(fmt::format("the registered cache was {}", note));
             else
-                text += fmt::format(", and registering the cached dataset would remove the host read and copy "
-                                    "(+registered_cache): pass bound {:.3g} s -> {:.3g} s",
-                                    median_of(r, "read_time"), file_bytes / copy_bw);
+                own.push_back(fmt::format("registering the cached dataset would remove the host read and copy "
+                                          "(+registered_cache): pass bound {:.3g} s -> {:.3g} s",
+                                          median_of(r, "read_time"), file_bytes / copy_bw));
         }
-        if (tuned && slowest && (reader || registered) && h2d && conv)
-            text += fmt::format("; tuned reaches {:.2f} of the slowest standalone stage ({} {})",
-                                median_of(*tuned, "throughput") / median_of(*slowest, "bandwidth"), slowest->scenario,
-                                gbps(median_of(*slowest, "bandwidth")));
-        else if (tuned && naive)
-            text += fmt::format("; tuned gives {:.2f}x over naive (no standalone bound in this run)",
-                                median_of(*tuned, "throughput") / median_of(*naive, "throughput"));
-        r.details["diagnosis"] = text + ".";
+        if (!own.empty())
+            r.details["diagnosis"] = fmt::format("{}-bound ({:.0f}% of the {:.3g} s pass); {}.", stage, 100 * share,
+                                                 median_of(r, "time"), fmt::join(own, "; "));
+    }
+
+    // What the run found for each cache state, dataset, batch and GPU, written on each of its
+    // configurations (details "finding", shown once under the table and in the summary): the
+    // stage that bounds naive, the best single fix and tuned's speedup, tuned's bound.
+    for (Result& r : results) {
+        if (r.scenario != "pipeline" || r.status != Status::ok) continue;
+        r.details.erase("finding");
+        const auto [naive, best_fix, tuned] = group_of(r);
+        if (!naive && !tuned) continue;
+        nlohmann::json finding = nlohmann::json::object();
+        nlohmann::json scope = nlohmann::json::object();
+        for (const char* k : {"cache", "dataset", "batch", "device"})
+            if (const auto v = r.params.find(k)) scope[k] = *v;
+        finding["scope"] = scope;
+        std::vector<std::string> words;
+        if (naive) {
+            const auto [stage, share] = largest_stage(*naive);
+            finding["naive"] = {{"bound", stage}, {"share", share}};
+            words.push_back(fmt::format("naive is {}-bound ({:.0f}% of its pass)", stage, 100 * share));
+        }
+        const auto speedup = [&](const Result& o) { return median_of(o, "throughput") / median_of(*naive, "throughput"); };
+        if (naive && best_fix) {
+            finding["best_fix"] = {{"variant", best_fix->params.get("variant")}, {"speedup", speedup(*best_fix)}};
+            words.push_back(fmt::format("best single fix {} {:.2f}x", best_fix->params.get("variant"), speedup(*best_fix)));
+        }
+        if (tuned) {
+            const auto [stage, share] = largest_stage(*tuned);
+            nlohmann::json t = {{"throughput", median_of(*tuned, "throughput")}, {"bound", stage}, {"share", share}};
+            std::string said = naive ? fmt::format("tuned {:.2f}x ({})", speedup(*tuned), gbps(median_of(*tuned, "throughput")))
+                                     : fmt::format("tuned {}", gbps(median_of(*tuned, "throughput")));
+            if (naive) t["speedup"] = speedup(*tuned);
+            said += fmt::format(", {}-bound ({:.0f}% of its pass)", stage, 100 * share);
+            // Against its slowest stage measured alone, where the run measured every stage.
+            const auto bound = tuned->details.find("standalone_bound");
+            if (bound != tuned->details.end() && bound->is_object() && bound->contains("stage") &&
+                bound->value("bandwidth", 0.0) > 0) {
+                const double of = median_of(*tuned, "throughput") / bound->value("bandwidth", 0.0);
+                t["of_slowest_stage"] = of;
+                t["slowest_stage"] = (*bound)["stage"];
+                said += fmt::format(", at {:.0f}% of its slowest stage alone ({} {})", 100 * of,
+                                    (*bound)["stage"].get<std::string>(), gbps(bound->value("bandwidth", 0.0)));
+            }
+            finding["tuned"] = t;
+            words.push_back(said);
+        }
+        finding["text"] = fmt::format("{}", fmt::join(words, "; "));
+        r.details["finding"] = finding;
     }
 }
 

@@ -308,7 +308,7 @@ TEST_CASE("pipeline: bad storage directories are usage errors before measuring, 
     CHECK(storage::site_of(configs).dir() == s.dir.string());
 }
 
-TEST_CASE("pipeline: after the run, speedup over naive, efficiency against the slowest standalone stage, a diagnosis") {
+TEST_CASE("pipeline: after the run, speedup over naive, efficiency against the slowest standalone stage, the finding") {
     const std::vector<std::pair<std::string, std::string>> common{{"cache", "warm"}, {"dataset", "1073741824"}, {"batch", "67108864"}, {"device", "0"}};
     auto pipe = [&](const std::string& variant, double tp, double alloc_share, double read_share) {
         auto p = common;
@@ -322,9 +322,22 @@ TEST_CASE("pipeline: after the run, speedup over naive, efficiency against the s
     CHECK(results[0].details["speedup_over_naive"].get<double>() == doctest::Approx(1.0));
     CHECK(results[3].details["speedup_over_naive"].get<double>() == doctest::Approx(9.0));
     CHECK(results[3].details["standalone_bound"].contains("note"));
-    const std::string d = results[0].details["diagnosis"];
-    CHECK(d.find("alloc at 60%") != std::string::npos);
-    CHECK(d.find("best single fix +pool gives 2.50x over naive") != std::string::npos);
+    // One finding for the cache state, dataset, batch and GPU, on each of its configurations:
+    // naive's bound, the best single fix, tuned's speedup and bound; in words and as numbers.
+    const nlohmann::json& f = results[0].details["finding"];
+    for (const auto& r : results) CHECK(r.details["finding"] == f);
+    CHECK(f["text"] == "naive is alloc-bound (60% of its pass); best single fix +pool 2.50x; tuned 9.00x (9.00 GB/s), "
+                       "read-bound (90% of its pass)");
+    CHECK(f["scope"] == nlohmann::json{{"cache", "warm"}, {"dataset", "1073741824"}, {"batch", "67108864"}, {"device", "0"}});
+    CHECK(f["naive"]["bound"] == "alloc");
+    CHECK(f["best_fix"]["variant"] == "+pool");
+    CHECK(f["best_fix"]["speedup"].get<double>() == doctest::Approx(2.5));
+    CHECK(f["tuned"]["speedup"].get<double>() == doctest::Approx(9.0));
+    CHECK(f["tuned"]["bound"] == "read");
+    CHECK(!f["tuned"].contains("of_slowest_stage"));
+    // A configuration's own diagnosis only where it has something of its own to say: nothing
+    // here beyond the finding.
+    for (const auto& r : results) CHECK(!r.details.contains("diagnosis"));
 
     // The read bound is the pipeline's own read alone: a storage_read, or a pipeline_read of
     // another dataset, is another workload. No efficiency against them, and the note says
@@ -343,7 +356,7 @@ TEST_CASE("pipeline: after the run, speedup over naive, efficiency against the s
     REQUIRE(results[3].details["measured_limits"].size() == 1); // the conversion kernel's only
     CHECK(results[3].details["measured_limits"][0]["path"] == "gpu_memory:0");
     CHECK(results[3].details["standalone_bound"]["note"].get<std::string>().find("pipeline_read of this dataset, batch and cache state") != std::string::npos);
-    CHECK(results[3].details["diagnosis"].get<std::string>().find("slowest standalone stage") == std::string::npos);
+    CHECK(results[3].details["finding"]["text"].get<std::string>().find("slowest stage") == std::string::npos);
 
     // The read ceiling is the best pipeline_read of the same dataset over the thread counts and
     // staging kinds measured, never the one-thread read when more readers read faster: every
@@ -361,8 +374,10 @@ TEST_CASE("pipeline: after the run, speedup over naive, efficiency against the s
     CHECK(results[3].details["measured_limits"][0]["bandwidth"].get<double>() == doctest::Approx(10e9));
     CHECK(results[3].details["standalone_bound"]["stage"] == "pipeline_read");
     CHECK(results[3].details["standalone_bound"]["pipeline_read"]["threads"] == "0");
-    const std::string t = results[3].details["diagnosis"];
-    CHECK(t.find("tuned reaches 0.90 of the slowest standalone stage (pipeline_read 10.00 GB/s)") != std::string::npos);
+    const std::string t = results[3].details["finding"]["text"];
+    CHECK(t.find("tuned 9.00x (9.00 GB/s), read-bound (90% of its pass), at 90% of its slowest stage alone (pipeline_read "
+                 "10.00 GB/s)") != std::string::npos);
+    CHECK(results[3].details["finding"]["tuned"]["of_slowest_stage"].get<double>() == doctest::Approx(0.9));
 
     // A pass whose read is the largest stage while pipeline_read shows the machine reads
     // faster names more readers as the fix.
@@ -378,15 +393,45 @@ TEST_CASE("pipeline: after the run, speedup over naive, efficiency against the s
     CHECK(fix.find("pipeline_read with 8 thread(s) reaches 10.00 GB/s, this pass read at 2.00 GB/s (the fix: +parallel_read)") !=
           std::string::npos);
 
-    // The table prints each configuration's diagnosis under it (wrapped to the width; whole
-    // with no width limit).
+    // The table prints the finding once under it (wrapped to the width; whole with no width
+    // limit), and each distinct diagnosis once; the summary states the finding in its line.
     for (auto& r : results) r.status = Status::ok;
     TableStyle unlimited;
     unlimited.width = 0;
     const std::string table = render_results(results, find_format("table", Command::show), unlimited);
     CAPTURE(table);
-    CHECK(table.find(t) != std::string::npos);
-    CHECK(render_results(results, find_format("markdown", Command::show)).find(t) != std::string::npos);
+    CHECK(table.find("  all: " + t + "\n") != std::string::npos);
+    CHECK(table.find(t) == table.rfind(t));
+    CHECK(render_results(results, find_format("markdown", Command::show)).find("- `all`: " + t) != std::string::npos);
+    const auto lines = summary_lines(results);
+    CHECK(std::count(lines.begin(), lines.end(), fmt::format("{:<9} {}", "pipeline", t)) == 1);
+}
+
+TEST_CASE("pipeline: the h200 report's finding in one summary line, each distinct finding and diagnosis once under the table") {
+    Report report = read_report(INTEROPBENCH_SOURCE_DIR "/reports/h200x1-pipeline-ad09f1b.json");
+    limit_report(report); // annotated again as show does
+    const auto lines = summary_lines(report.results);
+    std::vector<std::string> pipeline;
+    for (const auto& l : lines)
+        if (l.rfind("pipeline ", 0) == 0) pipeline.push_back(l);
+    REQUIRE(pipeline.size() == 1);
+    CAPTURE(pipeline[0]);
+    // The finding of the most configurations (cold and warm 1 GiB in 64 MiB batches, seven
+    // variants each; warm has the better figure) names its group, since the run found other
+    // things for its other groups.
+    CHECK(pipeline[0].find("pipeline  warm 1GiB 64MiB: naive is convert-bound (82% of its pass); best single fix "
+                           "+gpu_convert 6.07x; tuned 10.30x (5.29 GB/s), read-bound (99% of its pass)") == 0);
+    CHECK(pipeline[0].find("(3 more findings under the tables)") != std::string::npos);
+    TableStyle style;
+    style.width = 100;
+    const std::string text = render_results(report.results, find_format("table", Command::show), style);
+    CAPTURE(text);
+    // Four groups, four findings, each once, named by its group.
+    for (const char* scope : {"  cold 1GiB 64MiB: naive is convert-bound", "  warm 1GiB 64MiB: naive is convert-bound",
+                              "  warm 256MiB 64KiB: naive is", "  warm 256MiB 1MiB: naive is"})
+        CHECK(text.find(scope) != std::string::npos);
+    CHECK(text.find("best single fix +gpu_convert 6.07x") == text.rfind("best single fix +gpu_convert 6.07x"));
+    CHECK(text.find("gives") == std::string::npos); // no sentence per configuration repeats the group's
 }
 
 TEST_CASE("pipeline: the registered cache: warm only, the host link alone, its cost paid back, and named where it would help") {
