@@ -206,7 +206,7 @@ constexpr const char* k_style = R"(<style>
 body{font-family:"DejaVu Sans",Verdana,Arial,sans-serif;font-size:14px;color:#222;margin:18px 28px;max-width:1300px}
 h1{font-size:22px;margin:0 0 6px}h2{font-size:19px;border-bottom:2px solid #0072B2;margin-top:30px;padding-bottom:3px}
 h3{font-size:16px;margin:18px 0 4px}
-table{border-collapse:collapse;margin:6px 0 10px}td,th{border:1px solid #ccc;padding:2px 7px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+table{border-collapse:collapse;margin:6px 0 10px}td,th{border:1px solid #ccc;padding:2px 7px;text-align:left;vertical-align:top;overflow-wrap:break-word}td.long{overflow-wrap:anywhere}
 th{background:#f1f1f1}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 pre{background:#f6f6f6;padding:6px;overflow-x:auto;font-size:12px}
 figure{margin:6px 0 14px}figcaption,.note{color:#555;font-size:12px;margin:2px 0}
@@ -225,7 +225,7 @@ svg.sw{vertical-align:middle;margin-right:5px}.eff{color:#555}
 .verdict-regression{color:#B33C00;font-weight:bold}.verdict-improvement{color:#007A5A;font-weight:bold}
 .verdict{font-size:17px;padding:6px 10px;border-left:6px solid #999}.verdict.fail{border-color:#D55E00;background:#fbeee6}.verdict.pass{border-color:#009E73;background:#e8f6f1}
 .bad{color:#B33C00}.skipblock{padding:4px 10px;border-left:6px solid #999;background:#f4f4f4}
-table.heat th.col{font-weight:normal;text-align:center;vertical-align:bottom;overflow-wrap:anywhere;min-width:4.5em}
+table.heat th.col{font-weight:normal;text-align:center;vertical-align:bottom;overflow-wrap:break-word;min-width:4.5em}
 table.heat th.m{overflow-wrap:break-word}table.heat td.c{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 table.heat small{display:block;font-size:10px;color:#444}.out{outline:2px solid #b00;outline-offset:-2px;font-weight:bold}
 p.legend span{padding:1px 6px}
@@ -252,7 +252,11 @@ std::string table_html(const std::vector<std::vector<std::string>>& rows) {
         s += "<tr>";
         for (const auto& c : rows[i]) {
             const bool num = !c.empty() && (std::isdigit(static_cast<unsigned char>(c[0])) != 0);
-            s += (num ? "<td class=\"num\">" : "<td>") + escape(c) + "</td>";
+            // A word longer than 24 characters (a result key) may break anywhere: else it would
+            // hold the table wider than a narrow window.
+            std::size_t word = 0, longest = 0;
+            for (const char ch : c) longest = std::max(longest, word = ch == ' ' ? 0 : word + 1);
+            s += (num ? "<td class=\"num\">" : longest > 24 ? "<td class=\"long\">" : "<td>") + escape(c) + "</td>";
         }
         s += "</tr>\n";
     }
@@ -292,7 +296,8 @@ std::string frame_axis(const Frame& f, const Scale& scale, const std::vector<Tic
         const auto [ax, ay, bx, by] = horizontal ? std::array{at, f.y1(), at, f.y0()} : std::array{f.x0(), at, f.x1(), at};
         s += fmt::format("<line class=\"{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", t.label.empty() ? "grid2" : "grid",
                          f1(ax), f1(ay), f1(bx), f1(by));
-        if (!t.label.empty())
+        // A label of the left axis at its very bottom would run into the bottom axis's first label.
+        if (!t.label.empty() && (horizontal || at < f.y0() - 7))
             s += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>",
                              f1(horizontal ? at : f.x0() - 5), f1(horizontal ? f.y0() + 15 : at + 4),
                              horizontal ? "middle" : "end", escape(t.label));
@@ -804,9 +809,9 @@ std::string bar_chart(const std::vector<const Result*>& rows, const std::vector<
             s += fmt::format("<line class=\"limit\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"><title>limit {3} {4}</title></line>",
                              f1(sx(limits[g])), f1(y - 2), f1(y + group_h - 4), escape(detail_text(*ok[g], "path")),
                              escape(tick_label(limits[g], unit)));
-        else if (limits[g] > 0 && !one_limit) // beyond the axis: an arrowhead at its end
+        else if (limits[g] > 0 && !one_limit) // beyond the axis: an arrowhead at the chart's right edge, past the value
             s += fmt::format("<path class=\"beyond\" d=\"M{0} {1} l6 4 l-6 4 z\"><title>limit {2} {3}, beyond the axis</title></path>",
-                             f1(f.x1() - 6), f1(y + group_h / 2 - 6), escape(detail_text(*ok[g], "path")),
+                             f1(f.width - 8), f1(y + group_h / 2 - 6), escape(detail_text(*ok[g], "path")),
                              escape(tick_label(limits[g], unit)));
     }
     if (one_limit && sx(paths.begin()->first) > f.x1()) {
@@ -832,7 +837,7 @@ std::string bar_chart(const std::vector<const Result*>& rows, const std::vector<
     std::string caption = "median per configuration, whisker: its 95% interval";
     if (!paths.empty())
         caption += one_limit ? "; dashed: the path's theoretical limit"
-                             : "; dashed: the theoretical limit of each bar's path (hover for which; an arrowhead: beyond the axis)";
+                             : "; dashed: the theoretical limit of each bar's path (hover for which; an arrowhead on the right: beyond the axis)";
     if (efficiency_metric) caption += metrics.size() > 1 ? "; right: efficiency" : "; (N%): efficiency";
     if (efficiency_limit) caption += "; (N%): of the path's limit";
     if (const std::string fixed = constant_params(ok, o.unnamed); !fixed.empty()) caption += "; " + fixed;
@@ -863,6 +868,10 @@ std::string faceted_bars(const std::vector<const Result*>& rows, const std::vect
                 }
             }
     if (facet.empty()) return bar_chart(rows, metrics, {heading, among});
+    std::sort(facet_values.begin(), facet_values.end(), [](const std::string& a, const std::string& b) { // the same order on every chart
+        const auto x = number(a), y = number(b);
+        return x && y ? *x < *y : a < b;
+    });
     std::string out = heading.empty() ? std::string() : "<div class=\"facet\">" + escape(heading) + "</div>";
     out += "<div class=\"facets\">";
     const double hi = bar_extent(ok, metrics);

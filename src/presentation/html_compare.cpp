@@ -198,7 +198,7 @@ std::string render_comparison_page(const CompareOutcome& o) {
                                  ratio_text(q.hi, 4));
                 note = ratio_text(q.ratio) + " " + note;
             }
-            s += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\" fill=\"{}\">{}</text>", f1(f.x1() + 6), f1(y + 4), c,
+            s += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\" style=\"fill:{}\">{}</text>", f1(f.x1() + 6), f1(y + 4), c,
                              escape(note));
         }
         out += "<figure>" + s + "</svg><ul class=\"legend\">";
@@ -207,15 +207,14 @@ std::string render_comparison_page(const CompareOutcome& o) {
         out += "</ul><figcaption>dot: ratio of medians, above 1 better; whisker: its bootstrap interval; colour: the result's "
                "verdict</figcaption></figure>\n";
     }
-    std::vector<std::vector<std::string>> t{
-        {"verdict", "result", "metric", "better", "base", "new", "ratio (above 1 better)", "interval", "reason"}};
+    std::vector<std::vector<std::string>> t{{"verdict", "result", "metric", "base", "new", "ratio (above 1 better)", "interval", "reason"}};
     for (const auto& [r, m] : items) {
         if (!m) {
-            t.push_back({to_string(r->verdict), r->key, "-", "-", "-", "-", "-", "-", r->reason});
+            t.push_back({to_string(r->verdict), r->key, "-", "-", "-", "-", "-", r->reason});
             continue;
         }
         const Oriented q = oriented(*m);
-        t.push_back({to_string(r->verdict), r->key, m->name, m->better == Better::higher ? "higher" : "lower",
+        t.push_back({to_string(r->verdict), r->key, m->name + (m->better == Better::higher ? ", higher better" : ", lower better"),
                      format_value(m->base_median, m->unit), format_value(m->new_median, m->unit), ratio_text(q.ratio, 4),
                      "[" + ratio_text(q.lo, 4) + ", " + ratio_text(q.hi, 4) + "]", r->reason});
     }

@@ -74,8 +74,12 @@ std::string family_tables(const Outcome& o, const std::vector<const Row*>& rows)
                 if (std::find(members.begin(), members.end(), f.member) == members.end()) members.push_back(f.member);
         std::sort(members.begin(), members.end());
         s += "<table class=\"heat\"><tr><th class=\"m\">machine</th>";
-        for (const Row* r : part)
-            s += "<th class=\"col\" title=\"" + escape(r->key) + "\">" + escape(fleet::row_label(*r)) + "</th>";
+        for (const Row* r : part) {
+            // A line may break after an underscore too (scenario names are one long word).
+            std::string name;
+            for (const char c : escape(fleet::row_label(*r))) name += c == '_' ? std::string("_<wbr>") : std::string(1, c);
+            s += "<th class=\"col\" title=\"" + escape(r->key) + "\">" + name + "</th>";
+        }
         s += "</tr>\n";
         for (const std::size_t m : members) {
             s += "<tr><th class=\"m\">" + escape(o.members[m].label) + "</th>";

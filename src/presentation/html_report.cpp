@@ -248,8 +248,8 @@ std::string render_report_page(const Report& report) {
         std::string which = g.results[0]->key.substr(g.results[0]->key.find('/') + 1);
         if (g.results.size() > 1) {
             const std::string fixed = constant_params(g.results), varying = fmt::format("{}", fmt::join(varying_params(g.results), ", "));
-            which = fmt::format("{}{}{}{}", g.results.size(), fixed.empty() ? "" : ": " + fixed,
-                                varying.empty() ? "" : fixed.empty() ? " over " : "; over ", varying);
+            which = fmt::format("{}{}{} ({})", fixed, varying.empty() ? "" : fixed.empty() ? "over " : "; over ", varying,
+                                g.results.size());
         }
         problems.push_back({g.status, g.results[0]->scenario, which, g.reason});
     }
