@@ -550,7 +550,7 @@ TEST_CASE("html every committed report's page: legends of at most 12 entries, no
     CHECK(page.find("Refused: numba.cuda has no from_dlpack; through host memory") != std::string::npos);
 }
 
-TEST_CASE("html peer matrices: a colour scale that shows how far apart the cells are; skips by design on one line") {
+TEST_CASE("html peer matrices: a colour scale that shows how far apart the cells are, skips by design on one line") {
     const auto page = html::render_report_page(read_report((k_src / "reports/h200x2-peer.json").string()));
     const auto shown = shown_part(page);
     // 370 to 397 GB/s: 7% apart, so no cell takes the scale's bottom colour.
@@ -563,7 +563,7 @@ TEST_CASE("html peer matrices: a colour scale that shows how far apart the cells
     CHECK(shown.find("1&gt;0: skipped: both directions are measured under pair 0&gt;1</title>") != std::string::npos);
 }
 
-TEST_CASE("html comparison page: one ratio orientation, above 1 better; colours are the verdicts") {
+TEST_CASE("html comparison page: one ratio orientation, above 1 better, colours are the verdicts") {
     const auto outcome = compare_reports(read_report((k_src / "reports/h200x2-ci-1.json").string()),
                                          read_report((k_src / "reports/h200x2-ci-2.json").string()), CompareOptions{});
     const auto page = shown_part(html::render_comparison_page(outcome));

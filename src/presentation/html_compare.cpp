@@ -104,7 +104,7 @@ std::string render_comparison_page(const CompareOutcome& o) {
         Frame f;
         f.left = 170;
         f.right = 64 + 1.1 * text_width(longest, 10) + 8; // bold parts are wider
-        f.width = f.left + 420 + f.right;
+        f.width = f.left + 320 + f.right;
         f.top = 8;
         f.height = f.top + f.bottom + 22.0 * o.families.size();
         double lo = 0.8, hi = 1.25;
