@@ -798,7 +798,7 @@ std::string bar_chart(const std::vector<const Result*>& rows, const std::vector<
             // cross it: one bar per row has room for it.
             if (metrics.size() == 1) {
                 const std::string value = format_value(m->stats.median, unit) + (eff ? fmt::format(" ({:.0f}%)", *eff * 100) : "");
-                const double mark = limits[g] > 0 && !one_limit ? sx(limits[g]) : -1;
+                const double mark = limits[g] > 0 ? sx(limits[g]) : -1;
                 const double at = mark > end && mark < end + 6 + text_width(value.size(), 10) ? mark + 4 : end + 4;
                 s += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\">{}</text>", f1(at), f1(by + bar_h - 2), escape(value));
             }
