@@ -206,7 +206,8 @@ constexpr const char* k_style = R"(<style>
 body{font-family:"DejaVu Sans",Verdana,Arial,sans-serif;font-size:14px;color:#222;margin:18px 28px;max-width:1300px}
 h1{font-size:22px;margin:0 0 6px}h2{font-size:19px;border-bottom:2px solid #0072B2;margin-top:30px;padding-bottom:3px}
 h3{font-size:16px;margin:18px 0 4px}
-table{border-collapse:collapse;margin:6px 0 10px}td,th{border:1px solid #ccc;padding:2px 7px;text-align:left;vertical-align:top;overflow-wrap:break-word}td.long{overflow-wrap:anywhere}
+table{border-collapse:collapse;margin:6px 0 10px}
+td,th{border:1px solid #ccc;padding:2px 7px;text-align:left;vertical-align:top;overflow-wrap:break-word}td.long{overflow-wrap:anywhere}
 th{background:#f1f1f1}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 pre{background:#f6f6f6;padding:6px;overflow-x:auto;font-size:12px}
 figure{margin:6px 0 14px}figcaption,.note{color:#555;font-size:12px;margin:2px 0}
