@@ -16,6 +16,7 @@
 
 #include "interopbench/compare.hpp"
 #include "interopbench/errors.hpp"
+#include "interopbench/fleet.hpp"
 #include "presentation/html.hpp"
 #include "interopbench/report.hpp"
 #include "test_support.hpp"
@@ -265,7 +266,7 @@ TEST_CASE("html stage breakdown from details.stages, bounding stage outlined") {
     r2["details"]["bounding_stage"] = "h2d";
     doc["results"] = nlohmann::json::array({r, r2});
     const std::string page = html::render_report_page(read_report_json(doc, "staged"));
-    CHECK(page.find("stage breakdown") != std::string::npos);
+    CHECK(page.find("stage shares") != std::string::npos);
     CHECK(count(page, "class=\"bound\"") == 2);
     CHECK(page.find("read: 4.00 ms (bounding)") != std::string::npos);
     CHECK(page.find("h2d: 3.00 ms (bounding)") != std::string::npos);
@@ -334,7 +335,10 @@ TEST_CASE("html bars: a linear axis from zero, bars named by what varies, by the
         CAPTURE(svg);
         CHECK(svg.find(", log") == std::string::npos);
         CHECK(svg.find("class=\"grid2\"") == std::string::npos); // unlabelled minor ticks: a log axis's
-        CHECK(svg.find("<rect x=\"300.0\"") != std::string::npos); // every bar starts at the axis's zero
+        const std::string axis_at = "<line class=\"axis\" x1=\"";
+        const auto axis = svg.find(axis_at) + axis_at.size();
+        const std::string zero = svg.substr(axis, svg.find('"', axis) - axis);
+        CHECK(svg.find("<rect x=\"" + zero + "\"") != std::string::npos); // every bar starts at the axis's zero
     }
     CHECK(svgs[0].find(">0 s</text>") != std::string::npos);
     CHECK(svgs[1].find(">0 B/s</text>") != std::string::npos);
@@ -344,17 +348,18 @@ TEST_CASE("html bars: a linear axis from zero, bars named by what varies, by the
     CHECK(page.find("the configuration") == std::string::npos);
 }
 
-TEST_CASE("html lines against size: fewer than 3 points are points, identical series are named together") {
+TEST_CASE("html lines against size: one or two sizes are bars, fewer than 3 points are points, identical series named together") {
     json results = json::array();
-    // Two sizes seven decades apart: points, no line.
+    // Two sizes seven decades apart: no configuration has 3 sizes, so bars on a linear axis.
     for (const char* size : {"1024", "8589934592"})
         results.push_back(result("nccl_all_reduce", "nccl", {{"op", "sum"}, {"size", size}},
                                  json::array({metric("busbw", "B/s", std::string(size) == "1024" ? 1e8 : 3e11, 0.9e8, 3.1e11)})));
     const auto two = html::render_report_page(report_of(results));
     REQUIRE(charts(two).size() == 1);
     CHECK(two.find("<polyline") == std::string::npos);
-    CHECK(two.find("<polygon class=\"band\"") == std::string::npos);
-    CHECK(count(charts(two)[0], "<circle") == 2);
+    CHECK(count(charts(two)[0], "<circle") == 0);
+    CHECK(charts(two)[0].find(", log") == std::string::npos);
+    CHECK(count(charts(two)[0], "<rect x=") == 2);
     // Three sizes, but 1000x apart and more: points as well.
     results.push_back(result("nccl_all_reduce", "nccl", {{"op", "sum"}, {"size", "1073741824"}},
                              json::array({metric("busbw", "B/s", 2.9e11, 2.8e11, 3e11)})));
@@ -376,7 +381,7 @@ TEST_CASE("html lines against size: fewer than 3 points are points, identical se
     CHECK(three.find("the same median at every size") != std::string::npos);
 }
 
-TEST_CASE("html heatmaps: a colour scale from the data, cold and warm cache never on one") {
+TEST_CASE("html heatmaps: a colour scale from zero or the data's range, cold and warm cache never on one") {
     json results = json::array();
     for (const char* sc : {"storage_read", "storage_to_gpu", "gpu_to_storage"})
         for (const char* cache : {"cold", "warm"})
@@ -392,9 +397,12 @@ TEST_CASE("html heatmaps: a colour scale from the data, cold and warm cache neve
     CHECK(page.find("<div class=\"facet\">cache=cold</div>") != std::string::npos);
     CHECK(page.find("<div class=\"facet\">cache=warm</div>") != std::string::npos);
     CHECK(page.find("<div class=\"facet\">without a cache axis</div>") != std::string::npos);
-    // Each map's scale spans its own values: cold 1 to 1.5 GB/s, warm 20 to 30 GB/s.
-    CHECK(page.find("colour: 1 GB/s to 1.5 GB/s, linear scale") != std::string::npos);
-    CHECK(page.find("colour: 20 GB/s to 30 GB/s, linear scale") != std::string::npos);
+    // Each map's scale runs from zero to its own largest value, and says how far apart its
+    // values are: cold 1 to 1.5 GB/s, warm 20 to 30 GB/s.
+    CHECK(page.find("colour: linear from 0 B/s to 1.5 GB/s (a cell&#39;s share of the largest); values 1 GB/s to 1.5 GB/s, 50% apart") !=
+          std::string::npos);
+    CHECK(page.find("colour: linear from 0 B/s to 30 GB/s (a cell&#39;s share of the largest); values 20 GB/s to 30 GB/s, 50% apart") !=
+          std::string::npos);
     CHECK(page.find(">1 TB/s</text>") == std::string::npos); // the old fixed scale's top
     CHECK(page.find("fixed colour scale") == std::string::npos);
     // More than 10x apart: a log scale.
@@ -456,4 +464,156 @@ TEST_CASE("html no GPU: one block for the scenarios skipped for one reason, no e
     CHECK(page.find("<h3>nccl_all_reduce") == std::string::npos);
     CHECK(page.find("nothing to plot") == std::string::npos);
     CHECK(count(page, "<section class=\"family\">") == 1); // copy, for host_memcpy
+}
+
+TEST_CASE("html bars carry their path's limit: one line when shared, a mark on each bar otherwise") {
+    json results = json::array();
+    for (const auto& [mem, bw, eff] : {std::tuple{"pinned", 55.3e9, 0.88}, std::tuple{"pageable", 8.63e9, 0.14}}) {
+        json r = result("h2d_copy", "copy", {{"size", "67108864"}, {"host_mem", mem}},
+                        json::array({metric("bandwidth", "B/s", bw, bw * 0.99, bw * 1.01)}));
+        r["details"] = {{"path", "host link of GPU 0 (h2d)"}, {"path_bandwidth", 63.02e9}, {"efficiency", eff}};
+        results.push_back(r);
+    }
+    const auto page = html::render_report_page(report_of(results));
+    REQUIRE(charts(page).size() == 1);
+    const auto svg = charts(page)[0];
+    CHECK(count(svg, "class=\"limit\"") == 1);
+    CHECK(svg.find(">limit host link of GPU 0 (h2d) 63.02 GB/s</text>") != std::string::npos);
+    CHECK(svg.find("55.3 GB/s (88%)") != std::string::npos);
+    CHECK(page.find("dashed: the path&#39;s theoretical limit") != std::string::npos);
+    // Each bar its own limit: a mark on each, named on hover.
+    results[1]["details"]["path_bandwidth"] = 20e9;
+    results[1]["details"]["path"] = "page cache";
+    const auto marks = charts(html::render_report_page(report_of(results)))[0];
+    CHECK(count(marks, "class=\"limit\"") == 2);
+    CHECK(marks.find("<title>limit page cache 20 GB/s</title>") != std::string::npos);
+}
+
+namespace {
+
+/// The page without its embedded document (the report or comparison as JSON).
+std::string shown_part(const std::string& page) { return page.substr(0, page.find("<script")); }
+
+/// The number of entries of the largest legend a reader sees (legends folded in <details> left out).
+std::size_t largest_legend(const std::string& page) {
+    std::size_t most = 0;
+    for (auto p = page.find("<ul class=\"legend\">"); p != std::string::npos; p = page.find("<ul class=\"legend\">", p + 1)) {
+        const auto open = page.rfind("<details>", p), close = page.rfind("</details>", p);
+        if (open != std::string::npos && (close == std::string::npos || close < open)) continue;
+        most = std::max(most, count(page.substr(p, page.find("</ul>", p) - p), "<li>"));
+    }
+    return most;
+}
+
+std::string section(const std::string& page, const std::string& heading) {
+    const auto at = page.find(heading);
+    if (at == std::string::npos) return {};
+    return page.substr(at, page.find("<h3>", at + heading.size()) - at);
+}
+
+} // namespace
+
+TEST_CASE("html pipeline variants: bars by variant against their limits and stage shares, not points at one size") {
+    const fs::path dir = fs::temp_directory_path() / ("interopbench_html_pipeline_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    // Through show, which sets the results against their paths' limits as a run does.
+    const Cli show = run_cli("show --format html " + (k_src / "reports/h200x1-pipeline-ad09f1b.json").string(), dir);
+    fs::remove_all(dir);
+    REQUIRE(show.code == 0);
+    const auto& page = show.out;
+    const auto pipeline = section(page, "<h3>pipeline</h3>");
+    REQUIRE(!pipeline.empty());
+    CHECK(pipeline.find("<circle") == std::string::npos); // no dots over one or two sizes
+    CHECK(pipeline.find("stage shares") != std::string::npos);
+    CHECK(pipeline.find("<div class=\"facet\">cache=cold</div>") != std::string::npos);
+    CHECK(pipeline.find("<div class=\"facet\">cache=warm</div>") != std::string::npos);
+    CHECK(pipeline.find(">naive 1GiB 64MiB</text>") != std::string::npos);
+    CHECK(pipeline.find("<title>limit storage 1.96 GB/s</title>") != std::string::npos); // each bar against its path's limit
+    CHECK(section(page, "<h3>pipeline_read</h3>").find("<circle") == std::string::npos);
+    CHECK(largest_legend(page) <= 12);
+}
+
+TEST_CASE("html every committed report's page: legends of at most 12 entries, no zero-copy bandwidth") {
+    for (const auto& e : fs::directory_iterator(k_src / "reports")) {
+        if (e.path().extension() != ".json" || e.path().filename() == "report.schema.json") continue;
+        CAPTURE(e.path().string());
+        const auto page = html::render_report_page(read_report(e.path().string()));
+        CHECK(largest_legend(page) <= 12);
+    }
+    // The framework handoffs: the zero-copy ones by their time (a 64 MiB pointer exchange in
+    // 1 us is no "66.6 TB/s"), the ones that fell back to a copy named as such.
+    const auto page = shown_part(html::render_report_page(read_report((k_src / "reports/h200x1-frameworks.json").string())));
+    CHECK(page.find("TB/s") == std::string::npos);
+    CHECK(page.find("<b>fell back to a copy</b>") != std::string::npos);
+    CHECK(page.find("</title>fallback: torch numba 64MiB</text>") != std::string::npos);
+    CHECK(page.find("torch numba dlpack") != std::string::npos);
+    CHECK(page.find("Refused: numba.cuda has no from_dlpack; through host memory") != std::string::npos);
+}
+
+TEST_CASE("html peer matrices: a colour scale that shows how far apart the cells are, skips by design on one line") {
+    const auto page = html::render_report_page(read_report((k_src / "reports/h200x2-peer.json").string()));
+    const auto shown = shown_part(page);
+    // 370 to 397 GB/s: 7% apart, so no cell takes the scale's bottom colour.
+    CHECK(shown.find("values 370.07 GB/s to 396.75 GB/s, 7.21% apart") != std::string::npos);
+    CHECK(shown.find("fill=\"" + html::sequential_colour(0) + "\"><title>") == std::string::npos);
+    // The 24 configurations of peer_bidir skipped because both directions run under 0>1: one line.
+    CHECK(count(shown, "<td>skipped</td><td>peer_bidir</td>") == 1);
+    CHECK(shown.find("<td>skipped</td><td>peer_bidir</td><td>pair=1&gt;0; over engine, mode, size (24)</td>") != std::string::npos);
+    CHECK(shown.find("24 of 48 configuration(s) measured; 24 skipped: both directions are measured under pair 0&gt;1") != std::string::npos);
+    CHECK(shown.find("1&gt;0: skipped: both directions are measured under pair 0&gt;1</title>") != std::string::npos);
+}
+
+TEST_CASE("html comparison page: one ratio orientation, above 1 better, colours are the verdicts") {
+    const auto outcome = compare_reports(read_report((k_src / "reports/h200x2-ci-1.json").string()),
+                                         read_report((k_src / "reports/h200x2-ci-2.json").string()), CompareOptions{});
+    const auto page = shown_part(html::render_comparison_page(outcome));
+    CHECK(page.find("Every ratio on this page: above 1 is better") != std::string::npos);
+    CHECK(page.find("new / base") == std::string::npos);
+    // A time that went up 36% regressed: its ratio is below 1, as its verdict says; one that
+    // went down 32% improved: above 1.
+    const auto row = [&](const std::string& start) {
+        std::vector<std::string> cells;
+        const auto at = page.find("<tr><td>" + start);
+        if (at == std::string::npos) return cells;
+        const std::string tr = page.substr(at, page.find("</tr>", at) - at);
+        const std::regex td("<td[^>]*>([^<]*)</td>");
+        for (auto it = std::sregex_iterator(tr.begin(), tr.end(), td); it != std::sregex_iterator(); ++it) cells.push_back((*it)[1]);
+        return cells;
+    };
+    const auto regression = row("regression</td><td class=\"long\">alloc_device/allocator=sync,state=warm,size=1048576,device=0");
+    REQUIRE(regression.size() == 8);
+    CHECK(regression[2] == "pair_time, lower better");
+    CHECK(std::stod(regression[5]) < 1);
+    const auto improvement = row("improvement</td><td class=\"long\">alloc_host_pinned/method=host_register");
+    REQUIRE(improvement.size() == 8);
+    CHECK(std::stod(improvement[5]) > 1);
+    // The alloc family's mean (1.031, better) is a neutral dot; its verdicts are listed in their colours.
+    CHECK(page.find("r=\"5\" fill=\"#222\"><title>alloc (6 compared): geometric mean 1.03") != std::string::npos);
+    CHECK(page.find("<tspan fill=\"#D55E00\" font-weight=\"bold\">1 regression</tspan>") != std::string::npos);
+    CHECK(page.find("<tspan fill=\"#009E73\" font-weight=\"bold\">, 1 improvement</tspan>") != std::string::npos);
+}
+
+TEST_CASE("html fleet page: a row per machine, headers written across, the fleet embedded") {
+    std::vector<std::string> files;
+    for (const auto& dir : {k_src / "reports", k_src / "reports/h200x1-family-move"})
+        for (const auto& e : fs::directory_iterator(dir))
+            if (e.path().extension() == ".json" && e.path().filename().string().rfind("h200x2", 0) != 0 &&
+                e.path().filename() != "report.schema.json")
+                files.push_back(e.path().string());
+    fleet::Options options;
+    options.skip_unreadable = true;
+    const auto outcome = fleet::analyse(files, options);
+    const auto page = html::render_fleet_page(outcome);
+    CHECK(count(page, "<script") == 1);
+    CHECK(page.find("<script type=\"application/json\" id=\"interopbench-fleet\">") != std::string::npos);
+    CHECK(page.find("writing-mode") == std::string::npos);
+    CHECK(page.find("Content-Security-Policy") != std::string::npos);
+    // Every machine once per table, however many GPUs or host-only results it has.
+    std::size_t tables = 0;
+    for (auto p = page.find("<table class=\"heat\">"); p != std::string::npos; p = page.find("<table class=\"heat\">", p + 1), ++tables) {
+        const std::string table = page.substr(p, page.find("</table>", p) - p);
+        CHECK(count(table, "<th class=\"col\"") <= 6);
+        for (const auto& m : outcome.members) CHECK(count(table, "<th class=\"m\">" + html::escape(m.label) + "</th>") <= 1);
+    }
+    CHECK(tables >= 2);
 }

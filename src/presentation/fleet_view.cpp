@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include "presentation/formats.hpp"
-#include "presentation/html.hpp"
 #include "presentation/output.hpp"
 
 namespace interopbench::fleet {
@@ -15,6 +14,8 @@ namespace interopbench::fleet {
 namespace {
 
 std::string percent(double ratio) { return fmt::format("{:.0f}%", ratio * 100); }
+
+} // namespace
 
 std::string row_label(const Row& row) {
     std::vector<std::pair<std::string, std::string>> axes;
@@ -34,10 +35,14 @@ std::string row_label(const Row& row) {
     return short_label(row.scenario, Params(axes));
 }
 
+namespace {
+
 std::string where(const Outcome& o, const Figure& f) {
     const std::string& label = o.members[f.member].label;
     return f.gpu.empty() ? label : fmt::format("{} {}", label, f.gpu);
 }
+
+} // namespace
 
 std::string outlier_line(const Outcome& o, const Outlier& x) {
     const Row& row = o.rows[x.row];
@@ -51,6 +56,8 @@ std::string outlier_line(const Outcome& o, const Outlier& x) {
                                                     : fmt::format("; re-measured: {} ({})", percent(x.confirm_ratio), x.confirmation);
     return line;
 }
+
+namespace {
 
 /// Per class, the results table: one row per result key.
 std::vector<std::vector<std::string>> results_table(const Outcome& o, const std::string& klass) {
@@ -206,79 +213,5 @@ nlohmann::json outcome_json(const Outcome& o) {
 }
 
 std::string render_json(const Format&, const Outcome& o) { return outcome_json(o).dump(2) + "\n"; }
-
-std::string render_page(const Format&, const Outcome& o) {
-    using html::escape;
-    std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>interopbench fleet</title>\n"
-                    "<style>body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}"
-                    ".verdict{font-size:1.3em;font-weight:600;padding:.6em 1em;border-radius:6px}"
-                    ".pass{background:#e3f4e6}.fail{background:#fbe3e1}"
-                    "table.heat{border-collapse:collapse;margin:1em 0}table.heat td,table.heat th{border:1px solid #ddd;"
-                    "padding:3px 6px;text-align:right;white-space:nowrap}table.heat th.col{writing-mode:vertical-rl;"
-                    "transform:rotate(180deg);text-align:left;font-weight:normal;max-height:18em}"
-                    "td.out{outline:2px solid #b00;font-weight:700}.legend span{display:inline-block;padding:2px 8px;margin-right:4px}"
-                    "</style></head><body>\n";
-    s += fmt::format("<div class=\"verdict {}\">{}</div>\n", o.outliers.empty() ? "pass" : "fail", escape(verdict_line(o)));
-    s += "<ul>";
-    for (const auto& e : o.excluded) s += "<li>left out: " + escape(e) + "</li>";
-    for (const auto& n : o.notes) s += "<li>" + escape(n) + "</li>";
-    s += "</ul>\n";
-    s += "<p class=\"legend\">cell: the machine's figure as a share of its class's median (oriented: below 100% is worse); "
-         "<span style=\"background:#c8e6c9\">&ge; 97%</span><span style=\"background:#fff3c4\">90-97%</span>"
-         "<span style=\"background:#ffd0c4\">below 90%</span><span style=\"outline:2px solid #b00\">outlier</span>; "
-         "hover for value, median and causes</p>\n";
-    const auto colour = [](double ratio) {
-        return ratio >= 0.97 ? "#c8e6c9" : ratio >= 0.90 ? "#fff3c4" : "#ffd0c4";
-    };
-    for (const auto& klass : o.classes) {
-        s += "<h2>" + escape(klass) + "</h2>\n";
-        std::vector<const Row*> rows;
-        for (const auto& r : o.rows)
-            if (r.hardware_class == klass && r.judged) rows.push_back(&r);
-        // Rows of the heatmap: (machine, GPU) pairs in member order.
-        std::vector<std::pair<std::size_t, std::string>> places;
-        for (const Row* r : rows)
-            for (const auto& f : r->figures)
-                if (std::find(places.begin(), places.end(), std::make_pair(f.member, f.gpu)) == places.end())
-                    places.emplace_back(f.member, f.gpu);
-        std::sort(places.begin(), places.end());
-        s += "<table class=\"heat\"><tr><th>machine</th>";
-        for (const Row* r : rows) s += "<th class=\"col\" title=\"" + escape(r->key) + "\">" + escape(row_label(*r)) + "</th>";
-        s += "</tr>\n";
-        for (const auto& [member, gpu] : places) {
-            s += "<tr><th>" + escape(o.members[member].label + (gpu.empty() ? "" : " " + gpu)) + "</th>";
-            for (const Row* r : rows) {
-                const auto f = std::find_if(r->figures.begin(), r->figures.end(),
-                                            [&](const Figure& x) { return x.member == member && x.gpu == gpu; });
-                if (f == r->figures.end()) {
-                    s += "<td></td>";
-                    continue;
-                }
-                std::string title = f->failed ? "failed: " + f->reason
-                                              : fmt::format("{} ({} median {}; bar {} short)", format_value(f->value, r->unit),
-                                                            r->reference, format_value(r->median, r->unit), percent(f->bar));
-                for (const auto& x : o.outliers)
-                    if (&o.rows[x.row] == r && &o.rows[x.row].figures[x.figure] == &*f)
-                        for (const auto& c : x.causes) title += "\ncause: " + c;
-                s += fmt::format("<td style=\"background:{}\"{} title=\"{}\">{}</td>", f->failed ? "#ffd0c4" : colour(f->ratio),
-                                 f->outlier ? " class=\"out\"" : "", escape(title), f->failed ? "failed" : percent(f->ratio));
-            }
-            s += "</tr>\n";
-        }
-        s += "</table>\n";
-        bool any = false;
-        for (const auto& x : o.outliers) {
-            if (o.rows[x.row].hardware_class != klass) continue;
-            if (!any) s += "<h3>Outliers, worst first</h3><ul>\n";
-            any = true;
-            s += "<li>" + escape(outlier_line(o, x)) + "<ul>";
-            for (const auto& c : x.causes) s += "<li>cause: " + escape(c) + "</li>";
-            s += "</ul></li>\n";
-        }
-        if (any) s += "</ul>\n";
-    }
-    s += "</body></html>\n";
-    return s;
-}
 
 } // namespace interopbench::fleet

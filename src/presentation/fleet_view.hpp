@@ -1,7 +1,6 @@
 #pragma once
-/// Renderings of a fleet verdict (fleet.hpp): terminal table, markdown, JSON and one
-/// self-contained page (a machines x results heatmap coloured by the ratio to the fleet's
-/// median, the causes on hover). Every human rendering opens with the verdict line.
+/// Renderings of a fleet verdict (fleet.hpp): terminal table, markdown and JSON (the page is
+/// html.hpp's). Every human rendering opens with the verdict line.
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -21,7 +20,10 @@ nlohmann::json outcome_json(const Outcome& outcome);
 std::string render_text(const Format& format, const Outcome& outcome);
 /// outcome_json as text.
 std::string render_json(const Format& format, const Outcome& outcome);
-/// One HTML page, nothing fetched.
-std::string render_page(const Format& format, const Outcome& outcome);
+/// A result key as the tables name it: "d2d_copy 256MiB ce".
+std::string row_label(const Row& row);
+/// One outlier in words, as every rendering lists it: where, what, its share of the median and
+/// the bar it fell below, and its re-measurement.
+std::string outlier_line(const Outcome& outcome, const Outlier& outlier);
 
 } // namespace interopbench::fleet

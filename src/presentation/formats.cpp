@@ -18,6 +18,7 @@ std::string report_page(const Format&, const ReportView& view) { return html::re
 std::string comparison_page(const Format&, const ComparisonView& view) {
     return html::render_comparison_page(view.outcome);
 }
+std::string fleet_page(const Format&, const fleet::Outcome& outcome) { return html::render_fleet_page(outcome); }
 
 // ---- the table ---------------------------------------------------------------------------
 
@@ -43,7 +44,7 @@ const Format k_formats[] = {
      .report = render_report, .comparison = render_comparison, .listing = render_listing, .topology = render_topology,
      .checks = render_checks, .fleet = fleet::render_text},
     {.name = "html", .help = "one self-contained page with charts", .commands = bits({show, compare, fleet}),
-     .report = report_page, .comparison = comparison_page, .fleet = fleet::render_page},
+     .report = report_page, .comparison = comparison_page, .fleet = fleet_page},
     {.name = "junit", .help = "JUnit XML: a test case per result, regressions as failures", .commands = bits({compare}),
      .comparison = render_junit},
     {.name = "benchmark-action-bigger",

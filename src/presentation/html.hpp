@@ -3,23 +3,29 @@
 /// the embedded report, nothing fetched) for a report or a comparison, and the building
 /// blocks its charts are made of (escaping, scales, axis ticks, colours), each testable on its
 /// own. html_charts.cpp holds the building blocks and the charts, html_report.cpp the report
-/// page, html_compare.cpp the comparison page; html_charts.hpp is what they share.
+/// page, html_compare.cpp the comparison page, html_fleet.cpp the fleet page; html_charts.hpp
+/// is what they share.
 ///
-/// Charts are chosen from what the results say, never from family names: a size axis with
-/// several sizes gives bandwidth (or time) against size on log axes (a series of fewer than 3
-/// sizes as points, not a line; series with the same median at every size as one line named
-/// "A = B"), a `pair` axis ("0>1") a source x destination heatmap, several scenarios of a
-/// family sharing a size axis and a bandwidth metric a scenario x size heatmap (one per cache
-/// state), other results bars on a linear axis from zero, details.path_bandwidth the dashed
-/// theoretical limit, details.efficiency the efficiency at the largest size, details.stages a
-/// stacked stage breakdown. Log axes are for lines against size only: a bar's length is its
-/// value. Heatmaps are coloured on a scale from their own values (log when the largest is more
-/// than 10 times the smallest). A result that moved no bytes (zero-copy) is shown by its time,
-/// never as a bandwidth. Every plotted median's hover text gives its uncertainty (as the
-/// terminal table: the larger of the 95% interval and half the round spread) and n. More than
-/// 6 lines against size are split into charts side by side by the varying parameter with the
-/// fewest (2 to 4) values. Scenarios of which every configuration was skipped are one block
-/// per reason, not a section each.
+/// Charts are chosen from what the results say, never from family names: a size axis along
+/// which some configuration has 3 sizes or more gives bandwidth (or time) against size on log
+/// axes (a series of fewer than 3 sizes, or with a gap over 1000x, as points, not a line;
+/// series with the same median at every size as one line named "A = B"), a `pair` axis
+/// ("0>1") a source x destination heatmap, several scenarios of a family sharing a size axis
+/// and a bandwidth metric a scenario x size heatmap (one per cache state), other results bars
+/// on a linear axis from zero (one or two sizes: bars compare the configurations, those of one
+/// size side by side), details.path_bandwidth the dashed theoretical limit (of lines and of
+/// bars), details.efficiency the efficiency, details.stages each stage's share per
+/// configuration. Log axes are for lines against size only: a bar's length is its value.
+/// Heatmaps are coloured linearly from zero to their largest value, so cells 7% apart differ
+/// by 7% of the scale (log over their own range when the largest is more than 10 times the
+/// smallest); the caption states the range. A result that moved no bytes (zero-copy) is shown
+/// by its time, never as a bandwidth; a handoff that fell back to a copy (details.fallback)
+/// says so. Every plotted median's hover text gives its uncertainty (as the terminal table:
+/// the larger of the 95% interval and half the round spread) and n. More than 6 lines against
+/// size, or more than 12 bars, are split into charts side by side by the varying parameter
+/// with the fewest (2 to 4) values. Scenarios of which every configuration was skipped are one
+/// block per reason, not a section each; skipped and failed configurations are listed one line
+/// per scenario and reason.
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -28,6 +34,10 @@
 #include "interopbench/compare.hpp"
 #include "interopbench/html_embed.hpp"
 #include "interopbench/report.hpp"
+
+namespace interopbench::fleet {
+struct Outcome;
+}
 
 namespace interopbench::html {
 
@@ -80,7 +90,12 @@ std::string sequential_colour(double t);
 std::string render_report_page(const Report& report);
 
 /// The page of a comparison: machine differences first, warnings, counts, the geometric
-/// mean per family, then every result's ratio with its interval, coloured by verdict.
+/// mean and the verdicts per family, then every result's ratio with its interval, coloured by
+/// verdict; every ratio oriented so that above 1 is better, as the page says.
 std::string render_comparison_page(const CompareOutcome& outcome);
+
+/// The page of a fleet verdict (fleet.hpp): the verdict, per hardware class its outliers and
+/// tables of its judged results, a row per machine and a column per result.
+std::string render_fleet_page(const fleet::Outcome& outcome);
 
 } // namespace interopbench::html

@@ -206,8 +206,9 @@ constexpr const char* k_style = R"(<style>
 body{font-family:"DejaVu Sans",Verdana,Arial,sans-serif;font-size:14px;color:#222;margin:18px 28px;max-width:1300px}
 h1{font-size:22px;margin:0 0 6px}h2{font-size:19px;border-bottom:2px solid #0072B2;margin-top:30px;padding-bottom:3px}
 h3{font-size:16px;margin:18px 0 4px}
-table{border-collapse:collapse;margin:6px 0 10px}td,th{border:1px solid #ccc;padding:2px 7px;text-align:left;vertical-align:top}
-th{background:#f1f1f1}td.num{text-align:right;font-variant-numeric:tabular-nums}
+table{border-collapse:collapse;margin:6px 0 10px}
+td,th{border:1px solid #ccc;padding:2px 7px;text-align:left;vertical-align:top;overflow-wrap:break-word}td.long{overflow-wrap:anywhere}
+th{background:#f1f1f1}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 pre{background:#f6f6f6;padding:6px;overflow-x:auto;font-size:12px}
 figure{margin:6px 0 14px}figcaption,.note{color:#555;font-size:12px;margin:2px 0}
 svg.chart{display:block;background:#fff;max-width:100%;height:auto}
@@ -215,7 +216,7 @@ svg text{font-family:"DejaVu Sans",Verdana,Arial,sans-serif}
 .tick{font-size:11px;fill:#333}.atitle{font-size:12px;fill:#222}.rowlabel{font-size:11px;fill:#222}
 .grid{stroke:#d8d8d8;stroke-width:1}.grid2{stroke:#eee;stroke-width:1}.axis{stroke:#444;stroke-width:1}
 .band{opacity:.18}.limit{stroke:#444;stroke-width:1.5;stroke-dasharray:6 4}.limtext{font-size:11px;fill:#444}
-.whisker{stroke:#222;stroke-width:1}.barnote{font-size:10px;fill:#333}
+.whisker{stroke:#222;stroke-width:1}.sep{stroke:#bbb;stroke-width:1}.beyond{fill:#444}.barnote{font-size:10px;fill:#333}
 .cell{font-size:10px}.cell.dark{fill:#111}.cell.light{fill:#fff}.nocell{fill:#fff;stroke:#bbb;stroke-dasharray:2 2}
 .diag{fill:#e6e6e6}.bound{stroke:#000;stroke-width:2}
 ul.legend{list-style:none;padding:0;margin:4px 0;display:flex;flex-wrap:wrap;gap:2px 18px;font-size:12px;max-width:1100px}ul.legend li{margin:1px 0}
@@ -225,6 +226,10 @@ svg.sw{vertical-align:middle;margin-right:5px}.eff{color:#555}
 .verdict-regression{color:#B33C00;font-weight:bold}.verdict-improvement{color:#007A5A;font-weight:bold}
 .verdict{font-size:17px;padding:6px 10px;border-left:6px solid #999}.verdict.fail{border-color:#D55E00;background:#fbeee6}.verdict.pass{border-color:#009E73;background:#e8f6f1}
 .bad{color:#B33C00}.skipblock{padding:4px 10px;border-left:6px solid #999;background:#f4f4f4}
+table.heat th.col{font-weight:normal;text-align:center;vertical-align:bottom;overflow-wrap:break-word;min-width:4.5em}
+table.heat th.m{overflow-wrap:break-word}table.heat td.c{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+table.heat small{display:block;font-size:10px;color:#444}.out{outline:2px solid #b00;outline-offset:-2px;font-weight:bold}
+p.legend span{padding:1px 6px}
 @media print{h2{break-after:avoid}figure{break-inside:avoid}}
 </style>
 )";
@@ -248,7 +253,11 @@ std::string table_html(const std::vector<std::vector<std::string>>& rows) {
         s += "<tr>";
         for (const auto& c : rows[i]) {
             const bool num = !c.empty() && (std::isdigit(static_cast<unsigned char>(c[0])) != 0);
-            s += (num ? "<td class=\"num\">" : "<td>") + escape(c) + "</td>";
+            // A word longer than 24 characters (a result key) may break anywhere: else it would
+            // hold the table wider than a narrow window.
+            std::size_t word = 0, longest = 0;
+            for (const char ch : c) longest = std::max(longest, word = ch == ' ' ? 0 : word + 1);
+            s += (num ? "<td class=\"num\">" : longest > 24 ? "<td class=\"long\">" : "<td>") + escape(c) + "</td>";
         }
         s += "</tr>\n";
     }
@@ -256,6 +265,8 @@ std::string table_html(const std::vector<std::vector<std::string>>& rows) {
 }
 
 std::string f1(double v) { return fmt::format("{:.1f}", v); }
+
+double text_width(std::size_t chars, double px) { return 0.64 * px * static_cast<double>(chars); }
 
 std::string shorten(const std::string& s, std::size_t max) {
     // Cut on a character boundary (never inside a UTF-8 sequence).
@@ -286,7 +297,8 @@ std::string frame_axis(const Frame& f, const Scale& scale, const std::vector<Tic
         const auto [ax, ay, bx, by] = horizontal ? std::array{at, f.y1(), at, f.y0()} : std::array{f.x0(), at, f.x1(), at};
         s += fmt::format("<line class=\"{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", t.label.empty() ? "grid2" : "grid",
                          f1(ax), f1(ay), f1(bx), f1(by));
-        if (!t.label.empty())
+        // A label of the left axis at its very bottom would run into the bottom axis's first label.
+        if (!t.label.empty() && (horizontal || at < f.y0() - 7))
             s += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>",
                              f1(horizontal ? at : f.x0() - 5), f1(horizontal ? f.y0() + 15 : at + 4),
                              horizontal ? "middle" : "end", escape(t.label));
@@ -388,9 +400,9 @@ ParamValues param_values(const std::vector<const Result*>& rows) {
     return pv;
 }
 
-/// Parameters that take more than one value among `rows`, minus `skip`: what tells the
-/// configurations apart (the constant ones are named once, in the chart's caption).
-std::vector<std::string> varying_params(const std::vector<const Result*>& rows, const std::set<std::string>& skip = {}) {
+} // namespace
+
+std::vector<std::string> varying_params(const std::vector<const Result*>& rows, const std::set<std::string>& skip) {
     const ParamValues pv = param_values(rows);
     std::vector<std::string> out;
     for (const auto& k : pv.order)
@@ -398,7 +410,7 @@ std::vector<std::string> varying_params(const std::vector<const Result*>& rows, 
     return out;
 }
 
-std::string constant_params(const std::vector<const Result*>& rows, const std::set<std::string>& skip = {}) {
+std::string constant_params(const std::vector<const Result*>& rows, const std::set<std::string>& skip) {
     const ParamValues pv = param_values(rows);
     std::string out;
     for (const auto& k : pv.order)
@@ -406,6 +418,8 @@ std::string constant_params(const std::vector<const Result*>& rows, const std::s
             out += (out.empty() ? "" : ", ") + k + "=" + param_text(k, *pv.values.at(k).begin());
     return out;
 }
+
+namespace {
 
 /// A configuration named by the parameters in `names` (those that vary; the fixed ones are
 /// named in the caption), as the terminal names it (short_label: "64MiB pinned threads=4");
@@ -635,7 +649,7 @@ std::string size_chart(const std::vector<const Result*>& rows, const std::string
     }
     s += "</svg>\n";
     legend += "</ul>\n";
-    if (drawn.size() > 24)
+    if (drawn.size() > 12)
         legend = fmt::format("<details><summary>legend: {} series</summary>{}</details>\n", drawn.size(), legend);
     const std::string fixed = constant_params(ok, {size_param});
     std::string how = many ? " (intervals left out above 20 lines)" : " with its 95% interval as a band";
@@ -647,44 +661,126 @@ std::string size_chart(const std::vector<const Result*>& rows, const std::string
                        limits.empty() ? "" : "; dashed: the path's theoretical limit", fixed.empty() ? "" : "; " + escape(fixed));
 }
 
-/// Horizontal bars, one group per configuration, one bar per metric in `metrics` (same unit),
-/// on a linear axis from zero: a bar's length is its value, so lengths compare as ratios.
-/// `heading`, when given, is said above the chart and in every bar's hover text. Bars are named
-/// by the parameters that vary among `among` (the scenario's results, when the bars are a part
-/// of them), else among the bars.
-std::string bar_chart(const std::vector<const Result*>& rows, const std::vector<std::string>& metrics, const std::string& heading = {},
-                      const std::vector<const Result*>& among = {}) {
-    std::vector<const Result*> ok;
-    for (const auto* r : rows)
-        if (is_ok(*r) && r->metric(metrics[0]) && usable(*r->metric(metrics[0]))) ok.push_back(r);
-    if (ok.empty()) return {};
-    const std::string unit = ok[0]->metric(metrics[0])->info.unit;
-    const auto names = varying_params(among.empty() ? ok : among);
+/// `rows` in a stable order that puts the configurations of one size together (the variants of
+/// a size side by side): by the value of each size parameter that varies among them, smallest
+/// first, in parameter order.
+std::vector<const Result*> by_size(std::vector<const Result*> rows) {
+    std::vector<std::string> sizes;
+    for (const auto& n : varying_params(rows))
+        if (is_size_param(n)) sizes.push_back(n);
+    std::stable_sort(rows.begin(), rows.end(), [&](const Result* a, const Result* b) {
+        for (const auto& n : sizes) {
+            const double x = number(param(*a, n)).value_or(-1), y = number(param(*b, n)).value_or(-1);
+            if (x != y) return x < y;
+        }
+        return false;
+    });
+    return rows;
+}
+
+/// The limit a bandwidth figure is drawn against: details.path_bandwidth (the narrowest
+/// declared path's limit per counted byte), 0 when the result declares none.
+double limit_of(const Result& r) { return std::max(0.0, detail_number(r, "path_bandwidth").value_or(0)); }
+
+/// What a handoff did instead of what it was asked (details.fallback: the protocol refused and
+/// a copy was timed instead); empty when it did what it was asked.
+std::string fallback_of(const Result& r) { return detail_text(r, "fallback"); }
+
+/// The far end of a bar axis over `rows`: the largest median or interval end, and (one
+/// bandwidth metric) the path limits up to twice that; a limit further out would squash every
+/// bar to its first pixels, and is marked at the axis's end instead.
+double bar_extent(const std::vector<const Result*>& rows, const std::vector<std::string>& metrics) {
     double hi = 0;
-    for (const auto* r : ok)
+    for (const auto* r : rows)
         for (const auto& m : metrics)
             if (const auto* mm = r->metric(m); mm && usable(*mm)) {
                 hi = std::max(hi, mm->stats.median);
                 if (std::isfinite(mm->stats.median_ci_hi)) hi = std::max(hi, mm->stats.median_ci_hi);
             }
+    const double values = hi;
+    for (const auto* r : rows)
+        if (metrics.size() == 1 && r->metric(metrics[0]) && r->metric(metrics[0])->info.unit == "B/s" && limit_of(*r) <= 2 * values)
+            hi = std::max(hi, limit_of(*r));
+    return hi;
+}
+
+struct BarOptions {
+    std::string heading;                 ///< said above the chart and in every bar's hover text
+    std::vector<const Result*> among;    ///< the results whose varying parameters name the bars (default: the bars)
+    std::set<std::string> unnamed;       ///< parameters left out of the bars' names (a facet's)
+    double width = 880;
+    double hi = 0;                       ///< the axis's far end, shared by facets (0: from the bars)
+};
+
+/// Horizontal bars, one group per configuration, one bar per metric in `metrics` (same unit),
+/// on a linear axis from zero: a bar's length is its value, so lengths compare as ratios.
+/// Configurations of one size are side by side (by_size), sizes apart by a line. A single
+/// bandwidth bar is drawn against the limit of its path (details.path_bandwidth, dashed: one
+/// line when every bar has the same, else a mark on each bar) with its efficiency. A
+/// configuration that fell back to a copy (details.fallback) says so first in its name.
+std::string bar_chart(const std::vector<const Result*>& rows, const std::vector<std::string>& metrics, const BarOptions& o = {}) {
+    std::vector<const Result*> ok;
+    for (const auto* r : rows)
+        if (is_ok(*r) && r->metric(metrics[0]) && usable(*r->metric(metrics[0]))) ok.push_back(r);
+    if (ok.empty()) return {};
+    ok = by_size(ok);
+    const std::string unit = ok[0]->metric(metrics[0])->info.unit;
+    const auto names = varying_params(o.among.empty() ? ok : o.among, o.unnamed);
+    const double hi = o.hi > 0 ? o.hi : bar_extent(ok, metrics);
     if (!(hi > 0)) return {};
+    // Limits: a single bandwidth bar's path limit.
+    std::vector<double> limits(ok.size(), 0);
+    std::map<double, std::string> paths; // limit -> its path's name
+    if (unit == "B/s" && metrics.size() == 1)
+        for (std::size_t g = 0; g < ok.size(); ++g)
+            if ((limits[g] = limit_of(*ok[g])) > 0) paths[limits[g]] = detail_text(*ok[g], "path");
+    const bool one_limit = paths.size() == 1 && std::find(limits.begin(), limits.end(), 0.0) == limits.end();
+    std::vector<std::string> labels;
+    std::size_t longest = 0;
+    for (const auto* r : ok) {
+        labels.push_back((fallback_of(*r).empty() ? "" : "fallback: ") + label_of(*r, names));
+        longest = std::max(longest, std::min<std::size_t>(48, labels.back().size()));
+    }
     const double bar_h = metrics.size() > 1 ? 7 : 12, group_h = bar_h * metrics.size() + 6;
     Frame f;
-    f.left = 300;
-    f.right = 90; // room for the value (or the efficiency) after the longest bar
-    f.top = 8;
+    f.width = o.width;
+    f.right = 110; // room for the value (and efficiency) after the longest bar
+    // Room for the longest name, leaving the bars 200 px at least; names cut to fit.
+    f.left = std::clamp(text_width(longest, 11) + 16, 90.0, std::min(360.0, f.width - f.right - 200));
+    const std::size_t name_chars =
+        f.left >= text_width(longest, 11) + 15 ? longest : static_cast<std::size_t>((f.left - 16) / text_width(1, 11));
+    f.top = one_limit ? 24 : 8;
     f.height = f.top + f.bottom + group_h * ok.size();
     const LinearScale sx{0, hi * 1.05, f.x0(), f.x1()};
     std::string what;
     for (const auto& m : metrics) what += (what.empty() ? "" : ", ") + m;
     std::string s = svg_open(f, metrics[0] + " per configuration");
-    s += x_axis(f, sx, linear_ticks(0, hi * 1.05, unit, 6), unit_title(unit == "s" && metrics.size() > 1 ? "time" : what, unit));
-    const std::string note = heading.empty() ? std::string() : " (" + heading + ")";
+    s += x_axis(f, sx, linear_ticks(0, hi * 1.05, unit, std::max(2, static_cast<int>((f.x1() - f.x0()) / 110))),
+                unit_title(unit == "s" && metrics.size() > 1 ? "time" : what, unit));
+    const std::string note = o.heading.empty() ? std::string() : " (" + o.heading + ")";
+    bool efficiency_metric = false, efficiency_limit = false;
+    std::vector<std::string> sizes; // the size parameters that vary: a line between sizes
+    for (const auto& n : varying_params(ok))
+        if (is_size_param(n)) sizes.push_back(n);
     for (std::size_t g = 0; g < ok.size(); ++g) {
         const double y = f.top + g * group_h + 3;
-        const std::string label = label_of(*ok[g], names);
+        const std::string& label = labels[g];
+        if (g > 0 && std::any_of(sizes.begin(), sizes.end(), [&](const std::string& n) { return param(*ok[g], n) != param(*ok[g - 1], n); }))
+            s += fmt::format("<line class=\"sep\" x1=\"4\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", f1(y - 3), f1(f.x1()), f1(y - 3));
         s += fmt::format("<text class=\"rowlabel\" x=\"{}\" y=\"{}\" text-anchor=\"end\"><title>{}</title>{}</text>", f1(f.x0() - 6),
-                         f1(y + group_h / 2 + 1), escape(label), escape(shorten(label, 48)));
+                         f1(y + group_h / 2 + 1), escape(label), escape(shorten(label, name_chars)));
+        // Efficiency: a metric of the result (against a reference it measured, the copy roofline),
+        // else the share of its path's limit.
+        std::optional<double> eff;
+        if (const auto* e = ok[g]->metric("efficiency"); e && usable(*e) && e->info.unit == "ratio" && unit != "ratio") {
+            eff = e->stats.median;
+            efficiency_metric = true;
+        } else if (limits[g] > 0) {
+            if (const auto e2 = detail_number(*ok[g], "efficiency")) {
+                eff = *e2;
+                efficiency_limit = true;
+            }
+        }
         for (std::size_t k = 0; k < metrics.size(); ++k) {
             const auto* m = ok[g]->metric(metrics[k]);
             if (!m || !usable(*m)) continue;
@@ -699,15 +795,37 @@ std::string bar_chart(const std::vector<const Result*>& rows, const std::vector<
                 s += fmt::format("<line class=\"whisker\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
                                  f1(std::clamp(sx(m->stats.median_ci_lo), f.x0(), f.x1())), f1(by + bar_h / 2 - 0.5), f1(end), f1(by + bar_h / 2 - 0.5));
             }
-            // The value at the bar's end: one bar per row has room for it.
-            if (metrics.size() == 1)
-                s += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\">{}</text>", f1(end + 4), f1(by + bar_h - 2),
-                                 escape(format_value(m->stats.median, unit)));
+            // The value (and efficiency) at the bar's end, past the limit's mark where that would
+            // cross it: one bar per row has room for it.
+            if (metrics.size() == 1) {
+                const std::string value = format_value(m->stats.median, unit) + (eff ? fmt::format(" ({:.0f}%)", *eff * 100) : "");
+                const double mark = limits[g] > 0 ? sx(limits[g]) : -1;
+                const double at = mark > end && mark < end + 6 + text_width(value.size(), 10) ? mark + 4 : end + 4;
+                s += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\">{}</text>", f1(at), f1(by + bar_h - 2), escape(value));
+            }
         }
-        // Efficiency against a reference (the copy roofline, the path), when measured.
-        if (const auto* e = ok[g]->metric("efficiency"); e && usable(*e) && e->info.unit == "ratio" && unit != "ratio")
-            s += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\">{:.0f}%</text>", f1(f.x1() + 4), f1(y + group_h / 2 + 1),
-                             e->stats.median * 100);
+        if (metrics.size() > 1 && eff)
+            s += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\">{:.0f}%</text>", f1(f.x1() + 4), f1(y + group_h / 2 + 1), *eff * 100);
+        if (limits[g] > 0 && !one_limit && sx(limits[g]) <= f.x1())
+            s += fmt::format("<line class=\"limit\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"><title>limit {3} {4}</title></line>",
+                             f1(sx(limits[g])), f1(y - 2), f1(y + group_h - 4), escape(detail_text(*ok[g], "path")),
+                             escape(tick_label(limits[g], unit)));
+        else if (limits[g] > 0 && !one_limit) // beyond the axis: an arrowhead at the chart's right edge, past the value
+            s += fmt::format("<path class=\"beyond\" d=\"M{0} {1} l6 4 l-6 4 z\"><title>limit {2} {3}, beyond the axis</title></path>",
+                             f1(f.width - 8), f1(y + group_h / 2 - 6), escape(detail_text(*ok[g], "path")),
+                             escape(tick_label(limits[g], unit)));
+    }
+    if (one_limit && sx(paths.begin()->first) > f.x1()) {
+        const auto& [pb, path] = *paths.begin();
+        s += fmt::format("<text class=\"limtext\" x=\"{}\" y=\"{}\" text-anchor=\"end\">limit {} {}: beyond the axis \u2192</text>",
+                         f1(f.x1()), f1(f.y1() - 8), escape(path), escape(tick_label(pb, unit)));
+    } else if (one_limit) {
+        const auto& [pb, path] = *paths.begin();
+        const double x = sx(pb);
+        const bool right_half = x > (f.x0() + f.x1()) / 2;
+        s += fmt::format("<line class=\"limit\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>", f1(x), f1(f.y1() - 4), f1(f.y0()));
+        s += fmt::format("<text class=\"limtext\" x=\"{}\" y=\"{}\" text-anchor=\"{}\">limit {} {}</text>", f1(right_half ? x - 4 : x + 4),
+                         f1(f.y1() - 8), right_half ? "end" : "start", escape(path), escape(tick_label(pb, unit)));
     }
     s += "</svg>\n";
     std::string legend;
@@ -717,25 +835,72 @@ std::string bar_chart(const std::vector<const Result*>& rows, const std::vector<
             legend += fmt::format("<li>{}{}</li>", box_swatch(series_colour(k)), escape(metrics[k]));
         legend += "</ul>";
     }
-    const std::string fixed = constant_params(ok);
-    return "<figure>" + (heading.empty() ? std::string() : "<div class=\"facet\">" + escape(heading) + "</div>") + s + legend +
-           fmt::format("<figcaption>median per configuration, whisker: its 95% interval{}{}</figcaption></figure>\n",
-                       ok[0]->metric("efficiency") ? "; right: efficiency" : "", fixed.empty() ? "" : "; " + escape(fixed));
+    std::string caption = "median per configuration, whisker: its 95% interval";
+    if (!paths.empty())
+        caption += one_limit ? "; dashed: the path's theoretical limit"
+                             : "; dashed: the theoretical limit of each bar's path (hover for which; an arrowhead on the right: beyond the axis)";
+    if (efficiency_metric) caption += metrics.size() > 1 ? "; right: efficiency" : "; (N%): efficiency";
+    if (efficiency_limit) caption += "; (N%): of the path's limit";
+    if (const std::string fixed = constant_params(ok, o.unnamed); !fixed.empty()) caption += "; " + fixed;
+    return "<figure>" + (o.heading.empty() ? std::string() : "<div class=\"facet\">" + escape(o.heading) + "</div>") + s + legend +
+           "<figcaption>" + escape(caption) + "</figcaption></figure>\n";
 }
 
-/// The colour scale of a heatmap, from the range of its own data: logarithmic when the largest
-/// value is more than 10 times the smallest, linear otherwise.
+/// Bars as bar_chart draws them; more than 12 configurations are split into charts side by
+/// side by the parameter with the fewest (2 to 4) values, one axis for all: a cache state, a
+/// protocol (a size parameter only when nothing else will do).
+std::string faceted_bars(const std::vector<const Result*>& rows, const std::vector<std::string>& metrics, const std::string& heading = {},
+                         const std::vector<const Result*>& among = {}) {
+    std::vector<const Result*> ok;
+    for (const auto* r : rows)
+        if (is_ok(*r) && r->metric(metrics[0]) && usable(*r->metric(metrics[0]))) ok.push_back(r);
+    std::string facet;
+    std::vector<std::string> facet_values;
+    if (ok.size() > 12)
+        for (const bool size_like : {false, true})
+            for (const auto& n : varying_params(ok)) {
+                if (is_size_param(n) != size_like || (size_like && !facet.empty())) continue;
+                std::vector<std::string> values;
+                for (const auto* r : ok)
+                    if (std::find(values.begin(), values.end(), param(*r, n)) == values.end()) values.push_back(param(*r, n));
+                if (values.size() >= 2 && values.size() <= 4 && (facet_values.empty() || values.size() < facet_values.size())) {
+                    facet = n;
+                    facet_values = values;
+                }
+            }
+    if (facet.empty()) return bar_chart(rows, metrics, {heading, among});
+    std::sort(facet_values.begin(), facet_values.end(), [](const std::string& a, const std::string& b) { // the same order on every chart
+        const auto x = number(a), y = number(b);
+        return x && y ? *x < *y : a < b;
+    });
+    std::string out = heading.empty() ? std::string() : "<div class=\"facet\">" + escape(heading) + "</div>";
+    out += "<div class=\"facets\">";
+    const double hi = bar_extent(ok, metrics);
+    for (const auto& v : facet_values) {
+        std::vector<const Result*> part;
+        for (const auto* r : ok)
+            if (param(*r, facet) == v) part.push_back(r);
+        out += bar_chart(part, metrics,
+                         {facet + "=" + param_text(facet, v), among.empty() ? ok : among, {facet}, facet_values.size() == 2 ? 610.0 : 410.0, hi});
+    }
+    return out + "</div>\n";
+}
+
+/// The colour scale of a heatmap. Within 10x, linear from zero to the largest value: a cell's
+/// colour is its share of the largest, so cells 7% apart differ by 7% of the scale, never by
+/// all of it. Beyond 10x, logarithmic over the data's own range (from zero, the small cells
+/// would all be one colour). `lo` and `hi` are the data's range, `from` where the colour starts.
 struct HeatScale {
-    double lo = 0, hi = 0;
+    double lo = 0, hi = 0, from = 0;
     bool log = false;
     double t(double v) const {
-        if (!(hi > lo)) return 0.5;
-        return log ? std::log10(std::max(v, lo) / lo) / std::log10(hi / lo) : (v - lo) / (hi - lo);
+        if (log) return hi > lo ? std::log10(std::max(v, lo) / lo) / std::log10(hi / lo) : 0.5;
+        return hi > from ? (v - from) / (hi - from) : 0.5;
     }
 };
 
 HeatScale heat_scale(const std::vector<double>& values) {
-    HeatScale hs{INFINITY, -INFINITY, false};
+    HeatScale hs{INFINITY, -INFINITY, 0, false};
     for (double v : values)
         if (std::isfinite(v)) {
             hs.lo = std::min(hs.lo, v);
@@ -743,36 +908,55 @@ HeatScale heat_scale(const std::vector<double>& values) {
         }
     if (!(hs.hi >= hs.lo)) return {};
     hs.log = hs.lo > 0 && hs.hi > 10 * hs.lo;
+    hs.from = hs.log ? hs.lo : std::min(0.0, hs.lo);
     return hs;
 }
 
-/// The scale in words, for a caption: "colour: 1.2 GB/s to 31.6 GB/s, log scale of this chart's own values".
+/// The scale in words, for a caption: what the colours span and how far apart the values are.
 std::string scale_words(const HeatScale& hs, const std::string& unit) {
-    return fmt::format("colour: {} to {}, {} scale of this chart's own values", tick_label(hs.lo, unit), tick_label(hs.hi, unit),
-                       hs.log ? "log" : "linear");
+    if (hs.log)
+        return fmt::format("colour: {} to {}, log scale of this chart's own values (more than 10x apart)", tick_label(hs.lo, unit),
+                           tick_label(hs.hi, unit));
+    std::string apart;
+    if (hs.lo > 0 && hs.hi > hs.lo) apart = fmt::format(", {:.3g}% apart", (hs.hi / hs.lo - 1) * 100);
+    else if (hs.lo > 0) apart = ", all equal";
+    return fmt::format("colour: linear from {} to {} (a cell's share of the largest); values {} to {}{}", tick_label(hs.from, unit),
+                       tick_label(hs.hi, unit), tick_label(hs.lo, unit), tick_label(hs.hi, unit), apart);
 }
 
+/// The colour bar, its ends labelled, and under it a bracket over the part the chart's values
+/// cover (all of it on a log scale, which spans the values).
 std::string heat_legend(const HeatScale& hs, const std::string& unit) {
-    std::string s = "<div class=\"heatlegend\"><svg width=\"380\" height=\"34\">";
+    std::string s = "<div class=\"heatlegend\"><svg width=\"380\" height=\"44\">";
     for (int i = 0; i < 60; ++i)
         s += fmt::format("<rect x=\"{}\" y=\"0\" width=\"5.2\" height=\"14\" fill=\"{}\"/>", 40 + i * 5, sequential_colour(i / 59.0));
-    const auto label = [&](double t, double v) {
-        return fmt::format("<text class=\"tick\" x=\"{}\" y=\"28\" text-anchor=\"middle\">{}</text>", f1(40 + t * 300),
+    const auto label = [&](double t, double v, double y, const char* anchor) {
+        return fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>", f1(40 + t * 300), f1(y), anchor,
                            escape(tick_label(v, unit)));
     };
-    s += label(0, hs.lo);
-    if (hs.hi > hs.lo) s += label(1, hs.hi);
-    if (hs.log) // the powers of ten in between, where they leave room for the ends' labels
-        for (double v = std::pow(10.0, std::ceil(std::log10(hs.lo))); v < hs.hi; v *= 10)
-            if (hs.t(v) > 0.18 && hs.t(v) < 0.82) s += label(hs.t(v), v);
+    if (hs.log) {
+        s += label(0, hs.lo, 27, "middle");
+        if (hs.hi > hs.lo) s += label(1, hs.hi, 27, "middle");
+        for (double v = std::pow(10.0, std::ceil(std::log10(hs.lo))); v < hs.hi; v *= 10) // powers of ten between the ends' labels
+            if (hs.t(v) > 0.18 && hs.t(v) < 0.82) s += label(hs.t(v), v, 27, "middle");
+        return s + "</svg></div>\n";
+    }
+    s += label(0, hs.from, 27, "middle") + label(1, hs.hi, 27, "middle");
+    // The values' span: a bracket from the lowest to the highest cell.
+    const double a = 40 + std::clamp(hs.t(hs.lo), 0.0, 1.0) * 300, b = 40 + 300;
+    s += fmt::format("<path d=\"M{} 16 V20 H{} V16\" fill=\"none\" stroke=\"#222\"><title>the values: {} to {}</title></path>", f1(a),
+                     f1(b), escape(tick_label(hs.lo, unit)), escape(tick_label(hs.hi, unit)));
+    if (hs.hi > hs.lo) s += label(hs.t(hs.lo), hs.lo, 40, "middle");
     return s + "</svg></div>\n";
 }
 
+/// One cell: coloured by its median, the value written in when it fits; a dashed empty cell
+/// without a figure, `missing` saying why.
 std::string heat_cell(double x, double y, double w, double h, const HeatScale& hs, const Result* r, const MetricResult* m,
-                      const std::string& title) {
+                      const std::string& title, const std::string& missing = "no result") {
     if (!r || !m || !usable(*m))
-        return fmt::format("<rect class=\"nocell\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}: no result</title></rect>",
-                           f1(x), f1(y), f1(w), f1(h), escape(title));
+        return fmt::format("<rect class=\"nocell\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}: {}</title></rect>",
+                           f1(x), f1(y), f1(w), f1(h), escape(title), escape(missing));
     const double t = hs.t(m->stats.median);
     std::string s = fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}: {}</title></rect>", f1(x),
                                 f1(y), f1(w), f1(h), sequential_colour(t), escape(title), escape(value_tip(*r, *m)));
@@ -846,10 +1030,19 @@ std::string pair_heatmaps(const std::vector<const Result*>& rows, const std::str
                     s += fmt::format("<rect class=\"diag\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>", f1(x), f1(y), f1(cell), f1(cell));
                     continue;
                 }
+                const std::string pair = ends[a] + ">" + ends[b];
                 const Result* at = nullptr;
                 for (const auto* r : g)
-                    if (param(*r, pair_param) == ends[a] + ">" + ends[b]) at = r;
-                s += heat_cell(x, y, cell, cell, hs, at, at ? at->metric(metric) : nullptr, ends[a] + ">" + ends[b]);
+                    if (param(*r, pair_param) == pair) at = r;
+                // An empty cell says why: the configuration's skip or failure (a pair measured under
+                // another, by design), else that there is none.
+                std::string missing = "no result";
+                if (!at)
+                    for (const auto* r : rows)
+                        if (!is_ok(*r) && !r->reason.empty() && param(*r, pair_param) == pair && label_of(*r, names) == order[gi] &&
+                            (size_param.empty() || number(param(*r, size_param)).value_or(-2) == largest))
+                            missing = std::string(to_string(r->status)) + ": " + r->reason;
+                s += heat_cell(x, y, cell, cell, hs, at, at ? at->metric(metric) : nullptr, pair, missing);
             }
         s += "</svg>";
         out += fmt::format("<figure class=\"heat\">{}<figcaption>{}</figcaption></figure>", s,
@@ -939,22 +1132,26 @@ std::string family_heatmap(const std::vector<std::string>& scenarios, const std:
 
 namespace {
 
-/// A stage breakdown from details.stages ({name: seconds} or [{name, time|seconds}]) as one
-/// stacked bar per configuration; details.bounding_stage, or the longest, is outlined.
+/// A stage breakdown from details.stages ({name: seconds} or [{name, time|seconds}]): one bar
+/// per configuration, each stage's share of the stages' summed time, so that configurations of
+/// very different lengths compare; the summed time at the bar's end. details.bounding_stage, or
+/// the longest, is outlined.
 std::string stage_chart(const std::vector<const Result*>& rows) {
     struct Bar {
         std::string label;
         std::vector<std::pair<std::string, double>> stages;
         std::string bounding;
+        double sum = 0;
     };
     std::vector<const Result*> ok;
     for (const auto* r : rows)
         if (is_ok(*r) && r->details.is_object() && r->details.contains("stages")) ok.push_back(r);
     if (ok.empty()) return {};
+    ok = by_size(ok);
     const auto names = varying_params(ok);
     std::vector<Bar> bars;
     std::vector<std::string> stage_names;
-    double hi = 0;
+    std::size_t longest = 0;
     for (const auto* r : ok) {
         Bar b{label_of(*r, names), {}, text_at(r->details, "bounding_stage")};
         const auto& st = r->details["stages"];
@@ -967,27 +1164,28 @@ std::string stage_chart(const std::vector<const Result*>& rows) {
                 if (const auto t = number_at(e, "time") ? number_at(e, "time") : number_at(e, "seconds"))
                     b.stages.emplace_back(text_at(e, "name", "?"), *t);
         }
-        double sum = 0, longest = -1;
+        double longest_stage = -1;
         for (const auto& [k, v] : b.stages) {
             if (!(v >= 0)) continue;
-            sum += v;
+            b.sum += v;
             if (std::find(stage_names.begin(), stage_names.end(), k) == stage_names.end()) stage_names.push_back(k);
-            if (b.bounding.empty() && v > longest) longest = v;
+            if (b.bounding.empty() && v > longest_stage) longest_stage = v;
         }
         if (b.bounding.empty())
             for (const auto& [k, v] : b.stages)
-                if (v == longest) b.bounding = k;
-        hi = std::max(hi, sum);
-        if (!b.stages.empty()) bars.push_back(std::move(b));
+                if (v == longest_stage) b.bounding = k;
+        longest = std::max(longest, std::min<std::size_t>(48, b.label.size()));
+        if (b.sum > 0) bars.push_back(std::move(b));
     }
-    if (bars.empty() || !(hi > 0)) return {};
+    if (bars.empty()) return {};
     Frame f;
-    f.left = 300;
+    f.left = std::clamp(text_width(longest, 11) + 16, 90.0, 360.0);
+    f.right = 70; // the summed time
     f.top = 8;
     f.height = f.top + f.bottom + 18.0 * bars.size();
-    const LinearScale sx{0, hi * 1.05, f.x0(), f.x1()};
-    std::string s = svg_open(f, "stage breakdown");
-    s += x_axis(f, sx, linear_ticks(0, hi * 1.05, "s", 6), "time per stage, stacked (s)");
+    const LinearScale sx{0, 1, f.x0(), f.x1()};
+    std::string s = svg_open(f, "stage shares");
+    s += x_axis(f, sx, linear_ticks(0, 1, "ratio", 5), "each stage's share of the stages' summed time (%)");
     for (std::size_t i = 0; i < bars.size(); ++i) {
         const double y = f.top + i * 18 + 3;
         s += fmt::format("<text class=\"rowlabel\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", f1(f.x0() - 6), f1(y + 10),
@@ -997,18 +1195,35 @@ std::string stage_chart(const std::vector<const Result*>& rows) {
             if (!(v >= 0)) continue;
             const auto idx = static_cast<std::size_t>(std::find(stage_names.begin(), stage_names.end(), k) - stage_names.begin());
             const bool bound = k == bars[i].bounding;
-            s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"13\" fill=\"{}\"{}><title>{}: {}{}</title></rect>",
-                             f1(sx(acc)), f1(y), f1(std::max(0.5, sx(acc + v) - sx(acc))), series_colour(idx),
-                             bound ? " class=\"bound\"" : "", escape(k), escape(format_value(v, "s")), bound ? " (bounding)" : "");
-            acc += v;
+            const double share = v / bars[i].sum;
+            s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"13\" fill=\"{}\"{}><title>{}: {}{}, {:.0f}% of the stages' "
+                             "time</title></rect>",
+                             f1(sx(acc)), f1(y), f1(std::max(0.5, sx(acc + share) - sx(acc))), series_colour(idx),
+                             bound ? " class=\"bound\"" : "", escape(k), escape(format_value(v, "s")), bound ? " (bounding)" : "",
+                             share * 100);
+            acc += share;
         }
+        s += fmt::format("<text class=\"barnote\" x=\"{}\" y=\"{}\">{}</text>", f1(f.x1() + 4), f1(y + 10),
+                         escape(format_value(bars[i].sum, "s")));
     }
     s += "</svg>";
     std::string legend = "<ul class=\"legend\">";
     for (std::size_t k = 0; k < stage_names.size(); ++k)
         legend += fmt::format("<li>{}{}</li>", box_swatch(series_colour(k)), escape(stage_names[k]));
+    const std::string fixed = constant_params(ok);
     return "<figure>" + s + legend +
-           "</ul><figcaption>stage breakdown; outlined: the bounding stage</figcaption></figure>\n";
+           "</ul><figcaption>stage shares per configuration; outlined: the bounding stage; right: the stages' summed time "
+           "(overlapped stages sum to more than the pass took)" +
+           (fixed.empty() ? std::string() : "; " + escape(fixed)) + "</figcaption></figure>\n";
+}
+
+/// The most sizes any one configuration of `rows` has along `size_param` (the others fixed).
+std::size_t longest_series(const std::vector<const Result*>& rows, const std::string& size_param) {
+    std::map<std::string, std::set<std::string>> sizes;
+    for (const auto* r : rows) sizes[label_of(*r, varying_params(rows, {size_param}))].insert(param(*r, size_param));
+    std::size_t most = 0;
+    for (const auto& [label, s] : sizes) most = std::max(most, s.size());
+    return most;
 }
 
 /// The charts of one scenario's results that moved bytes, chosen from their parameters,
@@ -1020,24 +1235,18 @@ std::string measured_charts(const std::vector<const Result*>& rows) {
     if (ok.empty()) return {};
     const std::string primary = ok[0]->metrics[0].info.name;
     const std::string unit = ok[0]->metrics[0].info.unit;
-    std::string out;
-    // A pair axis: the matrix.
+    // A pair axis: the matrix shows every configuration.
     for (const auto& [k, v] : ok[0]->params.items())
-        if (v.find('>') != std::string::npos) {
-            out += pair_heatmaps(rows, k, primary);
-            break;
-        }
-    // A size axis with several sizes: the curve.
+        if (v.find('>') != std::string::npos) return pair_heatmaps(rows, k, primary);
+    // A size axis along which some configuration has 3 sizes or more: the curve ("size" first,
+    // a chunk size is then a series parameter). With fewer, a line or a log axis would say
+    // little: bars compare the configurations.
     std::string size_param;
-    // The size axis that varies, "size" first (a chunk size is then a series parameter).
     for (const bool want_size : {true, false})
         for (const auto& [k, v] : ok[0]->params.items())
-            if (size_param.empty() && is_size_param(k) && (k == "size") == want_size && number(v)) {
-                std::set<std::string> values;
-                for (const auto* r : ok) values.insert(param(*r, k));
-                if (values.size() > 1) size_param = k;
-            }
-    out += stage_chart(rows);
+            if (size_param.empty() && is_size_param(k) && (k == "size") == want_size && number(v) && longest_series(ok, k) >= 3)
+                size_param = k;
+    std::string out = stage_chart(rows);
     if (!size_param.empty()) {
         // Against size, bandwidth says more than time: the last bandwidth metric the scenario
         // declares (the normalised one where there are several, e.g. a collective's bus
@@ -1076,21 +1285,62 @@ std::string measured_charts(const std::vector<const Result*>& rows) {
         }
         return out + "</div>\n";
     }
-    if (!out.empty()) return out; // the matrix (or stages) already shows every configuration
-    // Otherwise bars: every metric in seconds side by side when the primary is a time
-    // (allocation: pair, alloc and free), the copy reference next to a conversion's bandwidth.
+    // Bars: where sizes differ, a bandwidth the scenario declares rather than a time (times of
+    // 4 KiB and 64 MiB on one axis: the small ones vanish); else every metric in seconds side by
+    // side when the primary is a time (allocation: pair, alloc and free), the copy reference
+    // next to a conversion's bandwidth.
+    bool sizes_vary = false;
+    for (const auto& n : varying_params(ok)) sizes_vary = sizes_vary || is_size_param(n);
+    if (unit == "s" && sizes_vary)
+        for (const auto& m : ok[0]->metrics)
+            if (m.info.unit == "B/s") return out + faceted_bars(rows, {m.info.name});
     std::vector<std::string> metrics{primary};
     for (const auto& m : ok[0]->metrics)
         if (m.info.name != primary && m.info.unit == unit && metrics.size() < 4 &&
             (unit == "s" || m.info.name.starts_with("copy_")))
             metrics.push_back(m.info.name);
-    return out + bar_chart(rows, metrics);
+    return out + faceted_bars(rows, metrics);
+}
+
+/// One line per cause of the handoffs that fell back to a copy (details.fallback), naming them:
+/// their bars say "fallback: ", this says why and what was timed instead.
+std::string fallback_note(const std::vector<const Result*>& rows) {
+    std::vector<std::pair<std::string, std::vector<const Result*>>> causes; // fallback and error -> results
+    for (const auto* r : rows) {
+        if (!is_ok(*r) || fallback_of(*r).empty()) continue;
+        const std::string why = detail_text(*r, "error").empty() ? fallback_of(*r) : detail_text(*r, "error") + "; " + fallback_of(*r);
+        auto it = std::find_if(causes.begin(), causes.end(), [&](const auto& c) { return c.first == why; });
+        if (it == causes.end()) causes.push_back({why, {r}});
+        else it->second.push_back(r);
+    }
+    if (causes.empty()) return {};
+    std::vector<const Result*> all;
+    for (const auto* r : rows)
+        if (is_ok(*r)) all.push_back(r);
+    // Named by what varies among the scenario's results, sizes left out (one name per pair).
+    std::set<std::string> sizes;
+    for (const auto& n : varying_params(all))
+        if (is_size_param(n)) sizes.insert(n);
+    const auto names = varying_params(all, sizes);
+    std::string s = "<ul class=\"fallback\">";
+    for (const auto& [why, rs] : causes) {
+        std::vector<std::string> labels;
+        for (const auto* r : rs)
+            if (const auto l = label_of(*r, names); std::find(labels.begin(), labels.end(), l) == labels.end()) labels.push_back(l);
+        std::string list;
+        for (std::size_t i = 0; i < labels.size() && i < 8; ++i) list += (i ? ", " : "") + labels[i];
+        if (labels.size() > 8) list += fmt::format(" and {} more", labels.size() - 8);
+        s += fmt::format("<li><b>fell back to a copy</b> ({} configuration{}: {}): {}</li>", rs.size(), rs.size() == 1 ? "" : "s",
+                         escape(list), escape(why));
+    }
+    return s + "</ul>\n";
 }
 
 } // namespace
 
 /// The charts of one scenario: its results that moved bytes as measured_charts draws them,
-/// those that moved none (zero-copy) by their time alone, never on a bandwidth axis.
+/// those that moved none (zero-copy) by their time alone, never on a bandwidth axis, and the
+/// handoffs that fell back to a copy named with why.
 std::string scenario_charts(const std::vector<const Result*>& rows) {
     std::vector<const Result*> moved, zero, ok;
     for (const auto* r : rows) {
@@ -1101,10 +1351,10 @@ std::string scenario_charts(const std::vector<const Result*>& rows) {
     if (!zero.empty())
         for (const auto& m : zero[0]->metrics)
             if (m.info.unit == "s") {
-                out += bar_chart(zero, {m.info.name}, k_zero_copy, ok);
+                out += faceted_bars(zero, {m.info.name}, k_zero_copy, ok);
                 break;
             }
-    return out;
+    return out + fallback_note(rows);
 }
 
 } // namespace interopbench::html

@@ -4,6 +4,7 @@
 /// report's results. Internal to the page files; html.hpp is what the rest of the tool sees.
 #include <cstddef>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@ std::string table_html(const std::vector<std::vector<std::string>>& rows);
 
 /// A coordinate with one decimal.
 std::string f1(double v);
+
+/// About how wide `chars` characters of the pages' font are at `px` pixels (0.64 em each, a
+/// little over DejaVu Sans's average): the room a chart leaves for its labels.
+double text_width(std::size_t chars, double px);
 
 /// `s` cut to at most `max` bytes on a character boundary, "…" marking the cut.
 std::string shorten(const std::string& s, std::size_t max);
@@ -46,6 +51,13 @@ std::string box_swatch(const std::string& colour);
 
 /// A metric with a figure to draw: samples, and a finite median.
 bool usable(const MetricResult& m);
+
+/// Parameters that take more than one value among `rows`, minus `skip`, in the order they
+/// first appear: what tells the configurations apart.
+std::vector<std::string> varying_params(const std::vector<const Result*>& rows, const std::set<std::string>& skip = {});
+/// The parameters with one value among `rows`, minus `skip`, as "name=value, ..." (sizes in
+/// bytes as sizes): what a chart's caption names once.
+std::string constant_params(const std::vector<const Result*>& rows, const std::set<std::string>& skip = {});
 
 /// The charts of one scenario's results, chosen from their parameters, metrics and details:
 /// those that moved bytes by size, pair or as bars, those that moved none (zero-copy) by

@@ -130,6 +130,35 @@ std::string family_matrix(const std::vector<std::string>& scs, const std::map<st
     return family_heatmap(scs, by, size_param, metric);
 }
 
+/// Results that were not measured (skipped, failed, or ok without a figure), grouped by
+/// scenario, status and reason in the order they first appear.
+struct ProblemGroup {
+    std::string status, reason;
+    std::vector<const Result*> results;
+};
+
+std::vector<ProblemGroup> problem_groups(const std::vector<const Result*>& results) {
+    std::vector<ProblemGroup> groups;
+    for (const auto* r : results) {
+        std::string status, reason;
+        if (r->status != Status::ok) {
+            status = to_string(r->status);
+            reason = r->reason.empty() ? "(no reason recorded)" : r->reason;
+        } else if (r->metrics.empty() || !usable(r->metrics[0])) {
+            status = "ok, no figure";
+            reason = "the primary metric has no finite median (NaN or left out): not plotted";
+        } else {
+            continue;
+        }
+        const auto g = std::find_if(groups.begin(), groups.end(), [&](const ProblemGroup& x) {
+            return x.status == status && x.reason == reason && x.results[0]->scenario == r->scenario;
+        });
+        if (g == groups.end()) groups.push_back({status, reason, {r}});
+        else g->results.push_back(r);
+    }
+    return groups;
+}
+
 } // namespace
 
 std::string render_report_page(const Report& report) {
@@ -184,9 +213,14 @@ std::string render_report_page(const Report& report) {
                 if (!r->counting.empty()) counting = r->counting;
             std::size_t ok = 0;
             for (const auto* r : rs) ok += r->status == Status::ok;
+            // What was not measured, one line per reason: a pair measured under another is 24
+            // skips of one cause, not 24 lines.
+            std::string unmeasured;
+            for (const auto& g : problem_groups(rs))
+                unmeasured += fmt::format("; {} {}: {}", g.results.size(), g.status, g.reason);
             std::string c = scenario_charts(rs);
-            charts += fmt::format("<h3>{}</h3>\n<p class=\"note\">{} of {} configuration(s) measured{}{}</p>\n", escape(sc), ok,
-                                  rs.size(), counting.empty() ? "" : "; bytes: ", escape(counting));
+            charts += fmt::format("<h3>{}</h3>\n<p class=\"note\">{} of {} configuration(s) measured{}{}{}</p>\n", escape(sc), ok,
+                                  rs.size(), escape(unmeasured), counting.empty() ? "" : "; bytes: ", escape(counting));
             if (c.empty()) charts += "<p class=\"note\">nothing to plot: no configuration of this scenario was measured</p>\n";
             charts += c;
             // The scenario's own explanations (details.diagnosis), one per configuration.
@@ -203,19 +237,26 @@ std::string render_report_page(const Report& report) {
         }
         out += charts + "</section>\n";
     }
-    // Skipped and failed results, with their reasons.
-    std::vector<std::vector<std::string>> problems{{"status", "scenario", "configuration", "reason"}};
-    for (const auto& r : results) {
-        if (r.status != Status::ok)
-            problems.push_back({to_string(r.status), r.scenario, r.key, r.reason.empty() ? "(no reason recorded)" : r.reason});
-        else if (r.metrics.empty() || !usable(r.metrics[0]))
-            problems.push_back({"ok, no figure", r.scenario, r.key,
-                                "the primary metric has no finite median (NaN or left out): not plotted"});
+    // Skipped and failed results, with their reasons: one line per scenario, status and reason.
+    std::vector<const Result*> all;
+    for (const auto& r : results) all.push_back(&r);
+    const auto groups = problem_groups(all);
+    std::size_t configurations = 0;
+    std::vector<std::vector<std::string>> problems{{"status", "scenario", "configurations", "reason"}};
+    for (const auto& g : groups) {
+        configurations += g.results.size();
+        std::string which = g.results[0]->key.substr(g.results[0]->key.find('/') + 1);
+        if (g.results.size() > 1) {
+            const std::string fixed = constant_params(g.results), varying = fmt::format("{}", fmt::join(varying_params(g.results), ", "));
+            which = fmt::format("{}{}{} ({})", fixed, varying.empty() ? "" : fixed.empty() ? "over " : "; over ", varying,
+                                g.results.size());
+        }
+        problems.push_back({g.status, g.results[0]->scenario, which, g.reason});
     }
     out += "<section><h2 id=\"not-measured\">Skipped, failed and without figures</h2>\n";
-    out += problems.size() > 1 ? fmt::format("<details><summary>{} configuration(s)</summary>\n{}</details>\n",
-                                             problems.size() - 1, table_html(problems))
-                               : "<p>every configuration was measured</p>\n";
+    out += groups.empty() ? "<p>every configuration was measured</p>\n"
+                          : fmt::format("<details><summary>{} configuration(s), {} reason(s)</summary>\n{}</details>\n",
+                                        configurations, groups.size(), table_html(problems));
     out += "</section>\n";
     out += fmt::format("<script type=\"application/json\" id=\"{}\">{}</script>\n</body>\n</html>\n", k_report_block_id,
                        embed_json(report_document(report)));
