@@ -28,6 +28,8 @@ Family plugin_family() {
                  "seconds a plugin may take to answer one request (replaces each manifest's timeout_s)", true},
                 {"no-default-plugins", OptionKind::flag, "do not look in the shipped plugins folder", true},
             },
+        // Before measuring: what a manifest declares is what its plugin says.
+        .preflight = [](const RunSettings&, const std::vector<Config>& configs) { plugin::check_described(configs); },
         .no_profiles = "plugins are found at run time; a profile file names their scenario ids like any other",
     };
 }

@@ -103,15 +103,21 @@ struct Host {
     std::string unusable; ///< why every configuration is skipped, or empty
     Process process;
     bool described = false; ///< info holds the description (or why there is none)
+    bool checked = false;   ///< the declared description was checked against the plugin's
     std::mutex mutex;       ///< guards the first describe
     explicit Host(Manifest m) : manifest(std::move(m)), process(manifest.id) {}
 
-    /// The description, asked for the first time it is needed: a plugin that is not listed
-    /// or selected is never started (a hanging describe costs only the runs that use it).
+    /// The description: the manifest's where it declares one (the plugin is not started), else
+    /// the plugin's own, asked for the first time it is needed: a plugin that is not listed or
+    /// selected is never started (a hanging describe costs only the runs that use it).
     const ScenarioInfo& describe() {
         std::lock_guard<std::mutex> lock(mutex);
         if (described) return info;
         described = true;
+        if (manifest.declared) {
+            info = *manifest.declared;
+            return info;
+        }
         try {
             info = start();
         } catch (const std::exception& e) {
@@ -125,9 +131,40 @@ struct Host {
             info.metrics = {MetricInfo{"value", "1", Better::higher, "unknown: the plugin did not describe itself"}};
             info.axes.clear();
         }
+        stop();
+        return info;
+    }
+
+    /// A run's check of what the manifest declares: the plugin is started (once), asked to
+    /// describe itself and ended. A plugin that cannot answer is unusable (its configurations
+    /// skip with the reason, as when it describes itself); one that describes itself otherwise
+    /// is a UsageError naming the difference and the fix.
+    void check_declared() {
+        (void)describe();
+        std::lock_guard<std::mutex> lock(mutex);
+        if (checked || !manifest.declared || !unusable.empty()) return;
+        checked = true;
+        ScenarioInfo said;
+        try {
+            said = start();
+        } catch (const std::exception& e) {
+            unusable = fmt::format("plugin unusable: {}", e.what());
+            stop();
+            return;
+        }
+        stop();
+        if (const auto difference = describe_difference(info, said, "in its manifest"))
+            throw UsageError(fmt::format("plugin '{}' describes itself otherwise than its manifest '{}' says: {}", manifest.id,
+                                         manifest.path, *difference),
+                             fmt::format("put the plugin's own reply to describe in the manifest's \"describe\" (in {}: echo "
+                                         "'{{\"op\": \"describe\", \"protocol\": {}}}' | {}), or update the plugin",
+                                         manifest.dir, k_protocol, fmt::join(manifest.command, " ")));
+    }
+
+    /// Ends the process (after a description), saying what had to be killed.
+    void stop() {
         const std::string note = process.stop(k_stop_grace_s);
         if (!note.empty()) std::fprintf(stderr, "warning: plugin '%s' %s\n", manifest.id.c_str(), note.c_str());
-        return info;
     }
 
     /// Starts the plugin and reads its description; throws std::runtime_error.
@@ -278,6 +315,7 @@ public:
     PluginScenario& operator=(const PluginScenario&) = delete;
 
     const ScenarioInfo& info() const override { return m_host->describe(); }
+    void check_declared() const { m_host->check_declared(); }
     const std::string& id() const override { return m_host->manifest.id; }
     std::string origin() const override { return m_host->manifest.path; }
 
@@ -297,8 +335,9 @@ public:
             // afresh. A plugin that cannot even start again is unusable from here on.
             try {
                 const ScenarioInfo again = h.start();
-                if (again.axes.size() != h.info.axes.size() || again.metrics.size() != h.info.metrics.size())
-                    throw std::runtime_error("it describes other axes or metrics than when it was listed");
+                if (const auto difference = describe_difference(
+                        h.info, again, h.manifest.declared ? "in its manifest" : "when it first described itself"))
+                    throw std::runtime_error(fmt::format("it describes itself otherwise: {}", *difference));
             } catch (const std::exception& e) {
                 h.process.kill();
                 h.unusable = fmt::format("plugin unusable: {}", e.what());
@@ -340,11 +379,11 @@ Manifest load_manifest(const std::string& path, const std::string& text) {
     auto missing = [&](const char* key, const char* type) {
         return UsageError(fmt::format("plugin manifest '{}': '{}' is missing or not {}", path, key, type), example);
     };
-    static const std::set<std::string> k_known = {"id", "protocol", "command", "needs_gpu", "timeout_s", "description"};
+    static const std::set<std::string> k_known = {"id", "protocol", "command", "needs_gpu", "timeout_s", "description", "describe"};
     for (const auto& item : j.items())
         if (!k_known.count(item.key()))
             throw UsageError(fmt::format("plugin manifest '{}': unknown field '{}'", path, item.key()),
-                             "known fields: id, protocol, command, needs_gpu, timeout_s, description");
+                             "known fields: id, protocol, command, needs_gpu, timeout_s, description, describe");
     Manifest m;
     m.path = path;
     m.dir = fs::absolute(fs::path(path)).parent_path().lexically_normal().string();
@@ -381,7 +420,30 @@ Manifest load_manifest(const std::string& path, const std::string& text) {
                              "write e.g. \"timeout_s\": 30");
         m.timeout_s = j["timeout_s"].get<double>();
     }
+    if (j.contains("describe")) {
+        // The plugin's reply to describe, as it gives it (its "protocol" may be left out: the
+        // manifest's), read as the plugin's own would be.
+        const std::string fix = "write there what the plugin answers to {\"op\": \"describe\", \"protocol\": 1}, or leave "
+                                "\"describe\" out to have the plugin describe itself when listed";
+        nlohmann::json d = j["describe"];
+        if (!d.is_object()) throw UsageError(fmt::format("plugin manifest '{}': 'describe' is not a JSON object", path), fix);
+        if (!d.contains("protocol")) d["protocol"] = m.protocol;
+        try {
+            m.declared = parse_describe_reply(d, m);
+        } catch (const ConfigError& e) { // BadReply: "its describe reply has no 'metrics' list"
+            std::string what = e.what();
+            if (constexpr std::string_view k_its = "its describe reply "; what.rfind(k_its, 0) == 0) what.erase(0, k_its.size());
+            throw UsageError(fmt::format("plugin manifest '{}': its 'describe' {}", path, what), fix);
+        }
+    }
     return m;
+}
+
+void check_described(const std::vector<Config>& configs) {
+    std::set<const Scenario*> seen;
+    for (const Config& c : configs)
+        if (seen.insert(c.scenario).second)
+            if (const auto* p = dynamic_cast<const PluginScenario*>(c.scenario)) p->check_declared();
 }
 
 std::vector<SearchPath> search_path(const std::vector<std::string>& cli_dirs, bool defaults) {

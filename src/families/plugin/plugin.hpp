@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "interopbench/registry.hpp"
+#include "interopbench/runner.hpp"
 #include "interopbench/trust.hpp"
 
 namespace interopbench {
@@ -43,6 +44,11 @@ struct Manifest {
     bool needs_gpu = true;
     int protocol = k_protocol;
     double timeout_s = k_default_timeout_s;
+    /// What the manifest's "describe" says the plugin offers (its describe reply, read as the
+    /// plugin's would be): `list` and the expansion of a plan read it without starting the
+    /// plugin, and a run checks it against the plugin's own description (check_described).
+    /// Nothing when the manifest has none: the plugin is then started to describe itself.
+    std::optional<ScenarioInfo> declared;
     /// Held once trusted (hold_plugin): the manifest's folder, where the plugin runs (fchdir),
     /// and its program, run from this descriptor (execveat): a folder or program swapped after
     /// the check changes nothing that runs.
@@ -55,7 +61,8 @@ struct Manifest {
 
 /// Reads and checks one manifest, `text` read from the file `path`. Throws UsageError naming
 /// the file, the problem and the fix: not JSON, a missing or mistyped field, an unknown field,
-/// a bad id, another protocol version, a command that is not found or not executable.
+/// a bad id, another protocol version, a command that is not found or not executable, a
+/// "describe" that is not a describe reply.
 Manifest load_manifest(const std::string& path, const std::string& text);
 
 /// Holds what a manifest runs once it may be trusted (trust.hpp, TrustRule::plugin_program):
@@ -76,6 +83,12 @@ struct SearchPath {
 /// `plugins/` of a binary run from its build tree), each existing folder once. An explicit
 /// folder that does not exist is a UsageError.
 std::vector<SearchPath> search_path(const std::vector<std::string>& cli_dirs, bool defaults = true);
+
+/// Before a run measures (the plugin family's preflight): starts each plugin among `configs`
+/// whose manifest declares its description and checks that the plugin describes itself alike.
+/// Throws UsageError naming the plugin, the first difference and the fix. A plugin that cannot
+/// describe itself is not an error here: its configurations are skipped with the reason.
+void check_described(const std::vector<Config>& configs);
 
 /// Registers the plugins of `folders` (search_path order) after the scenarios in `r`, each
 /// manifest in a folder in name order; `timeout_s` replaces the manifests' deadlines. What

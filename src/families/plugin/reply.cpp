@@ -146,6 +146,54 @@ ScenarioInfo parse_describe_reply(const nlohmann::json& d, const Manifest& m) {
     return info;
 }
 
+std::optional<std::string> describe_difference(const ScenarioInfo& before, const ScenarioInfo& now, std::string_view where) {
+    auto kind = [](AxisKind k) {
+        switch (k) {
+        case AxisKind::size: return "size";
+        case AxisKind::integer: return "integer";
+        case AxisKind::device: return "device";
+        case AxisKind::choice: return "choice";
+        case AxisKind::device_pair: return "device_pair";
+        case AxisKind::text: return "text";
+        }
+        return "?";
+    };
+    auto words = [](const std::vector<std::string>& v) { return v.empty() ? std::string("none") : fmt::format("{}", fmt::join(v, ",")); };
+    // "<what> is <now>, not <before> as <where>", each value quoted where it is free text.
+    auto differ = [&](const std::string& what, const std::string& was, const std::string& is) {
+        return fmt::format("{} {}, not {} as {}", what, is, was, where);
+    };
+    auto quoted = [](const std::string& t) { return fmt::format("'{}'", t); };
+    if (before.summary != now.summary) return differ("its summary is", quoted(before.summary), quoted(now.summary));
+    if (before.counting != now.counting) return differ("its counting is", quoted(before.counting), quoted(now.counting));
+    auto names = [&](const auto& items) {
+        std::vector<std::string> out;
+        for (const auto& i : items) out.push_back(i.name);
+        return out;
+    };
+    if (names(before.axes) != names(now.axes)) return differ("its axes are", words(names(before.axes)), words(names(now.axes)));
+    for (std::size_t i = 0; i < now.axes.size(); ++i) {
+        const Axis &a = before.axes[i], &b = now.axes[i];
+        const std::string axis = fmt::format("axis '{}'", b.name);
+        if (a.kind != b.kind) return differ(axis + " is of kind", kind(a.kind), kind(b.kind));
+        if (a.defaults != b.defaults) return differ(axis + " has the values", words(a.defaults), words(b.defaults));
+        if (a.choices != b.choices) return differ(axis + " has the choices", words(a.choices), words(b.choices));
+        if (a.help != b.help) return differ(axis + " has the help", quoted(a.help), quoted(b.help));
+    }
+    if (names(before.metrics) != names(now.metrics))
+        return differ("its metrics are", words(names(before.metrics)), words(names(now.metrics)));
+    for (std::size_t i = 0; i < now.metrics.size(); ++i) {
+        const MetricInfo &a = before.metrics[i], &b = now.metrics[i];
+        const std::string metric = fmt::format("metric '{}'", b.name);
+        if (a.unit != b.unit) return differ(metric + " has the unit", quoted(a.unit), quoted(b.unit));
+        if (a.better != b.better)
+            return differ(metric + " is better", a.better == Better::higher ? "higher" : "lower",
+                          b.better == Better::higher ? "higher" : "lower");
+        if (a.help != b.help) return differ(metric + " has the help", quoted(a.help), quoted(b.help));
+    }
+    return std::nullopt;
+}
+
 MeasureReply parse_measure_reply(const nlohmann::json& reply, const std::vector<MetricInfo>& metrics) {
     check_depth(reply, "measure");
     if (!reply.is_object()) throw BadReply("its measure reply is not a JSON object");

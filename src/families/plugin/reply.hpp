@@ -4,6 +4,7 @@
 // reach them without a process, and without CUDA (docs/PLUGINS.md, the protocol).
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -35,6 +36,13 @@ void throw_if_error(const nlohmann::json& reply, const std::string& op);
 /// The scenario described by a describe reply, for manifest `m`. Throws ConfigError for an
 /// 'error' reply ("describe failed: ...") and for another protocol version, BadReply for the rest.
 ScenarioInfo parse_describe_reply(const nlohmann::json& reply, const Manifest& m);
+
+/// How `now` (a plugin's description) differs from `before` (what its manifest declares, or
+/// its first description), in words: "axis 'size' has the values 4K,1M, not 4K as <where>"
+/// with `where` saying where `before` comes from ("in its manifest"); nothing when they are
+/// the same: summary, counting, every axis (name, kind, values, choices, help) and metric
+/// (name, unit, better, help), in order.
+std::optional<std::string> describe_difference(const ScenarioInfo& before, const ScenarioInfo& now, std::string_view where);
 
 /// One measure reply.
 struct MeasureReply {

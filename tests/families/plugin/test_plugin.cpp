@@ -17,6 +17,7 @@
 
 #include "families/builtin.hpp"
 #include "families/plugin/plugin.hpp"
+#include "families/plugin/reply.hpp"
 #include "presentation/formats.hpp"
 #include "presentation/output.hpp"
 #include "interopbench/cleanup.hpp"
@@ -208,7 +209,8 @@ TEST_CASE("plugin: bad manifests are one-line errors with a hint, exit 2") {
                          Case{"not_found", "command 'no-such-program-interopbench' is not found"},
                          Case{"wrong_protocol", "protocol 7 is not spoken"},
                          Case{"unknown_field", "unknown field 'timeout'"}, Case{"bad_id", "is not a scenario id"},
-                         Case{"bad_timeout", "timeout_s -1 is not"}}) {
+                         Case{"bad_timeout", "timeout_s -1 is not"},
+                         Case{"describe_not_reply", "its 'describe' has no 'metrics' list"}}) {
         CAPTURE(c.folder);
         const std::string dir = (k_data / "bad" / c.folder).string();
         for (const Run& r : {run_cli("list --no-default-plugins --plugin-path " + dir),
@@ -408,12 +410,16 @@ TEST_CASE("plugin: details.matrix is shown as a table under the scenario, each t
 
 namespace {
 
-/// A copy of the `good` fake plugin in `dir` (manifest and script), for changing owners and modes.
-void copy_good_plugin(const fs::path& dir) {
+/// A copy of the `good` fake plugin in `dir` (manifest and script), for changing owners and modes;
+/// `declared`: its manifest declares the description (as runtime/declared's does).
+void copy_good_plugin(const fs::path& dir, bool declared = false) {
     fs::create_directories(dir);
     fs::copy_file(k_data / "fake.py", dir / "fake.py");
-    std::ofstream(dir / "fake_trust.json")
-        << R"({"id": "fake_trust", "protocol": 1, "command": ["python3", "fake.py", "good"], "needs_gpu": false, "timeout_s": 5})";
+    auto manifest = nlohmann::json::parse(
+        R"({"id": "fake_trust", "protocol": 1, "command": ["python3", "fake.py", "good"], "needs_gpu": false, "timeout_s": 5})");
+    if (declared)
+        manifest["describe"] = nlohmann::json::parse(testing::slurp(k_data / "runtime" / "declared" / "fake_declared.json"))["describe"];
+    std::ofstream(dir / "fake_trust.json") << manifest.dump();
 }
 
 std::vector<std::string> listed_with(const fs::path& folder, std::vector<std::string>* warnings) {
@@ -428,8 +434,14 @@ std::vector<std::string> listed_with(const fs::path& folder, std::vector<std::st
 } // namespace
 
 TEST_CASE("plugin: a folder, manifest or script that another user may write is ignored with a warning") {
+    // Alike whether the manifest declares the description (the plugin is not started to list
+    // it) or not: what declares it passed the manifest's check, what runs the program's.
+    bool declared = false;
+    SUBCASE("the plugin describes itself") {}
+    SUBCASE("its manifest declares the description") { declared = true; }
+    CAPTURE(declared);
     const fs::path dir = testing::scratch("plugin_trust") / "p";
-    copy_good_plugin(dir);
+    copy_good_plugin(dir, declared);
     std::vector<std::string> warnings;
     CHECK(listed_with(dir, &warnings) == std::vector<std::string>{"fake_trust"});
     CHECK(warnings.empty());
@@ -499,4 +511,92 @@ TEST_CASE("plugin: a plugin that is not selected is never started, so a hanging 
     const Run l = run_cli("list -s fake_describe_hang " + only("runtime/describe_hang"));
     CHECK(l.code == 0);
     CHECK(l.out.find("did not answer 'describe' within 3 s") != std::string::npos);
+}
+
+TEST_CASE("plugin: a manifest that declares the description is listed without starting the plugin, and a run checks it") {
+    // list and a dry run read the manifest: no plugin process starts.
+    const fs::path dir = testing::scratch("plugin_declared");
+    const Run l = run_cli("list --format json " + only("runtime/declared"), "FAKE_PLUGIN_PIDFILE=" + (dir / "list-pids").string());
+    REQUIRE(l.code == 0);
+    const auto list = nlohmann::json::parse(l.out);
+    REQUIRE(list.size() > 0);
+    const auto& s = list.back();
+    CHECK(s["id"] == "fake_declared");
+    CHECK(s["summary"] == "fake plugin (good)");
+    CHECK(s["axes"].size() == 2);
+    CHECK(s["metrics"][1]["name"] == "bandwidth");
+    const Run d = run_cli("run --dry-run -s fake_declared " + only("runtime/declared"),
+                          "FAKE_PLUGIN_PIDFILE=" + (dir / "list-pids").string());
+    CHECK(d.code == 0);
+    CHECK(d.out.find("fake_declared/size=1048576,variant=a") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "list-pids"));
+
+    // A run starts it: to check the description (then ended), and to measure.
+    const Run r = run_cli("run -s fake_declared " + only("runtime/declared") + k_fast + " --out " + (dir / "r.json").string(),
+                          "FAKE_PLUGIN_PIDFILE=" + (dir / "pids").string());
+    CAPTURE(r.err);
+    CHECK(r.code == 0);
+    const auto rep = report(dir / "r.json");
+    REQUIRE(rep["results"].size() == 2);
+    for (const auto& res : rep["results"]) CHECK(res["status"] == "ok");
+    expect_all_gone(dir / "pids");
+
+    // One that describes itself otherwise: one error line naming the plugin, the difference
+    // and the fix; nothing measured.
+    const Run m = run_cli("run -s fake_mismatch " + only("runtime/declared_mismatch") + k_fast + " --out " +
+                          (dir / "m.json").string());
+    CAPTURE(m.err);
+    CHECK(m.code == 2);
+    CHECK(m.err.find("\nerror: plugin 'fake_mismatch' describes itself otherwise than its manifest '") != std::string::npos);
+    CHECK(m.err.find("axis 'size' has the values 4K,1M, not 4K as in its manifest\nhint: ") != std::string::npos);
+    CHECK(m.err.find("\"describe\"") != std::string::npos);
+    std::istringstream lines(m.err);
+    int said = 0;
+    for (std::string line; std::getline(lines, line);)
+        if (line.rfind("[plugin fake_mismatch] ", 0) != 0 && line.rfind("note: ", 0) != 0) ++said; // but the plugin's own stderr
+    CHECK(said == 2); // the error and its hint
+    CHECK_FALSE(fs::exists(dir / "m.json"));
+    CHECK(run_cli("list -s fake_mismatch " + only("runtime/declared_mismatch")).code == 0); // list does not start it
+
+    // One that cannot describe itself when checked is skipped with the reason, as when listed.
+    const Run h = run_cli("run -s fake_declared_hang " + only("runtime/declared_hang") + k_fast + " --out " +
+                          (dir / "h.json").string());
+    CAPTURE(h.err);
+    CHECK(h.code == 0);
+    const auto hung = report(dir / "h.json");
+    REQUIRE(hung["results"].size() == 2);
+    CHECK(hung["results"][0]["status"] == "skipped");
+    CHECK(hung["results"][0]["reason"].get<std::string>().find("did not answer 'describe' within 1 s") != std::string::npos);
+}
+
+TEST_CASE("plugin: the shipped manifests declare what their plugins describe") {
+    Registry r;
+    std::vector<std::string> warnings;
+    for (const char* folder : {"plugins", "plugins/examples"})
+        plugin::register_from(r, {{(fs::path(INTEROPBENCH_SOURCE_DIR) / folder).string(), false}}, std::nullopt, warnings);
+    CHECK(warnings.empty());
+    REQUIRE(r.all().size() == 2);
+    std::vector<Config> configs;
+    for (const auto& s : r.all()) configs.push_back({s.get(), {}});
+    CHECK_NOTHROW(plugin::check_described(configs)); // starts each, compares, ends it
+}
+
+TEST_CASE("plugin: describe_difference names the first difference") {
+    ScenarioInfo a;
+    a.summary = "s";
+    a.axes = {choice_axis("mode", "help", {"a", "b"})};
+    a.metrics = {{"time", "s", Better::lower, "t"}};
+    CHECK_FALSE(plugin::describe_difference(a, a, "in its manifest"));
+    ScenarioInfo b = a;
+    b.axes[0].choices.push_back("c");
+    CHECK(plugin::describe_difference(a, b, "in its manifest") == "axis 'mode' has the choices a,b,c, not a,b as in its manifest");
+    b = a;
+    b.metrics[0].better = Better::higher;
+    CHECK(plugin::describe_difference(a, b, "x") == "metric 'time' is better higher, not lower as x");
+    b = a;
+    b.axes.push_back(choice_axis("extra", "", {"1"}));
+    CHECK(plugin::describe_difference(a, b, "x") == "its axes are mode,extra, not mode as x");
+    b = a;
+    b.summary = "other";
+    CHECK(plugin::describe_difference(a, b, "x") == "its summary is 'other', not 's' as x");
 }
