@@ -555,6 +555,14 @@ TEST_CASE("export: show and compare print CI formats / bad formats are one error
 
     expect_usage_error("show " + base + " --format bencher", "unknown format 'bencher' for show");
     expect_usage_error("show " + base + " --format bmf --metrics some", "unknown metric selection");
+    expect_usage_error("show " + base + " --metrics primry", "unknown metric selection 'primry'; did you mean 'primary'?");
+    // One set of words for every metric selection: show's and run's tables take primary and all,
+    // and compact (run's earlier word) is still read as primary.
+    const Cli primary = cli("show " + base + " --format bmf --metrics primary"), compact = cli("show " + base + " --format bmf --metrics compact");
+    CHECK(primary.code == 0);
+    CHECK(compact.code == 0);
+    CHECK(compact.out == primary.out);
+    CHECK(cli("show " + base + " --metrics compact").out == cli("show " + base).out);
     expect_usage_error("compare " + base + " " + base + " --format gitlab", "unknown");
     expect_usage_error("compare " + base + " " + base + " --export bmf", "invalid --export 'bmf'");
     expect_usage_error("compare " + base + " " + base + " --export xml=x.xml", "unknown format 'xml'");
@@ -572,6 +580,7 @@ TEST_CASE("export: run --export: checked before measuring, written after the rep
     expect_usage_error(run + "--export yaml=x.yaml", "unknown format 'yaml'");
     expect_usage_error(run + "--export bmf=/nonexistent-dir/x.json", "does not exist");
     expect_usage_error(run + "--export-metrics most", "unknown metric selection");
+    expect_usage_error(run + "--metrics compacted", "unknown metric selection 'compacted'");
     const auto dir = interopbench::testing::scratch("ci-run");
     const std::string out = (dir / "r.json").string();
     expect_usage_error(run + "--out '" + out + "' --export bmf='" + out + "'", "--out report");

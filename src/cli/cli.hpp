@@ -185,10 +185,11 @@ ProgressStyle progress_style(const std::string& value);
 /// the command's footer, from the format table. The callback reads the value with find_format.
 void add_format_option(CLI::App* cmd, std::string& format, Command command, const std::string& what);
 
-/// --wide and --metrics, for the commands that print result tables.
+/// --wide and --metrics (primary or all: parse_ci_metrics), for the commands that print
+/// result tables (run, show).
 void add_table_options(CLI::App* cmd, bool& wide, std::string& metrics);
 /// The table layout they ask for: the terminal's width (none with --wide), every metric
-/// with --metrics all. Throws UsageError for a --metrics value other than compact or all.
+/// with --metrics all. Throws UsageError for a --metrics value parse_ci_metrics refuses.
 TableStyle table_style(bool wide, const std::string& metrics);
 
 /// Writes `text` to stderr with write(2): never throws, never fails the command (a closed

@@ -305,17 +305,16 @@ void add_format_option(CLI::App* cmd, std::string& format, Command command, cons
 
 void add_table_options(CLI::App* cmd, bool& wide, std::string& metrics) {
     cmd->add_flag("--wide", wide, "tables as wide as their content (default: the terminal's width, 100 when not a terminal)");
-    cmd->add_option("--metrics", metrics, "metric columns of tables: compact (those that fit, the default) or all")
+    cmd->add_option("--metrics", metrics,
+                    "primary (the default: tables show the primary metric and the others that fit, CI formats each "
+                    "result's primary metric) or all")
         ->capture_default_str();
 }
 
 TableStyle table_style(bool wide, const std::string& metrics) {
-    // "primary" is show's word for the same default (it also picks the CI formats' metrics).
-    if (metrics != "compact" && metrics != "primary" && metrics != "all")
-        throw UsageError(fmt::format("unknown --metrics '{}'", metrics), "use --metrics compact or --metrics all");
     TableStyle style;
     style.width = wide ? 0 : terminal_width();
-    style.all_metrics = metrics == "all";
+    style.all_metrics = parse_ci_metrics(metrics) == CiMetrics::all;
     style.color = color_on(STDOUT_FILENO);
     return style;
 }

@@ -27,7 +27,7 @@ namespace interopbench::cli {
 namespace {
 
 struct RunOptions {
-    std::string scenarios, sizes, devices, profile, out, html, format = "table", metrics = "compact";
+    std::string scenarios, sizes, devices, profile, out, html, format = "table", metrics = "primary";
     std::string progress; ///< --progress: "true" given alone, "json", or empty when not given (progress_style)
     std::vector<std::string> axes;
     std::vector<std::string> only; // result keys to measure exactly

@@ -13,7 +13,7 @@ namespace interopbench::cli {
 void add_show(CLI::App& app, Outcome& out) {
     struct Options {
         std::string file, format = "table", out_file;
-        std::string metrics = "primary"; // CI formats: which metrics of each result
+        std::string metrics = "primary"; // tables and CI formats: which metrics of each result
         bool anonymize = false, wide = false, quiet = false;
     };
     auto o = std::make_shared<Options>();
@@ -21,10 +21,7 @@ void add_show(CLI::App& app, Outcome& out) {
     cmd->add_option("file", o->file, "report written by 'interopbench run --out' (or an HTML page of one)")->required();
     add_format_option(cmd, o->format, Command::show, "output format (html: one self-contained page)");
     cmd->add_option("--out", o->out_file, "write what show prints to FILE (atomically) instead of stdout");
-    cmd->add_option("--metrics", o->metrics,
-                    "primary (the default: tables show the metrics that fit, CI formats each result's primary metric) "
-                    "or all");
-    cmd->add_flag("--wide", o->wide, "tables as wide as their content (default: the terminal's width, 100 when not a terminal)");
+    add_table_options(cmd, o->wide, o->metrics);
     cmd->add_flag("--anonymize", o->anonymize, "leave out host name, UUIDs, serial numbers and absolute paths (home as ~, others as <path>/NAME)");
     cmd->add_flag("-q,--quiet", o->quiet, "no notes on stderr (errors still go there); the output and exit code are unchanged");
     cmd->callback([o, &out] {

@@ -24,6 +24,7 @@
 
 #include "interopbench/errors.hpp"
 #include "interopbench/file_io.hpp"
+#include "interopbench/params.hpp"
 #include "interopbench/report.hpp"
 #include "interopbench/text.hpp"
 #include "presentation/formats.hpp"
@@ -227,10 +228,14 @@ void add_values(OpenMetricsWriter& w, const std::vector<Entry>& es) {
 } // namespace
 
 CiMetrics parse_ci_metrics(const std::string& text) {
-    if (text == "primary") return CiMetrics::primary;
+    // "compact" was run --metrics' word for the tables' default: still read, for the scripts
+    // that name it; help and docs name primary alone.
+    if (text == "primary" || text == "compact") return CiMetrics::primary;
     if (text == "all") return CiMetrics::all;
-    throw UsageError(fmt::format("unknown metric selection '{}'", text),
-                     "use primary (each result's primary metric, the default) or all");
+    const auto near = closest_match(text, {"primary", "all"});
+    throw UsageError(fmt::format("unknown metric selection '{}'{}", text, near ? fmt::format("; did you mean '{}'?", *near) : ""),
+                     "use primary (the default: the metrics that fit a table, each result's primary metric in a CI "
+                     "format) or all");
 }
 
 CiExport parse_ci_export(std::string_view spec) {

@@ -33,7 +33,10 @@ enum class CiMetrics {
     all,     ///< every metric
 };
 
-/// Parses "primary|all"; throws UsageError otherwise.
+/// Parses a metric selection, the one set of words of every --metrics and --export-metrics:
+/// "primary" (tables: the primary metric and the others that fit; CI formats: each result's
+/// primary metric) or "all"; "compact", an earlier word for primary, is read as primary.
+/// Throws UsageError otherwise (with the near word).
 CiMetrics parse_ci_metrics(const std::string& text);
 
 struct Format;
