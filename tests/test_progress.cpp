@@ -258,6 +258,40 @@ TEST_CASE("the estimate before a run: nothing for configurations that will be sk
         CHECK(run.err.find("measuring 2 configurations: sampling at most 400 ms (0.2 s per configuration") != std::string::npos);
         CHECK(run.err.find("set-up and teardown come on top, not known before the first configuration") != std::string::npos);
     }
+    SUBCASE("--dry-run: the plan's size and the sampling bound; set-up not estimated without a baseline") {
+        const fs::path dir = scratch("progress_dry");
+        const std::string plan = "run -s host_memcpy,storage_read -a path=buffered -a cache=warm --size 4K,8K "
+                                 "--max-time 0.2 --rounds 2 --no-topology --storage-dir " + dir.string();
+        const Cli dry = run_cli(plan + " --dry-run");
+        CAPTURE(dry.err);
+        CHECK(dry.code == 0);
+        CHECK(dry.out.find("host_memcpy/size=4096,threads=single") != std::string::npos); // the plan on stdout
+        CHECK(dry.err.find("plan: 6 configurations, 2 rounds, 12KiB of files to create in the storage directory\n") !=
+              std::string::npos);
+        CHECK(dry.err.find("would measure 6 configurations in 2 rounds, each a new process: sampling at most ") !=
+              std::string::npos);
+        CHECK(dry.err.find("set-up (allocating, filling, creating 12KiB of files) and teardown come on top: not estimated") !=
+              std::string::npos);
+        CHECK(fs::is_empty(dir)); // nothing created, nothing claimed
+        // JSON on stdout stays the configurations alone.
+        const Cli json = run_cli(plan + " --dry-run -f json");
+        CHECK(nlohmann::json::parse(json.out).size() == 6);
+        // With a baseline from this machine: the time its configurations took, set-up included.
+        const std::string base = (dir / "base.json").string();
+        const Cli measured = run_cli("run -s host_memcpy -a threads=single --size 4K --max-time 0.2 --rounds 1 --no-topology -q "
+                                     "--out " + base);
+        REQUIRE(measured.code == 0);
+        const Cli estimated = run_cli(plan + " --dry-run --baseline " + base);
+        CAPTURE(estimated.err);
+        CHECK(estimated.code == 0);
+        CHECK(estimated.err.find("and teardown about ") != std::string::npos);
+        CHECK(estimated.err.find("by the times 1 of 6 took in '" + base + "' (the others at their mean)") != std::string::npos);
+        const Cli none = run_cli("run -s host_memcpy -a threads=single --size 64K --dry-run --no-topology --baseline " + base);
+        CHECK(none.err.find("not estimated, '" + base + "' holds none of these configurations") != std::string::npos);
+        // Bad input a family judges is refused by the dry run too.
+        const Cli bad = run_cli("run -s pipeline -a dataset=1M -a batch=2M --dry-run --no-topology");
+        CHECK(bad.code == 2);
+    }
     SUBCASE("--progress takes json or nothing") {
         const Cli run = run_cli("run -s host_memcpy --progress=yaml --no-topology");
         CAPTURE(run.err);

@@ -3,6 +3,7 @@
 /// the registry, the run options it reads, optional hooks around a run, and what it adds to
 /// the built-in profiles. The command line hands the list of families (families/builtin.cpp)
 /// to the core; the core knows no family's name, option or field.
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -54,6 +55,11 @@ struct Family {
     /// directory). `configs` are this family's selected configurations, never empty. Throws
     /// UsageError.
     std::function<void(const RunSettings& settings, const std::vector<Config>& configs)> preflight;
+    /// Optional: the bytes of the files this family's selected configurations create (pattern
+    /// files, datasets, written files; kept files already there not counted), as its preflight
+    /// claims them; `run --dry-run` says their sum. `configs` as for preflight. Throws
+    /// UsageError for input only this family can judge, as its preflight does.
+    std::function<std::uint64_t(const std::vector<Config>& configs)> file_bytes;
     /// Optional, after the run: annotations that need the whole run's results (efficiency
     /// against the run's own standalone measurements).
     std::function<void(std::vector<Result>& results)> annotate;
@@ -80,6 +86,8 @@ public:
                       const std::vector<std::string>& only = {}) const;
     /// Calls the preflight of each family that has selected configurations, with them.
     void preflight(const RunSettings& settings, const std::vector<Config>& configs) const;
+    /// The sum of the file_bytes of each family that has selected configurations.
+    std::uint64_t file_bytes(const std::vector<Config>& configs) const;
     /// Calls every family's annotate hook, in list order.
     void annotate(std::vector<Result>& results) const;
 

@@ -1,6 +1,7 @@
 #pragma once
 /// The command line: one add_* function per subcommand, each in its own file. Every
 /// subcommand's callback stores its exit code in Outcome; only main returns it.
+#include <algorithm>
 #include <memory>
 #include <chrono>
 #include <condition_variable>
@@ -112,6 +113,36 @@ private:
     std::thread m_thread;
 };
 
+/// What a run still takes, from measured times: each configuration's last measured time (set-up
+/// and teardown included) for it, the mean of those measured (but skipped ones) for one not
+/// measured yet, nothing for one skipped for want of a GPU, and the start of a round's process
+/// once one was seen. The progress line feeds it as the run goes; `run --dry-run --baseline`
+/// from the times the baseline report recorded.
+class TimeEstimate {
+public:
+    /// Configuration `key` took `seconds`; `skipped`: it was skipped (not in the mean).
+    void took(const std::string& key, double seconds, bool skipped);
+    /// A round's process took `seconds` to start its first configuration.
+    void process_started(double seconds) { m_process_start = seconds; }
+    /// That start, 0 before one was seen.
+    double process_start() const { return m_process_start.value_or(0); }
+    /// What configuration `key` is expected to take (0 when `skipped` for want of a GPU); nothing
+    /// before any configuration was measured.
+    std::optional<double> expected(const std::string& key, bool skipped) const;
+    /// Whether `key` has a time of its own.
+    bool knows(const std::string& key) const { return m_took.count(key) != 0; }
+    /// `rounds` more rounds of configurations that take `round_total` in all, each in a new process.
+    double later_rounds(double round_total, int rounds) const {
+        return std::max(0, rounds) * (round_total + process_start());
+    }
+
+private:
+    std::map<std::string, double> m_took; ///< the last measured time of each configuration
+    double m_took_sum = 0;                ///< of those not skipped, every time measured
+    std::size_t m_took_n = 0;
+    std::optional<double> m_process_start; ///< a round's process up to its first configuration
+};
+
 /// How `run` shows its progress on stderr.
 enum class ProgressStyle {
     none,
@@ -128,7 +159,7 @@ enum class ProgressStyle {
 /// only when the phase or the samples changed. The estimate counts each configuration's
 /// measured time (set-up included) in later rounds, the mean of those measured so far for
 /// one not yet measured, nothing for one skipped for want of a GPU, and the start of a
-/// round's process once one was seen. Safe to call from any thread.
+/// round's process once one was seen (TimeEstimate). Safe to call from any thread.
 class ProgressLine {
 public:
     ProgressLine(ProgressStyle style, const LiveProgress& live, const Machine& machine);
@@ -153,7 +184,6 @@ private:
     using clock = std::chrono::steady_clock;
     void set_round(int round, int rounds, const std::vector<Config>& configs);
     void finish_config(clock::time_point now);
-    std::optional<double> expected(const Entry& e) const;
     std::optional<double> eta(clock::time_point now) const;
     void update(bool forced);
 
@@ -168,10 +198,7 @@ private:
     std::vector<Entry> m_configs;           ///< this round's
     clock::time_point m_since;              ///< the configuration's or the round's process start
     std::uint64_t m_seq = 0;                ///< live's configurations started before this one
-    std::map<std::string, double> m_took;   ///< the last measured time of each configuration
-    double m_took_sum = 0;                  ///< of those not skipped, over all rounds
-    std::size_t m_took_n = 0;
-    std::optional<double> m_process_start;  ///< a round's process up to its first configuration
+    TimeEstimate m_estimate;                ///< from the configurations and processes measured so far
     clock::time_point m_printed{};          ///< the last update (lines, json)
     std::string m_printed_what;             ///< what it said, but the times
     bool m_drawn = false;                   ///< a live line is on the terminal

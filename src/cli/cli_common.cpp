@@ -136,18 +136,21 @@ void ProgressLine::set_round(int round, int rounds, const std::vector<Config>& c
 void ProgressLine::finish_config(clock::time_point now) {
     if (m_state != State::running) return;
     const Entry& e = m_configs[m_index];
-    const double took = seconds(now - m_since);
-    m_took[e.key] = took;
-    if (!e.skipped) {
-        m_took_sum += took;
-        ++m_took_n;
-    }
+    m_estimate.took(e.key, seconds(now - m_since), e.skipped);
     m_state = State::idle;
 }
 
-std::optional<double> ProgressLine::expected(const Entry& e) const {
-    if (const auto it = m_took.find(e.key); it != m_took.end()) return it->second;
-    if (e.skipped) return 0.0;
+void TimeEstimate::took(const std::string& key, double seconds, bool skipped) {
+    m_took[key] = seconds;
+    if (!skipped) {
+        m_took_sum += seconds;
+        ++m_took_n;
+    }
+}
+
+std::optional<double> TimeEstimate::expected(const std::string& key, bool skipped) const {
+    if (const auto it = m_took.find(key); it != m_took.end()) return it->second;
+    if (skipped) return 0.0;
     if (m_took_n > 0) return m_took_sum / static_cast<double>(m_took_n);
     return std::nullopt;
 }
@@ -160,22 +163,23 @@ std::optional<double> ProgressLine::eta(clock::time_point now) const {
     double left = 0, round_total = 0;
     std::size_t first = 0; // this round's first configuration not begun
     if (m_state == State::running) {
-        const auto x = expected(m_configs[m_index]);
+        const Entry& e = m_configs[m_index];
+        const auto x = m_estimate.expected(e.key, e.skipped);
         if (!x) return std::nullopt;
         left += std::max(0.0, *x - since);
         first = m_index + 1;
     } else if (m_state == State::starting) {
-        left += std::max(0.0, m_process_start.value_or(0) - since);
+        left += std::max(0.0, m_estimate.process_start() - since);
     } else {
         return std::nullopt;
     }
     for (std::size_t j = 0; j < m_configs.size(); ++j) {
-        const auto x = expected(m_configs[j]);
+        const auto x = m_estimate.expected(m_configs[j].key, m_configs[j].skipped);
         if (!x) return std::nullopt;
         round_total += *x;
         if (j >= first) left += *x;
     }
-    return left + std::max(0, m_rounds - m_round) * (round_total + m_process_start.value_or(0));
+    return left + m_estimate.later_rounds(round_total, m_rounds - m_round);
 }
 
 void ProgressLine::update(bool forced) {
@@ -251,7 +255,7 @@ void ProgressLine::show(int round, int rounds, std::size_t index, const std::vec
     const std::lock_guard lock(m_mutex);
     const auto now = clock::now();
     finish_config(now);
-    if (m_state == State::starting && round == m_round) m_process_start = seconds(now - m_since);
+    if (m_state == State::starting && round == m_round) m_estimate.process_started(seconds(now - m_since));
     set_round(round, rounds, configs);
     m_index = std::min(index, m_configs.empty() ? 0 : m_configs.size() - 1);
     m_since = now;

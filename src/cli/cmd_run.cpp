@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <iterator>
 #include <optional>
 
 #include <fmt/format.h>
@@ -237,10 +238,11 @@ ListView dry_run_view(const std::vector<Config>& configs) {
 }
 
 /// What is said before measuring: how many configurations are measured (and how many are
-/// skipped for want of a GPU), in how many rounds, and the bound on their sampling. Set-up
-/// and teardown come on top; they are not known before the first configuration (the
-/// progress line estimates them from then on).
-std::string plan_line(const std::vector<Config>& configs, const RunSettings& s, const Machine& machine) {
+/// skipped for want of a GPU), in how many rounds, and the bound on their sampling; `then`
+/// closes it with what comes on top (set-up and teardown). `verb`: "measuring", or "would
+/// measure" for a dry run.
+std::string plan_line(const std::vector<Config>& configs, const RunSettings& s, const Machine& machine, std::string_view verb,
+                      std::string_view then) {
     const auto skipped = static_cast<std::size_t>(
         std::count_if(configs.begin(), configs.end(), [&](const Config& c) { return needs_missing_gpu(c, machine); }));
     const std::size_t measured = configs.size() - skipped;
@@ -252,14 +254,55 @@ std::string plan_line(const std::vector<Config>& configs, const RunSettings& s, 
     const double planned = s.max_time_s * static_cast<double>(measured);
     const double most = s.max_rounds > s.rounds ? planned / s.rounds * s.max_rounds : planned;
     return fmt::format(
-        "measuring {} configuration{}{}{}: sampling at most {}{} ({:g} s per configuration, warm-up included); "
-        "set-up and teardown come on top, not known before the first configuration\n",
+        "{} {} configuration{}{}{}: sampling at most {}{} ({:g} s per configuration, warm-up included); {}\n", verb,
         measured, measured == 1 ? "" : "s",
         skipped ? fmt::format(" ({} more need{} a GPU and {} skipped)", skipped, skipped == 1 ? "s" : "", skipped == 1 ? "is" : "are")
                 : std::string{},
         s.rounds > 1 ? fmt::format(" in {} rounds{}", s.rounds, machine.world ? "" : ", each a new process") : std::string{},
         format_duration(planned), most > planned ? fmt::format(", {} with every extra round", format_duration(most)) : std::string{},
-        s.max_time_s);
+        s.max_time_s, then);
+}
+
+/// --dry-run, after the configurations: the plan's size (configurations, rounds, the files it
+/// creates) and its time: the sampling bound (plan_line) and, with a baseline report of this
+/// machine, the whole time by what its configurations took there (the progress line's
+/// estimate, set-up and teardown included); without one, that set-up cannot be estimated.
+std::string dry_run_summary(const std::vector<Config>& configs, const RunSettings& s, const Machine& machine,
+                            std::uint64_t file_bytes, const Report* baseline, const std::string& baseline_file) {
+    std::string out = fmt::format(
+        "plan: {} configuration{}, {} round{}{}, {} of files to create{}\n", configs.size(), configs.size() == 1 ? "" : "s",
+        s.rounds, s.rounds == 1 ? "" : "s", s.max_rounds > s.rounds ? fmt::format(" (up to {} with extra rounds)", s.max_rounds) : "",
+        file_bytes ? format_value(static_cast<double>(file_bytes), "B") : "no bytes", file_bytes ? " in the storage directory" : "");
+    const std::string setup = file_bytes ? fmt::format("set-up (allocating, filling, creating {} of files)",
+                                                        format_value(static_cast<double>(file_bytes), "B"))
+                                         : std::string("set-up (allocating, filling)");
+    if (!baseline)
+        return out + plan_line(configs, s, machine, "would measure",
+                               setup + " and teardown come on top: not estimated before a configuration is measured "
+                                       "(--baseline REPORT of this machine estimates them from its times)");
+    // The baseline's time of each configuration, one round's (a result sums its rounds').
+    TimeEstimate estimate;
+    for (const Result& r : baseline->results)
+        if (r.wall_time_s > 0) estimate.took(r.key, r.wall_time_s / std::max(1, r.rounds), r.status != Status::ok);
+    double round = 0;
+    std::size_t known = 0;
+    for (const Config& c : configs) {
+        const std::string key = c.key();
+        known += estimate.knows(key);
+        round += estimate.expected(key, needs_missing_gpu(c, machine)).value_or(0);
+    }
+    if (known == 0)
+        return out + plan_line(configs, s, machine, "would measure",
+                               fmt::format("{} and teardown come on top: not estimated, '{}' holds none of these configurations",
+                                           setup, baseline_file));
+    const double total = round + estimate.later_rounds(round, s.rounds - 1);
+    const double most = round + estimate.later_rounds(round, std::max(s.rounds, s.max_rounds) - 1);
+    return out + plan_line(configs, s, machine, "would measure",
+                           fmt::format("with {} and teardown about {}{}, by the times {} of {} took in '{}'{}", setup,
+                                       format_duration(total),
+                                       most > total ? fmt::format(" ({} with every extra round)", format_duration(most)) : "",
+                                       known, configs.size(), baseline_file,
+                                       known < configs.size() ? " (the others at their mean)" : ""));
 }
 
 int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
@@ -295,7 +338,19 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     if (o.dry_run) {
         if (!machine.cuda_available && !quiet)
             fmt::print(stderr, "note: {}; GPU ordinals are not checked against this machine\n", machine.cuda_note);
+        // The files of the configurations measured here (what the preflights claim, less the
+        // configurations skipped for want of a GPU, which create none); the families judge the
+        // input of every configuration, as their preflights do.
+        (void)builtin_families().file_bytes(configs);
+        std::vector<Config> measured;
+        std::copy_if(configs.begin(), configs.end(), std::back_inserter(measured),
+                     [&](const Config& c) { return !needs_missing_gpu(c, machine); });
+        const std::uint64_t file_bytes = builtin_families().file_bytes(measured);
+        const std::optional<Report> baseline = load_baseline(o.baseline, o.out, rec, machine);
         if (root) fmt::print("{}", find_format(o.format, Command::list).render(dry_run_view(configs)));
+        if (!quiet && !configs.empty())
+            print_stderr(dry_run_summary(configs, rec.plan.settings, machine, file_bytes, baseline ? &*baseline : nullptr,
+                                         o.baseline.file));
         return 0;
     }
     if (!machine.cuda_available && !quiet)
@@ -320,7 +375,9 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
     };
     // Before: how much there is to do and how long its sampling may take.
     const int rounds = rec.plan.settings.rounds;
-    if (!quiet && !configs.empty()) print_stderr(plan_line(configs, rec.plan.settings, machine));
+    if (!quiet && !configs.empty())
+        print_stderr(plan_line(configs, rec.plan.settings, machine, "measuring",
+                               "set-up and teardown come on top, not known before the first configuration"));
     // During: a live line on a terminal, redrawn while each configuration runs; with
     // --progress plain lines (logs), with --progress=json JSON lines (programs). Later rounds
     // run in other processes and report back here.
@@ -420,8 +477,9 @@ void add_run(CLI::App& app, Outcome& out) {
                     "file(warm) -> gpu0 via pipelined 1G' (docs/TRANSFERS.md)")
         ->allow_extra_args(false);
     cmd->add_flag("--dry-run", o->dry_run,
-                  "print the configurations the plan expands to (transfer sets included) and the paths each crosses; "
-                  "measure nothing");
+                  "print the configurations the plan expands to (transfer sets included) and the paths each crosses, "
+                  "then on stderr its size (configurations, rounds, files to create) and time (with --baseline: "
+                  "by what the baseline's configurations took); measure nothing");
     cmd->add_option("-d,--devices", o->devices, "GPUs to use: ordinals or PCI bus ids, comma separated (default all)");
     cmd->add_option("-p,--profile", o->profile, "named profile (quick, ci, full) or a profile JSON file");
     cmd->add_option("-o,--out", o->out, "write the JSON report to FILE (atomically)");

@@ -105,14 +105,32 @@ Registry Families::registry(const FamilyOptions& options, std::vector<std::strin
     return r;
 }
 
+namespace {
+
+/// The configurations of `configs` that belong to family `f`.
+std::vector<Config> configs_of(const Family& f, const std::vector<Config>& configs) {
+    std::vector<Config> mine;
+    for (const Config& c : configs)
+        if (c.scenario && c.scenario->info().family == f.name) mine.push_back(c);
+    return mine;
+}
+
+} // namespace
+
 void Families::preflight(const RunSettings& settings, const std::vector<Config>& configs) const {
     for (const Family& f : m_families) {
         if (!f.preflight) continue;
-        std::vector<Config> mine;
-        for (const Config& c : configs)
-            if (c.scenario && c.scenario->info().family == f.name) mine.push_back(c);
-        if (!mine.empty()) f.preflight(settings, mine);
+        if (const auto mine = configs_of(f, configs); !mine.empty()) f.preflight(settings, mine);
     }
+}
+
+std::uint64_t Families::file_bytes(const std::vector<Config>& configs) const {
+    std::uint64_t bytes = 0;
+    for (const Family& f : m_families) {
+        if (!f.file_bytes) continue;
+        if (const auto mine = configs_of(f, configs); !mine.empty()) bytes += f.file_bytes(mine);
+    }
+    return bytes;
 }
 
 void Families::annotate(std::vector<Result>& results) const {

@@ -642,7 +642,7 @@ const std::vector<FamilyOption>& site_options() {
     return options;
 }
 
-void claim_site(Site& site, std::uint64_t bytes, const std::set<std::uint64_t>& read_sizes) {
+std::uint64_t site_file_bytes(const Site& site, std::uint64_t bytes, const std::set<std::uint64_t>& read_sizes) {
     // Pattern files that already exist (kept from an earlier run) need no new space.
     const std::vector<std::string> dirs = site.named_dirs();
     for (std::uint64_t s : read_sizes) {
@@ -652,7 +652,11 @@ void claim_site(Site& site, std::uint64_t bytes, const std::set<std::uint64_t>& 
             continue;
         bytes += s;
     }
-    site.claim(bytes);
+    return bytes;
+}
+
+void claim_site(Site& site, std::uint64_t bytes, const std::set<std::uint64_t>& read_sizes) {
+    site.claim(site_file_bytes(site, bytes, read_sizes));
 }
 
 namespace {

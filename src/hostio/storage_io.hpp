@@ -260,9 +260,13 @@ Site& site_of(const std::vector<Config>& configs);
 /// family that keeps files there (family.hpp).
 const std::vector<FamilyOption>& site_options();
 
+/// The bytes a family's files take in the run's storage site: `bytes`, and the pattern files of
+/// `read_sizes`, each unless a kept file of that size is already there. What its pre-flight
+/// claims (claim_site) and `run --dry-run` says (Family::file_bytes).
+std::uint64_t site_file_bytes(const Site& site, std::uint64_t bytes, const std::set<std::uint64_t>& read_sizes = {});
+
 /// A family's pre-flight claim on the run's storage site: validates its directories and their
-/// free space for everything claimed so far plus `bytes` (UsageError, before measuring).
-/// Pattern files of `read_sizes` add their size unless a kept file of that size is already there.
+/// free space for everything claimed so far plus site_file_bytes (UsageError, before measuring).
 void claim_site(Site& site, std::uint64_t bytes, const std::set<std::uint64_t>& read_sizes = {});
 
 /// pread loop over [offset, offset + bytes) of `fd`; throws ConfigError (the offset named) on

@@ -25,6 +25,7 @@ Family pipeline_family() {
                 // claim when only the conversion stage (no file) is selected.
                 if (const auto bytes = pipeline::site_bytes(configs)) storage::claim_site(storage::site_of(configs), *bytes);
             },
+        .file_bytes = [](const std::vector<Config>& configs) { return pipeline::site_bytes(configs).value_or(0); },
         .annotate = annotate_pipeline_results,
         .profiles =
             {

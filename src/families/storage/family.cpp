@@ -15,9 +15,9 @@ void annotate_storage_results(std::vector<Result>& results); // storage_roofline
 
 namespace {
 
-/// The directory and its free space for the selected sizes: one pattern file per read size
-/// (none for a kept file of that size), the largest write.
-void preflight(const RunSettings&, const std::vector<Config>& configs) {
+/// The selected sizes' files: one pattern file per read size (none for a kept file of that
+/// size), the largest write.
+std::uint64_t file_bytes(const std::vector<Config>& configs) {
     std::set<std::uint64_t> read_sizes;
     std::uint64_t write_bytes = 0;
     for (const Config& c : configs) {
@@ -25,8 +25,11 @@ void preflight(const RunSettings&, const std::vector<Config>& configs) {
         if (c.scenario->info().id == "gpu_to_storage") write_bytes = std::max(write_bytes, size);
         else read_sizes.insert(size);
     }
-    storage::claim_site(storage::site_of(configs), write_bytes, read_sizes);
+    return storage::site_file_bytes(storage::site_of(configs), write_bytes, read_sizes);
 }
+
+/// The directory and its free space for those files.
+void preflight(const RunSettings&, const std::vector<Config>& configs) { storage::site_of(configs).claim(file_bytes(configs)); }
 
 } // namespace
 
@@ -42,6 +45,7 @@ Family storage_family() {
             },
         .options = storage::site_options(),
         .preflight = preflight,
+        .file_bytes = file_bytes,
         .annotate = annotate_storage_results,
         .profiles =
             {

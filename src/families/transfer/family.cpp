@@ -27,6 +27,12 @@ Family transfer_family() {
                 if (const auto claim = transfer::site_claim(configs, site.named_dirs().size()))
                     storage::claim_site(site, claim->bytes, claim->read_sizes);
             },
+        .file_bytes =
+            [](const std::vector<Config>& configs) -> std::uint64_t {
+                const storage::Site& site = storage::site_of(configs);
+                const auto claim = transfer::site_claim(configs, site.named_dirs().size());
+                return claim ? storage::site_file_bytes(site, claim->bytes, claim->read_sizes) : 0;
+            },
         .annotate = transfer::annotate_transfer_results,
         .profiles =
             {
