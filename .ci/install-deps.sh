@@ -4,7 +4,7 @@
 # NCCL) is a prerequisite from NVIDIA, expected under /usr/local/cuda.
 set -euo pipefail
 packages=(cmake g++ make pkg-config ccache git libcli11-dev nlohmann-json3-dev libfmt-dev libhwloc-dev
-          libudev-dev liburing-dev doctest-dev libopenmpi-dev openmpi-bin python3 chromium)
+          libudev-dev liburing-dev doctest-dev libopenmpi-dev openmpi-bin python3 chromium groff-base)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -39,6 +39,9 @@ void add_doctor(CLI::App& app, Outcome& out);
 void add_compare(CLI::App& app, Outcome& out);
 void add_fleet(CLI::App& app, Outcome& out);
 void add_round(CLI::App& app, Outcome& out); // internal: later rounds of `run --rounds`
+/// Hidden `completion SHELL` and `man`: shell completion and the man page from `app` as it
+/// is when they run (every command added).
+void add_completion(CLI::App& app, Outcome& out);
 
 /// Measures round `round` of `configs` in a new process of this binary (`_round`) with the
 /// same --devices, and returns its results. Throws std::runtime_error when the process

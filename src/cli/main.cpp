@@ -393,6 +393,7 @@ int run(int argc, char** argv) {
         cli::add_compare(app, out);
         cli::add_fleet(app, out);
         cli::add_round(app, out);
+        cli::add_completion(app, out);
         app.add_subcommand("version", "print the version and git revision")->callback([] {
             fmt::print("interopbench {} ({})\n", tool_version(), tool_git_sha());
         });
