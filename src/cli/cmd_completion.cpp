@@ -45,6 +45,7 @@ struct KnownValues {
         if (name == "axis") return {axes, Paths::none};
         if (name == "command") return {commands, Paths::none};
         if (name == "shell") return {{"bash", "zsh", "fish"}, Paths::none};
+        if (name == "color") return {{"auto", "always", "never"}, Paths::none}; // parse_color_mode's words
         return {};
     }
 

@@ -63,6 +63,9 @@ expect compare -- interopbench c
 refuse completion -- interopbench c   # hidden commands are not offered
 refuse _round -- interopbench _
 expect --version -- interopbench --v
+expect always -- interopbench --color a          # a global option's value
+expect run -- interopbench --color always r       # ... is no command
+expect never -- interopbench show --color n
 expect quick -- interopbench run --profile ''
 expect ci -- interopbench run -p c
 expect full -- interopbench run --profile = f  # bash splits --profile=f at '='
