@@ -1,7 +1,6 @@
 // The command line through the real binary: exit codes, one-line errors, the no-GPU path.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,23 +28,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-    int code;
-    std::string out, err;
-};
-
-Run run_cli(const std::string& args) {
-    const fs::path dir = fs::temp_directory_path() / ("ib_cli_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
-    const std::string cmd = std::string(INTEROPBENCH_BINARY) + " " + args + " >" + out + " 2>" + err + " </dev/null";
-    const int status = interopbench::testing::run_shell(cmd);
-    auto slurp = [](const std::string& p) {
-        std::ifstream in(p);
-        return std::string((std::istreambuf_iterator<char>(in)), {});
-    };
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-}
+using Run = testing::CliRun;
+using testing::run_cli;
 
 fs::path scratch() {
     fs::path d = fs::temp_directory_path() / ("ib_cli_data_" + std::to_string(::getpid()));

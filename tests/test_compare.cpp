@@ -2,13 +2,11 @@
 // output formats, exit codes and bad input through the real binary.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -28,11 +26,12 @@ namespace {
 // A comparison in the format `name`, through its row of the format table.
 std::string rendered(const CompareOutcome& o, std::string_view name) {
     const std::vector<Result> none;
-    return find_format(name, Command::compare).render(ComparisonView{o, none});
+    return find_format(name, Command::compare).render(ComparisonView{o, none, CiMetrics::primary, 0}); // cells whole
 }
 
 const std::string k_dir = INTEROPBENCH_SOURCE_DIR "/tests/data/reports/";
 const std::string k_regressed = "host_memcpy/size=262144,threads=multi";
+const std::string k_regressed_label = "host_memcpy 256KiB multi"; // as the tables name it
 const std::string k_noisy = "host_memcpy/size=65536,threads=multi";
 
 json load(const std::string& name) { return load_report(k_dir + name); }
@@ -47,18 +46,6 @@ const ResultComparison& find(const CompareOutcome& o, const std::string& key) {
     throw std::logic_error("unreachable");
 }
 
-struct CliRun {
-    int code = -1;
-    std::string out, err;
-};
-
-std::string slurp(const std::filesystem::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 std::filesystem::path scratch_dir() {
     static const auto dir = [] {
         auto d = std::filesystem::temp_directory_path() / fmt::format("interopbench-compare-test-{}", getpid());
@@ -68,19 +55,7 @@ std::filesystem::path scratch_dir() {
     return dir;
 }
 
-CliRun cli(const std::string& args) {
-    static int counter = 0;
-    const auto dir = scratch_dir();
-    const auto out = dir / fmt::format("{}.out", counter), err = dir / fmt::format("{}.err", counter);
-    ++counter;
-    const std::string cmd = fmt::format("'{}' {} >'{}' 2>'{}'", INTEROPBENCH_BINARY, args, out.string(), err.string());
-    const int status = interopbench::testing::run_shell(cmd);
-    CliRun r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-}
+using testing::run_cli;
 
 std::string report_arg(const std::string& name) { return "'" + k_dir + name + "'"; }
 
@@ -634,7 +609,7 @@ TEST_CASE("output formats: table, markdown, json, junit") {
 
     const auto table = rendered(o, "table");
     CHECK(table.find("Summary") != std::string::npos);
-    CHECK(table.find("\nregression    " + k_regressed) != std::string::npos); // verdict column, then the key
+    CHECK(table.find("\nregression    " + k_regressed_label) != std::string::npos); // verdict column, then the result
 
     const auto with_machine = rendered(compare_reports(typed(base), typed(other), cross), "table");
     CHECK(with_machine.find("Machine differences") < with_machine.find("Summary")); // printed first
@@ -691,22 +666,22 @@ TEST_CASE("output formats: table, markdown, json, junit") {
 }
 
 TEST_CASE("the compare command: exit codes") {
-    CHECK(cli("compare " + report_arg("base.json") + " " + report_arg("base.json")).code == 0);
-    const auto reg = cli("compare " + report_arg("base.json") + " " + report_arg("regression.json"));
+    CHECK(run_cli("compare " + report_arg("base.json") + " " + report_arg("base.json")).code == 0);
+    const auto reg = run_cli("compare --wide " + report_arg("base.json") + " " + report_arg("regression.json"));
     CHECK(reg.code == 1);
-    CHECK(reg.out.find(k_regressed) != std::string::npos);
-    CHECK(cli("compare " + report_arg("base.json") + " " + report_arg("regression.json") + " --threshold 15%").code == 0);
-    CHECK(cli("compare " + report_arg("base.json") + " " + report_arg("noisy.json")).code == 0);
-    CHECK(cli("compare " + report_arg("base.json") + " " + report_arg("noisy.json") + " --fail-on-inconclusive").code == 3);
-    CHECK(cli("compare " + report_arg("base.json") + " " + report_arg("regression.json") + " --fail-on-inconclusive").code == 1);
+    CHECK(reg.out.find(k_regressed_label) != std::string::npos);
+    CHECK(run_cli("compare " + report_arg("base.json") + " " + report_arg("regression.json") + " --threshold 15%").code == 0);
+    CHECK(run_cli("compare " + report_arg("base.json") + " " + report_arg("noisy.json")).code == 0);
+    CHECK(run_cli("compare " + report_arg("base.json") + " " + report_arg("noisy.json") + " --fail-on-inconclusive").code == 3);
+    CHECK(run_cli("compare " + report_arg("base.json") + " " + report_arg("regression.json") + " --fail-on-inconclusive").code == 1);
 
-    const auto refused = cli("compare " + report_arg("base.json") + " " + report_arg("other_machine.json"));
+    const auto refused = run_cli("compare " + report_arg("base.json") + " " + report_arg("other_machine.json"));
     CHECK(refused.code == 2);
     // One line naming the differences (and a hint), not a table before it.
     CHECK(refused.err.rfind("error: ", 0) == 0);
     CHECK(refused.err.find("GPU count") != std::string::npos);
     CHECK(refused.err.find("--cross-machine") != std::string::npos);
-    const auto cross = cli("compare " + report_arg("base.json") + " " + report_arg("other_machine.json") + " --cross-machine");
+    const auto cross = run_cli("compare " + report_arg("base.json") + " " + report_arg("other_machine.json") + " --cross-machine");
     CHECK(cross.code == 0);
     CHECK(cross.out.find("GPU count") < cross.out.find("Summary"));
 }
@@ -714,18 +689,18 @@ TEST_CASE("the compare command: exit codes") {
 TEST_CASE("the compare command: formats and --out") {
     const auto dir = scratch_dir();
     const auto xml_path = (dir / "result.xml").string();
-    const auto r = cli("compare " + report_arg("base.json") + " " + report_arg("regression.json") +
+    const auto r = run_cli("compare " + report_arg("base.json") + " " + report_arg("regression.json") +
                        " --format junit --out '" + xml_path + "'");
     CHECK(r.code == 1);
     CHECK(r.out.find("Summary") != std::string::npos); // the table still goes to stdout
     std::string why;
-    CHECK_MESSAGE(well_formed_xml(slurp(xml_path), why), why);
-    const auto j = cli("compare " + report_arg("base.json") + " " + report_arg("base.json") + " --format json");
+    CHECK_MESSAGE(well_formed_xml(testing::slurp(xml_path), why), why);
+    const auto j = run_cli("compare " + report_arg("base.json") + " " + report_arg("base.json") + " --format json");
     CHECK(j.code == 0);
     CHECK(json::parse(j.out)["summary"]["counts"]["regression"] == 0);
-    const auto md = cli("compare " + report_arg("base.json") + " " + report_arg("base.json") + " --format markdown");
+    const auto md = run_cli("compare " + report_arg("base.json") + " " + report_arg("base.json") + " --format markdown");
     CHECK(md.out.rfind("## interopbench compare", 0) == 0);
-    const auto t = cli("compare " + report_arg("base.json") + " " + report_arg("regression.json") +
+    const auto t = run_cli("compare " + report_arg("base.json") + " " + report_arg("regression.json") +
                        " --threshold host_memcpy.bandwidth=15% --threshold 5% --floor s=1us");
     CHECK(t.code == 0);
 }
@@ -743,7 +718,7 @@ TEST_CASE("the compare command: every bad input is one error line and exit 2") {
     for (const auto& [arg, expect] : cases) {
         CAPTURE(arg);
         for (const auto& args : {"compare " + report_arg("base.json") + " " + arg, "compare " + arg + " " + report_arg("base.json")}) {
-            const auto r = cli(args);
+            const auto r = run_cli(args);
             CHECK(r.code == 2);
             CHECK(r.err.rfind("error: ", 0) == 0);
             CHECK(r.err.find(expect) != std::string::npos);
@@ -755,39 +730,39 @@ TEST_CASE("the compare command: every bad input is one error line and exit 2") {
                                               "--floor nounit", "--out /nonexistent-dir/x.json"};
     for (const auto& opt : options) {
         CAPTURE(opt);
-        const auto r = cli("compare " + report_arg("base.json") + " " + report_arg("base.json") + " " + opt);
+        const auto r = run_cli("compare " + report_arg("base.json") + " " + report_arg("base.json") + " " + opt);
         CHECK(r.code == 2);
         CHECK(r.err.rfind("error: ", 0) == 0);
     }
-    CHECK(cli("compare " + report_arg("base.json")).code == 2); // one report only
+    CHECK(run_cli("compare " + report_arg("base.json")).code == 2); // one report only
 }
 
 TEST_CASE("run --baseline: bad baselines fail before measuring, a run compares with its baseline") {
     const std::string run = "run --scenario host_memcpy --size 4K --axis threads=single --max-time 0.05 --min-samples 5 ";
-    auto r = cli(run + "--baseline " + report_arg("no_such_report.json"));
+    auto r = run_cli(run + "--baseline " + report_arg("no_such_report.json"));
     CHECK(r.code == 2);
     CHECK(r.err.find("no such file") != std::string::npos);
     CHECK(r.out.empty()); // nothing was measured
-    r = cli(run + "--baseline " + report_arg("bad/duplicate_key.json"));
+    r = run_cli(run + "--baseline " + report_arg("bad/duplicate_key.json"));
     CHECK(r.code == 2);
     CHECK(r.err.find("twice") != std::string::npos);
-    r = cli(run + "--baseline " + report_arg("other_machine.json"));
+    r = run_cli(run + "--baseline " + report_arg("other_machine.json"));
     CHECK(r.code == 2);
     CHECK(r.err.find("different hardware") != std::string::npos);
-    CHECK(cli(run + "--baseline " + report_arg("base.json") + " --confirm -1").code == 2);
-    r = cli(run + "--baseline " + report_arg("base.json") + " --threshold 5");
+    CHECK(run_cli(run + "--baseline " + report_arg("base.json") + " --confirm -1").code == 2);
+    r = run_cli(run + "--baseline " + report_arg("base.json") + " --threshold 5");
     CHECK(r.code == 2);
     CHECK(r.out.empty()); // a bad threshold fails before measuring
-    CHECK(cli(run + "--confirm 2").code == 2);     // needs --baseline
-    CHECK(cli(run + "--threshold 5%").code == 2); // needs --baseline
+    CHECK(run_cli(run + "--confirm 2").code == 2);     // needs --baseline
+    CHECK(run_cli(run + "--threshold 5%").code == 2); // needs --baseline
 
     const auto first = (scratch_dir() / "first.json").string();
-    REQUIRE(cli(run + "--out '" + first + "' -q").code == 0);
+    REQUIRE(run_cli(run + "--out '" + first + "' -q").code == 0);
     // A threshold of 1000% cannot be crossed: the gate passes whatever this machine's noise.
-    r = cli(run + "--baseline '" + first + "' --confirm 1 --threshold 1000%");
+    r = run_cli(run + "--baseline '" + first + "' --confirm 1 --threshold 1000%");
     CHECK(r.code == 0);
     CHECK(r.out.find("Summary") != std::string::npos);
-    CHECK(r.out.find("host_memcpy/size=4096,threads=single") != std::string::npos);
+    CHECK(r.out.find("host_memcpy 4KiB single") != std::string::npos);
 }
 
 } // TEST_SUITE

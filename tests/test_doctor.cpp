@@ -161,7 +161,7 @@ TEST_CASE("no GPU at all (a build machine): the GPU checks SKIP with the reason,
     CHECK(status(check_driver(f)) == CheckStatus::skip);
     CHECK(status(check_nvml(f)) == CheckStatus::skip);
     CHECK(status(check_storage(f), "nvidia-fs") == CheckStatus::skip);
-    CHECK(find_format("table", Command::doctor).render(results).find("0 FAIL, 0 WARN") != std::string::npos);
+    CHECK(find_format("table", Command::doctor).render(ChecksView{results}).find("0 FAIL, 0 WARN") != std::string::npos);
 
     f.require_gpu = true; // `doctor --require-gpu`: a GPU was expected
     CHECK(status(check_gpu_present(f)) == CheckStatus::fail);
@@ -298,7 +298,7 @@ TEST_CASE("default pool release threshold") {
     f.gpus[0].mempool_release_threshold = 0; // CUDA's default: advice, not a machine fault
     CHECK(status(check_mempool(f), "GPU0") == CheckStatus::info);
     CHECK_FALSE(check_mempool(f)[0].fix.empty());
-    const std::string table = find_format("table", Command::doctor).render(check_mempool(f));
+    const std::string table = find_format("table", Command::doctor).render(ChecksView{check_mempool(f)});
     CHECK(table.find("INFO  mempool") != std::string::npos);
     CHECK(table.find("advice: ") != std::string::npos);
     CHECK(table.find("1 INFO") != std::string::npos);
@@ -477,11 +477,11 @@ TEST_CASE("JSON and table renderings") {
     CHECK(j["checks"].size() == results.size());
     CHECK(j["checks"][0].contains("evidence"));
     CHECK(j["checks"][0].contains("fix"));
-    const std::string table = find_format("table", Command::doctor).render(results);
+    const std::string table = find_format("table", Command::doctor).render(ChecksView{results});
     CHECK(table.find("FAIL  ecc") != std::string::npos);
     CHECK(table.find("fix: ") != std::string::npos);
     CHECK(table.find("1 FAIL, 1 WARN") != std::string::npos);
-    CHECK(find_format("markdown", Command::doctor).render(results).find("| FAIL | ecc | GPU0 |") != std::string::npos);
+    CHECK(find_format("markdown", Command::doctor).render(ChecksView{results}).find("| FAIL | ecc | GPU0 |") != std::string::npos);
 }
 
 TEST_CASE("facts of this machine: no throw, environment allow-listed") {

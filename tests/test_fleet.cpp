@@ -141,12 +141,12 @@ TEST_CASE("fleet names exactly the slowed machines, with the cause their report 
     CHECK(named == std::set<std::string>{"node-b", "node-d"});
     CHECK(fleet::exit_code(outcome) == 1);
     CHECK(fleet::verdict_line(outcome).rfind("FAIL: 2 outlier(s) on 2 of 5 machines", 0) == 0);
-    const auto text = find_format("table", Command::fleet).render(outcome);
+    const auto text = find_format("table", Command::fleet).render(FleetView{outcome});
     CHECK(text.find("node-b") != std::string::npos);
     const auto j = fleet::outcome_json(outcome);
     CHECK(j["outliers"].size() == 2);
     CHECK(j["pass"] == false);
-    const auto page = find_format("html", Command::fleet).render(outcome);
+    const auto page = find_format("html", Command::fleet).render(FleetView{outcome});
     CHECK(page.find("class=\"out\"") != std::string::npos);
     CHECK(page.find("cause: reads limited") != std::string::npos);
 }

@@ -9,7 +9,6 @@
 #include <set>
 #include <sstream>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -200,53 +199,32 @@ TEST_CASE("html comparison page: differences first, geomean and ratios, escaped 
     CHECK(page.find("geometric mean") != std::string::npos);
 }
 
-namespace {
-
-struct Cli {
-    int code;
-    std::string out, err;
-};
-
-Cli run_cli(const std::string& args, const fs::path& dir) {
-    const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
-    const std::string cmd = std::string(INTEROPBENCH_BINARY) + " " + args + " >" + out + " 2>" + err + " </dev/null";
-    const int status = interopbench::testing::run_shell(cmd);
-    auto slurp = [](const std::string& p) {
-        std::ifstream in(p, std::ios::binary);
-        return std::string((std::istreambuf_iterator<char>(in)), {});
-    };
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-}
-
-} // namespace
-
 TEST_CASE("html through the command line: run --html, show --format html, show PAGE, compare --format html") {
     const fs::path dir = fs::temp_directory_path() / ("interopbench_html_cli_" + std::to_string(::getpid()));
     fs::create_directories(dir);
     const std::string json = (dir / "r.json").string(), page = (dir / "r.html").string();
-    const Cli run = run_cli("run -q -s host_memcpy --size 4K,64K --max-time 0.05 --min-samples 3 --out " + json + " --html " + page, dir);
+    const testing::CliRun run = testing::run_cli("run -q -s host_memcpy --size 4K,64K --max-time 0.05 --min-samples 3 --out " + json + " --html " + page);
     REQUIRE(run.code == 0);
     const Report from_json = read_report(json);
     const Report from_page = read_report(page);
     CHECK(report_document(from_json) == report_document(from_page));
     CHECK(load_report(json) == load_report(page)); // the page embeds the report as written
 
-    const Cli same = run_cli("run -q -s host_memcpy --size 4K --out " + json + " --html " + json, dir);
+    const testing::CliRun same = testing::run_cli("run -q -s host_memcpy --size 4K --out " + json + " --html " + json);
     CHECK(same.code == 2);
     CHECK(same.err.find("--html") != std::string::npos);
 
     const std::string hostile = (k_src / "tests/data/html/hostile.json").string();
-    const Cli show = run_cli("show --format html " + hostile, dir);
+    const testing::CliRun show = testing::run_cli("show --format html " + hostile);
     CHECK(show.code == 0);
     CHECK(show.out.rfind("<!DOCTYPE html>", 0) == 0);
     CHECK(count(show.out, "<script") == 1);
-    const Cli back = run_cli("show " + page, dir);
+    const testing::CliRun back = testing::run_cli("show " + page);
     CHECK(back.code == 0);
     CHECK(back.out.find("host_memcpy") != std::string::npos);
 
-    const Cli cmp = run_cli("compare --format html " + (k_src / "reports/h200x2-ci-1.json").string() + " " +
-                                (k_src / "reports/h200x2-ci-2.json").string(),
-                            dir);
+    const testing::CliRun cmp = testing::run_cli("compare --format html " + (k_src / "reports/h200x2-ci-1.json").string() +
+                                                 " " + (k_src / "reports/h200x2-ci-2.json").string());
     CHECK((cmp.code == 0 || cmp.code == 1));
     CHECK(cmp.out.find("Machine differences") != std::string::npos);
     fs::remove_all(dir);

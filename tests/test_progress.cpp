@@ -6,7 +6,6 @@
 // timing is asserted: each wait is for a state to be seen, with a generous deadline.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <atomic>
@@ -91,19 +90,7 @@ RunRecord plan_of(const std::string& scenario, const std::string& sizes, double 
     return rec;
 }
 
-struct Cli {
-    int code;
-    std::string out, err;
-};
-
-/// The binary with `args` (after `env`, VAR=value ...), stdin from /dev/null.
-Cli run_cli(const std::string& args, const std::string& env = "") {
-    const fs::path dir = scratch("progress_cli");
-    const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
-    const int status = run_shell("env " + env + " " + std::string(INTEROPBENCH_BINARY) + " " + args + " >" + out + " 2>" + err +
-                                 " </dev/null");
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-}
+using Cli = CliRun;
 
 } // namespace
 

@@ -72,6 +72,15 @@ int run_shell(const std::string& command, double limit_s) {
     return wait_child(pid, limit_s, fmt::format("the command `{}`", command));
 }
 
+CliRun run_cli(const std::string& args, const std::string& env) {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("ib_cli_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
+    const int status = run_shell((env.empty() ? "" : "env " + env + " ") + std::string(INTEROPBENCH_BINARY) + " " + args + " >" +
+                                 out + " 2>" + err + " </dev/null");
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
 } // namespace interopbench::testing
 
 // The one failure expected here is the deadline's own: any other failed check fails the case.

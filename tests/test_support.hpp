@@ -60,6 +60,17 @@ int wait_child(pid_t pid, double limit_s, const std::string& what);
 /// naming the command. Defined in test_support.cpp.
 int run_shell(const std::string& command, double limit_s = k_command_limit_s);
 
+/// What one run of the tool's binary returned and printed.
+struct CliRun {
+    int code; ///< the exit status, -1 when a signal ended it
+    std::string out, err;
+};
+
+/// Runs the tool's binary with `args` (words for /bin/sh), stdin from /dev/null, through
+/// run_shell; the environment (COLUMNS, LANG) is this process's, with `env` (VAR=value ...)
+/// added. Defined in test_support.cpp.
+CliRun run_cli(const std::string& args, const std::string& env = "");
+
 /// The name of the running test case. Defined in test_main.cpp.
 const std::string& current_test_case();
 

@@ -366,11 +366,11 @@ TEST_CASE("topology JSON and table") {
     CHECK(j["legend"]["NV#"].is_string());
     CHECK(j["legend"].size() == 7);
 
-    const std::string table = find_format("table", Command::topo).render(t);
+    const std::string table = find_format("table", Command::topo).render(TopologyView{t});
     for (const char* s : {"GPU0", "GPU1", "NV18", "CPU Affinity", "NUMA Affinity", "Gen5 x16", "0000:00:06.0",
                           "Legend", "PHB", "478 GB/s", "63.0 GB/s"})
         CHECK_MESSAGE(table.find(s) != std::string::npos, s);
-    CHECK(find_format("markdown", Command::topo).render(t).find("| GPU0") != std::string::npos);
+    CHECK(find_format("markdown", Command::topo).render(TopologyView{t}).find("| GPU0") != std::string::npos);
 }
 
 Params params(std::initializer_list<std::pair<const char*, const char*>> values) {
@@ -649,7 +649,7 @@ TEST_CASE("topo nics: NIC rows and columns in the matrix, the NIC table, the JSO
     }
     Topology t = load_topology_xml(path);
     read_nic_sysfs(t, k_sysfs + "rdma-ready/sys");
-    const std::string table = find_format("table", Command::topo).render(t);
+    const std::string table = find_format("table", Command::topo).render(TopologyView{t, 0}); // each cell on one line
     CAPTURE(table);
     const Words header = row_of(table, "GPU0"); // the header has no first cell: GPU0 starts it
     REQUIRE(header.size() >= 6);
@@ -663,7 +663,7 @@ TEST_CASE("topo nics: NIC rows and columns in the matrix, the NIC table, the JSO
     for (const char* s : {"NICs:", "mlx5_0", "ib0", "port 1: ACTIVE, 200 Gb/sec (4X HDR), InfiniBand", "GPU2 (PIX)",
                           "eth1", "the same device (GPU or NIC)"})
         CHECK_MESSAGE(table.find(s) != std::string::npos, s);
-    CHECK(find_format("markdown", Command::topo).render(t).find("| NIC0 |") != std::string::npos);
+    CHECK(find_format("markdown", Command::topo).render(TopologyView{t}).find("| NIC0 |") != std::string::npos);
 
     const nlohmann::json j = topology_json(t);
     REQUIRE(j["nics"].size() == 3);
@@ -703,8 +703,8 @@ TEST_CASE("topo nics: the switch tree's NIC, and machines without an RDMA NIC") 
     const Topology model = load_topology_xml(k_data + "h200-2gpu-nvlink.xml");
     CHECK(model.nics.empty());
     CHECK(topology_json(model)["nics"] == nlohmann::json::array());
-    CHECK(find_format("table", Command::topo).render(model).find("NICs: none on the PCI bus") != std::string::npos);
-    CHECK(row_of(find_format("table", Command::topo).render(model), "NIC0").empty());
+    CHECK(find_format("table", Command::topo).render(TopologyView{model}).find("NICs: none on the PCI bus") != std::string::npos);
+    CHECK(row_of(find_format("table", Command::topo).render(TopologyView{model}), "NIC0").empty());
 
     // The GPU machine's guest: a virtio network interface beside the GPUs, no RDMA device.
     const Topology guest = load_topology_xml(k_data + "gpu-machine-2xh200.xml");

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "interopbench/params.hpp"
 
@@ -47,11 +48,23 @@ std::string param_cell(const std::string& name, const std::string& value);
 /// units, a number with its axis name: "storage_read 64MiB buffered warm threads=4".
 std::string short_label(const std::string& scenario, const Params& params);
 
+/// A result key ("h2d_copy/size=1073741824,host_mem=pinned") split into its scenario and
+/// its axis values, as text; a key without '/' is all scenario.
+std::pair<std::string, Params> split_key(const std::string& key);
+
+/// Columns `text` takes on a terminal: one per character, two for East Asian wide and
+/// fullwidth characters and most emoji, none for combining marks and zero-width characters;
+/// a byte that is not UTF-8 counts one (display_text shows it escaped anyway).
+std::size_t display_width(std::string_view text);
+
 /// A duration for people: "850 ms", "42 s", "3 min 05 s", "1 h 02 min".
 std::string format_duration(double seconds);
 
-/// The width a table should fit on standard output: COLUMNS when set, the terminal's width
-/// when stdout is one, 100 otherwise.
+/// The width of output that is no terminal's (a pipe, a file) when COLUMNS is not set.
+inline constexpr std::size_t k_plain_width = 100;
+
+/// The width a table should fit on standard output: COLUMNS when set (40 to 10000), the
+/// terminal's width when stdout is one, k_plain_width otherwise.
 std::size_t terminal_width();
 
 /// How a verdict reads on a terminal: bad in red (FAIL, a regression, an outlier, a failure),

@@ -215,6 +215,11 @@ ProgressStyle progress_style(const std::string& value);
 /// the command's footer, from the format table. The callback reads the value with find_format.
 void add_format_option(CLI::App* cmd, std::string& format, Command command, const std::string& what);
 
+/// --wide, for every command whose tables fit the terminal (run, show, compare, fleet, list,
+/// topo, doctor).
+void add_wide_option(CLI::App* cmd, bool& wide);
+/// The width tables fit: the terminal's (terminal_width()), or 0 (no limit) with --wide.
+std::size_t output_width(bool wide);
 /// --wide and --metrics (primary or all: parse_ci_metrics), for the commands that print
 /// result tables (run, show).
 void add_table_options(CLI::App* cmd, bool& wide, std::string& metrics);

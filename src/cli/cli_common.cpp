@@ -307,8 +307,14 @@ void add_format_option(CLI::App* cmd, std::string& format, Command command, cons
     cmd->footer(cmd->get_footer().empty() ? block : cmd->get_footer() + "\n\n" + block);
 }
 
-void add_table_options(CLI::App* cmd, bool& wide, std::string& metrics) {
+void add_wide_option(CLI::App* cmd, bool& wide) {
     cmd->add_flag("--wide", wide, "tables as wide as their content (default: the terminal's width, 100 when not a terminal)");
+}
+
+std::size_t output_width(bool wide) { return wide ? 0 : terminal_width(); }
+
+void add_table_options(CLI::App* cmd, bool& wide, std::string& metrics) {
+    add_wide_option(cmd, wide);
     cmd->add_option("--metrics", metrics,
                     "primary (the default: tables show the primary metric and the others that fit, CI formats each "
                     "result's primary metric) or all")
@@ -317,7 +323,7 @@ void add_table_options(CLI::App* cmd, bool& wide, std::string& metrics) {
 
 TableStyle table_style(bool wide, const std::string& metrics) {
     TableStyle style;
-    style.width = wide ? 0 : terminal_width();
+    style.width = output_width(wide);
     style.all_metrics = parse_ci_metrics(metrics) == CiMetrics::all;
     style.color = color_on(STDOUT_FILENO);
     return style;

@@ -20,7 +20,7 @@ void add_compare(CLI::App& app, Outcome& out) {
         std::vector<std::string> reports;
         std::string format = "table", out_file;
         std::vector<std::string> thresholds, floors;
-        bool fail_on_inconclusive = false, cross_machine = false, quiet = false;
+        bool fail_on_inconclusive = false, cross_machine = false, quiet = false, wide = false;
         std::vector<std::string> exports; // --export FORMAT=PATH (CI formats)
         std::string metrics = "primary";  // CI formats: which metrics of each result
     };
@@ -56,6 +56,7 @@ void add_compare(CLI::App& app, Outcome& out) {
     cmd->add_option("--metrics", args->metrics,
                     "CI formats: primary (each result's primary and gated metrics, the default) or all");
     cmd->add_flag("--fail-on-inconclusive", args->fail_on_inconclusive, "exit 3 when results are inconclusive");
+    add_wide_option(cmd, args->wide);
     cmd->add_flag("-q,--quiet", args->quiet, "no notes on stderr (errors still go there); the output and exit code are unchanged");
     cmd->add_flag("--cross-machine", args->cross_machine,
                   "compare reports from different hardware; efficiency against each machine's path bandwidth is compared too");
@@ -99,9 +100,10 @@ void add_compare(CLI::App& app, Outcome& out) {
         // the differences; --cross-machine lists them all in the output.
         const auto outcome = compare_reports(base, fresh, options);
         const std::vector<Result>& fresh_results = fresh.results; // the CI formats' values
-        const ComparisonView view{outcome, fresh_results, ci_metrics};
+        const std::size_t width = output_width(args->wide);
+        const ComparisonView view{outcome, fresh_results, ci_metrics, false, width};
         // What goes to standard output may be painted for a terminal; files never are.
-        const ComparisonView shown{outcome, fresh_results, ci_metrics, color_on(STDOUT_FILENO)};
+        const ComparisonView shown{outcome, fresh_results, ci_metrics, color_on(STDOUT_FILENO), width};
         if (args->out_file.empty()) {
             fmt::print("{}", format.render(shown));
         } else {

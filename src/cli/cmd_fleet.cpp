@@ -120,7 +120,7 @@ void add_fleet(CLI::App& app, Outcome& out) {
         std::string files_from, format = "table", out_file, threshold = "10%", expect, write_expect, confirm_dir;
         double spread_factor = 3;
         int confirm = 0;
-        bool rerun = false, skip_unreadable = false, quiet = false;
+        bool rerun = false, skip_unreadable = false, quiet = false, wide = false;
     };
     auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand("fleet", "judge many machines' reports together: which machine or GPU is an outlier, and why");
@@ -157,6 +157,7 @@ void add_fleet(CLI::App& app, Outcome& out) {
                   "no notes on stderr, such as each re-measurement as it starts (errors and warnings still go there); the "
                   "output and exit code are unchanged");
     cmd->add_flag("--skip-unreadable", args->skip_unreadable, "leave out (and name) files that are no report instead of failing");
+    add_wide_option(cmd, args->wide);
     cmd->callback([args, &out] {
         const Format& format = find_format(args->format, Command::fleet);
         std::vector<std::string> files = args->reports;
@@ -250,14 +251,15 @@ void add_fleet(CLI::App& app, Outcome& out) {
         }
 
         if (!args->write_expect.empty()) write_file_atomic(args->write_expect, fleet::expectations_json(outcome).dump(2) + "\n");
-        const std::string text = format.render(outcome) + (format.human ? plan_text : "");
+        const FleetView view{outcome, output_width(args->wide)};
+        const std::string text = format.render(view) + (format.human ? plan_text : "");
         if (args->out_file.empty()) {
             fmt::print("{}", text);
         } else {
             write_file_atomic(args->out_file, text);
             // The file has the chosen format; the terminal the table.
             const Format& table = find_format("table", Command::fleet);
-            fmt::print("{}", &format == &table ? text : table.render(outcome) + plan_text);
+            fmt::print("{}", &format == &table ? text : table.render(view) + plan_text);
         }
         out.code = fleet::exit_code(outcome);
     });

@@ -11,7 +11,7 @@ namespace interopbench::cli {
 void add_list(CLI::App& app, Outcome& out) {
     struct Options {
         std::string format = "table", scenarios;
-        bool profiles = false, families = false;
+        bool profiles = false, families = false, wide = false;
         FamilyOptions family; ///< where plugins are looked for
     };
     auto o = std::make_shared<Options>();
@@ -21,9 +21,11 @@ void add_list(CLI::App& app, Outcome& out) {
     cmd->add_flag("--profiles", o->profiles, "list the built-in profiles instead");
     cmd->add_flag("--families", o->families, "list the scenario families (what each measures, its run options) instead");
     add_family_options(cmd, o->family, true);
+    add_wide_option(cmd, o->wide);
     cmd->callback([o, &out] {
         const Format& format = find_format(o->format, Command::list);
         ListView view;
+        view.width = output_width(o->wide);
         if (o->families) {
             view.rows = {{"family", "summary", "options"}};
             view.doc = nlohmann::json::array();

@@ -180,8 +180,9 @@ void print_gate(const RunOptions& o, const CompareOutcome& outcome) {
     const bool to_stdout = format.human;
     const Format& shown = to_stdout ? format : find_format("table", Command::compare);
     const std::vector<Result> none;
-    const std::string text =
-        shown.render(ComparisonView{outcome, none, CiMetrics::primary, color_on(to_stdout ? STDOUT_FILENO : STDERR_FILENO)});
+    const std::string text = shown.render(ComparisonView{outcome, none, CiMetrics::primary,
+                                                         color_on(to_stdout ? STDOUT_FILENO : STDERR_FILENO),
+                                                         table_style(o.wide, o.metrics).width});
     if (to_stdout && !o.quiet) fmt::print("\n{}", text);
     else if (!to_stdout) fmt::print(stderr, "\n{}", text);
 }
@@ -347,7 +348,9 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
                      [&](const Config& c) { return !needs_missing_gpu(c, machine); });
         const std::uint64_t file_bytes = builtin_families().file_bytes(measured);
         const std::optional<Report> baseline = load_baseline(o.baseline, o.out, rec, machine);
-        if (root) fmt::print("{}", find_format(o.format, Command::list).render(dry_run_view(configs)));
+        ListView view = dry_run_view(configs);
+        view.width = style.width;
+        if (root) fmt::print("{}", find_format(o.format, Command::list).render(view));
         if (!quiet && !configs.empty())
             print_stderr(dry_run_summary(configs, rec.plan.settings, machine, file_bytes, baseline ? &*baseline : nullptr,
                                          o.baseline.file));

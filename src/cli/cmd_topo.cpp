@@ -13,6 +13,7 @@ struct TopoOptions {
     std::string format = "table";
     std::string from;
     std::string export_xml;
+    bool wide = false;
 };
 
 } // namespace
@@ -31,6 +32,7 @@ void add_topo(CLI::App& app, Outcome& out) {
                     "also write the topology as hwloc XML to FILE, and what hwloc XML cannot hold (NVLinks, "
                     "PCIe generation and width, CUDA peer facts) to FILE.nvlink.json")
         ->option_text("FILE");
+    add_wide_option(cmd, opts->wide);
     cmd->callback([opts, &out] {
         const Format& format = find_format(opts->format, Command::topo);
         Topology topology;
@@ -44,7 +46,7 @@ void add_topo(CLI::App& app, Outcome& out) {
             export_topology(topology, opts->export_xml);
             std::cerr << "wrote " << display_text(opts->export_xml) << " and " << display_text(sidecar_path(opts->export_xml)) << "\n";
         }
-        std::cout << format.render(topology);
+        std::cout << format.render(TopologyView{topology, output_width(opts->wide)});
         out.code = static_cast<int>(ExitCode::ok);
     });
 }

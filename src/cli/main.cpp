@@ -25,6 +25,7 @@
 #include "interopbench/params.hpp"
 #include "interopbench/report.hpp"
 #include "interopbench/text.hpp"
+#include "presentation/table.hpp"
 
 namespace {
 
@@ -285,29 +286,10 @@ private:
         std::istringstream in(text);
         for (std::string line; std::getline(in, line);) {
             while (!line.empty() && line.back() == ' ') line.pop_back();
-            if (line.size() <= width) {
-                out += line + "\n";
-                continue;
-            }
-            const std::size_t indent = line.find_first_not_of(' ');
+            const std::size_t indent = std::min(line.find_first_not_of(' '), line.size());
             const std::size_t column = line.find("  ", indent), second = line.find_first_not_of(' ', column);
             const std::size_t hang = column != std::string::npos && second <= width / 2 ? second : indent + 2;
-            std::string current = line.substr(0, indent);
-            bool first = true; // no word on `current` yet
-            for (std::size_t at = indent; at < line.size();) {
-                const std::size_t start = line.find_first_not_of(' ', at);
-                const std::size_t end = std::min(line.find(' ', start), line.size());
-                const std::string gap = line.substr(at, start - at), word = line.substr(start, end - start);
-                if (!first && current.size() + gap.size() + word.size() > width) {
-                    out += current + "\n";
-                    current = std::string(hang, ' ') + word;
-                } else {
-                    current += (first ? "" : gap) + word;
-                }
-                first = false;
-                at = end;
-            }
-            out += current + "\n";
+            out += wrap(line.substr(indent), width, std::string(indent, ' '), std::string(hang, ' '));
         }
         if (!text.empty() && text.back() != '\n' && !out.empty()) out.pop_back();
         return out;
@@ -315,16 +297,12 @@ private:
 
     std::string wrapped(const std::string& text) const {
         const std::size_t room = std::max<std::size_t>(30, terminal_width() - column_width_ - 1);
-        std::string out, line;
-        std::istringstream words(text);
-        for (std::string w; words >> w;) {
-            if (!line.empty() && line.size() + 1 + w.size() > room) {
-                out += line + "\n";
-                line.clear();
-            }
-            line += (line.empty() ? "" : " ") + w;
-        }
-        return out + line;
+        std::string words; // the description's words, one space apart
+        std::istringstream in(text);
+        for (std::string w; in >> w;) words += (words.empty() ? "" : " ") + w;
+        std::string out = wrap(words, room, "");
+        out.pop_back(); // the newline wrap ends with
+        return out;
     }
 };
 

@@ -5,9 +5,11 @@
 #include <unistd.h>
 #include <locale.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -165,6 +167,57 @@ std::string short_label(const std::string& scenario, const Params& params) {
     return out;
 }
 
+std::pair<std::string, Params> split_key(const std::string& key) {
+    const auto slash = key.find('/');
+    if (slash == std::string::npos) return {key, Params{}};
+    std::vector<std::pair<std::string, std::string>> axes;
+    const std::string rest = key.substr(slash + 1);
+    for (std::size_t at = 0; at < rest.size();) {
+        const auto comma = std::min(rest.find(',', at), rest.size());
+        const std::string item = rest.substr(at, comma - at);
+        if (const auto eq = item.find('='); eq != std::string::npos) axes.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+        at = comma + 1;
+    }
+    return {key.substr(0, slash), Params(axes)};
+}
+
+namespace {
+// Code points a terminal draws two columns wide (East Asian Wide and Fullwidth, and the
+// emoji blocks), and those it draws in none (combining marks, zero-width characters).
+constexpr std::pair<std::uint32_t, std::uint32_t> k_wide[] = {
+    {0x1100, 0x115f},   {0x231a, 0x231b},   {0x2329, 0x232a},   {0x23e9, 0x23ec},   {0x2614, 0x2615},
+    {0x2e80, 0x303e},   {0x3041, 0x33ff},   {0x3400, 0x4dbf},   {0x4e00, 0x9fff},   {0xa000, 0xa4cf},
+    {0xa960, 0xa97f},   {0xac00, 0xd7a3},   {0xf900, 0xfaff},   {0xfe10, 0xfe19},   {0xfe30, 0xfe6f},
+    {0xff00, 0xff60},   {0xffe0, 0xffe6},   {0x1f300, 0x1f64f}, {0x1f900, 0x1f9ff}, {0x20000, 0x3fffd},
+};
+constexpr std::pair<std::uint32_t, std::uint32_t> k_zero[] = {
+    {0x0300, 0x036f}, {0x0483, 0x0489}, {0x0591, 0x05bd}, {0x0610, 0x061a}, {0x064b, 0x065f},
+    {0x200b, 0x200f}, {0x202a, 0x202e}, {0x2060, 0x2064}, {0x20d0, 0x20ff}, {0xfe00, 0xfe0f},
+    {0xfe20, 0xfe2f}, {0xfeff, 0xfeff},
+};
+bool in(const auto& ranges, std::uint32_t cp) {
+    for (const auto& [lo, hi] : ranges)
+        if (cp >= lo && cp <= hi) return true;
+    return false;
+}
+} // namespace
+
+std::size_t display_width(std::string_view text) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < text.size();) {
+        std::uint32_t cp = 0;
+        const std::size_t len = utf8_sequence(text, i, cp);
+        if (len == 0) {
+            ++n;
+            ++i;
+            continue;
+        }
+        i += len;
+        n += in(k_zero, cp) ? 0 : in(k_wide, cp) ? 2 : 1;
+    }
+    return n;
+}
+
 std::string format_duration(double seconds) {
     if (!std::isfinite(seconds) || seconds < 0) return "-";
     if (seconds < 1) return fmt::format("{:.0f} ms", seconds * 1e3);
@@ -182,7 +235,7 @@ std::size_t terminal_width() {
     }
     winsize ws{};
     if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
-    return 100;
+    return k_plain_width;
 }
 
 std::string paint(std::string_view text, Tone tone, bool on) {

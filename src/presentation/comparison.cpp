@@ -1,10 +1,13 @@
 #include "presentation/comparison.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "interopbench/text.hpp"
 #include "presentation/formats.hpp"
 #include "presentation/output.hpp"
+#include "presentation/table.hpp"
 
 namespace interopbench {
 
@@ -69,17 +72,38 @@ std::string xml_escape(std::string_view s) {
 std::string value_cell(double v, const std::string& unit) { return v > 0 || v < 0 ? format_value(v, unit) : "-"; }
 
 
-std::vector<std::string> result_row(const ResultComparison& r) {
-    const auto* m = shown_metric(r);
-    if (!m) return {to_string(r.verdict), r.key, "", "", "", "", "", r.reason};
-    return {to_string(r.verdict),
-            r.key,
-            m->name,
-            value_cell(m->base_median, m->unit),
-            format_value(m->new_median, m->unit), // has a ratio: 0 is a measured zero
-            pct(m->ratio),
-            fmt::format("[{}, {}]", pct(m->ci_lo), pct(m->ci_hi)),
-            r.reason};
+// The results of one listing as a table, each named by its short label without the axis
+// values every row shares (said once above the table); the interval is what a narrow table
+// leaves out first, and the why (which names the metric shown) wraps.
+std::string results_table(const std::vector<const ResultComparison*>& rs, bool with_verdict, bool md, std::size_t width) {
+    std::vector<std::pair<std::string, Params>> keys;
+    std::vector<const Params*> configs;
+    for (const auto* r : rs) keys.push_back(split_key(r->key));
+    for (const auto& k : keys) configs.push_back(&k.second);
+    const auto shared = shared_axes(configs);
+    std::string out;
+    if (!shared.empty()) out += wrap(display_text("every result here: " + axes_text(shared)), width, md ? "" : "  ") + (md ? "\n" : "");
+    std::vector<TableColumn> cols{{"verdict", {}},      {"result", {}, false, true}, {"base", {}},
+                                  {"new", {}},          {"change", {}},              {"95% interval", {}, true},
+                                  {"why", {}, false, true}};
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+        const ResultComparison& r = *rs[i];
+        const auto* m = shown_metric(r);
+        const std::string label = short_label(keys[i].first, without_axes(keys[i].second, shared));
+        // The why names the metric its figures are of.
+        const std::string why = m && !r.reason.starts_with(m->name) ? m->name + ": " + r.reason : r.reason;
+        const std::vector<std::string> cells =
+            m ? std::vector<std::string>{to_string(r.verdict), label, value_cell(m->base_median, m->unit),
+                                         format_value(m->new_median, m->unit), // has a ratio: 0 is a measured zero
+                                         pct(m->ratio), fmt::format("[{}, {}]", pct(m->ci_lo), pct(m->ci_hi)), why}
+              : std::vector<std::string>{to_string(r.verdict), label, "", "", "", "", why};
+        for (std::size_t c = 0; c < cols.size(); ++c) cols[c].cells.push_back(cells[c]);
+    }
+    if (!with_verdict) cols.erase(cols.begin());
+    TableLayout layout;
+    layout.width = md ? 0 : width;
+    layout.markdown = md;
+    return out + fit_table(std::move(cols), layout);
 }
 
 } // namespace
@@ -144,13 +168,16 @@ std::string verdict_line(const CompareOutcome& o, bool color) {
 
 namespace {
 
-std::string render_text(const CompareOutcome& o, bool md, bool color) {
+std::string render_text(const CompareOutcome& o, bool md, bool color, std::size_t width) {
+    width = md ? 0 : width;
     std::string out;
     auto heading = [&](const std::string& title) { out += md ? "\n### " + title + "\n\n" : "\n" + title + "\n"; };
     out += md ? fmt::format("## interopbench compare: {} vs {}\n\n**{}**\n", display_text(o.base_label),
                             display_text(o.new_label), verdict_line(o))
-              : fmt::format("{}\n{}\ninteropbench compare: {} (base) vs {} (new)\n", verdict_line(o, color), power_line(o),
-                            display_text(o.base_label), display_text(o.new_label));
+              : fmt::format("{}\n{}\n", verdict_line(o, color), power_line(o)) +
+                    wrap(fmt::format("interopbench compare: {} (base) vs {} (new)", display_text(o.base_label),
+                                     display_text(o.new_label)),
+                         width, "", "  ");
     if (md) out += power_line(o) + "\n";
     if (!o.fingerprint.empty()) {
         heading(o.cross_machine ? "Machine differences (compared across machines)" : "Machine differences");
@@ -158,17 +185,17 @@ std::string render_text(const CompareOutcome& o, bool md, bool color) {
         for (const auto& d : o.fingerprint)
             rows.push_back({d.field, d.hardware ? "hardware" : "software", d.base.empty() ? "-" : d.base,
                             d.fresh.empty() ? "-" : d.fresh});
-        out += render_table(rows, md);
+        out += render_table(rows, md, width);
     }
     if (!o.warnings.empty()) {
         heading("Warnings");
-        for (const auto& w : o.warnings) out += (md ? "- " : "warning: ") + display_text(w) + "\n";
+        for (const auto& w : o.warnings) out += md ? "- " + display_text(w) + "\n" : wrap("warning: " + display_text(w), width, "", "  ");
     }
     heading("Summary");
     std::vector<std::vector<std::string>> counts{{"verdict", "results"}};
     for (std::size_t v = 0; v < k_verdict_count; ++v)
         counts.push_back({to_string(static_cast<Verdict>(v)), std::to_string(o.counts[v])});
-    out += render_table(counts, md);
+    out += render_table(counts, md, width);
     if (!o.families.empty()) {
         out += "\n";
         std::vector<std::vector<std::string>> fam{
@@ -177,28 +204,27 @@ std::string render_text(const CompareOutcome& o, bool md, bool color) {
             fam.push_back({f.family, std::to_string(f.compared),
                            f.geomean < 1e6 ? fmt::format("{:.3f}", f.geomean) : fmt::format("{:.3g}", f.geomean),
                            fmt::format("{} of {}", f.sensitive, f.results)});
-        out += render_table(fam, md);
+        out += render_table(fam, md, width);
     }
-    const std::vector<std::string> header{"verdict", "result", "metric", "base", "new", "change", "95% interval", "why"};
-    std::vector<std::vector<std::string>> changed{header}, same{header};
-    std::vector<const ResultComparison*> listed;
+    std::vector<const ResultComparison*> listed, changed, same;
     for (const auto& r : o.results) listed.push_back(&r);
     std::stable_sort(listed.begin(), listed.end(), [](const ResultComparison* a, const ResultComparison* b) {
         return listing_rank(a->verdict) < listing_rank(b->verdict);
     });
-    for (const auto* r : listed) (r->verdict == Verdict::unchanged ? same : changed).push_back(result_row(*r));
-    if (changed.size() > 1) {
+    for (const auto* r : listed) (r->verdict == Verdict::unchanged ? same : changed).push_back(r);
+    if (!changed.empty()) {
         heading("Changed, uncertain, missing and new results");
-        out += render_table(changed, md);
+        out += results_table(changed, true, md, width);
     }
-    if (same.size() > 1) {
+    // The unchanged results: their heading says their verdict.
+    if (!same.empty()) {
         if (md) {
-            out += fmt::format("\n<details><summary>Unchanged results ({})</summary>\n\n", same.size() - 1);
-            out += render_table(same, true);
+            out += fmt::format("\n<details><summary>Unchanged results ({})</summary>\n\n", same.size());
+            out += results_table(same, false, true, 0);
             out += "\n</details>\n";
         } else {
             heading("Unchanged results");
-            out += render_table(same, false);
+            out += results_table(same, false, false, width);
         }
     }
     return out;
@@ -285,7 +311,7 @@ nlohmann::json comparison_json(const CompareOutcome& o) {
 }
 
 std::string render_comparison(const Format& format, const ComparisonView& view) {
-    return render_text(view.outcome, format.markdown, view.color && !format.markdown);
+    return render_text(view.outcome, format.markdown, view.color && !format.markdown, view.width);
 }
 
 std::string render_comparison_json(const Format&, const ComparisonView& view) {

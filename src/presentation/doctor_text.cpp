@@ -34,36 +34,35 @@ nlohmann::json checks_json(const std::vector<CheckResult>& results) {
             {"failed", any_failed(results)}};
 }
 
-std::string render_checks(const Format& format, const std::vector<CheckResult>& results) {
+std::string render_checks(const Format& format, const ChecksView& view) {
+    const std::vector<CheckResult>& results = view.checks;
     std::string out;
-    const bool markdown = format.markdown;
-    const auto t = [](const std::string& s) { return display_text(s); }; // machine facts reach the terminal escaped
-    if (markdown) {
+    if (format.markdown) {
+        const auto t = [](const std::string& s) { return display_text(s); }; // machine facts reach the page escaped
         out += "| status | check | subject | evidence | fix |\n|---|---|---|---|---|\n";
         for (const CheckResult& r : results)
             out += fmt::format("| {} | {} | {} | {} | {} |\n", to_string(r.status), t(r.id), t(r.subject), t(r.evidence),
                                t(r.fix));
     } else {
-        std::size_t id_w = 5, subject_w = 7;
-        for (const CheckResult& r : results) {
-            id_w = std::max(id_w, r.id.size());
-            subject_w = std::max(subject_w, r.subject.size());
-        }
-        // Evidence and fix wrapped under their column to the terminal's width.
-        const std::size_t indent = id_w + subject_w + 10, width = terminal_width();
-        const auto wrapped = [&](const std::string& text) {
-            std::string w = wrap(text, width > indent + 30 ? width : 0, std::string(indent, ' '));
-            w.erase(0, indent); // the first line goes on the check's row
-            w.pop_back();       // and the row ends it
-            return w;
+        // A row per check, its fix on a row of its own under the evidence; the evidence and
+        // the fix wrap under their column.
+        std::vector<TableColumn> cols{{"status", {}}, {"check", {}}, {"subject", {}}, {"evidence", {}, false, true}};
+        const auto row = [&cols](const std::string& status, const std::string& id, const std::string& subject,
+                                 const std::string& text) {
+            cols[0].cells.push_back(status);
+            cols[1].cells.push_back(id);
+            cols[2].cells.push_back(subject);
+            cols[3].cells.push_back(text);
         };
         for (const CheckResult& r : results) {
-            out += fmt::format("{}  {:<{}}  {:<{}}  {}\n", to_string(r.status), t(r.id), id_w, t(r.subject), subject_w,
-                               wrapped(t(r.evidence)));
+            row(to_string(r.status), r.id, r.subject, r.evidence);
             if (!r.fix.empty() && r.status != CheckStatus::pass)
-                out += fmt::format("{:<{}}{}\n", "", indent,
-                                   wrapped(fmt::format("{}: {}", r.status == CheckStatus::info ? "advice" : "fix", t(r.fix))));
+                row("", "", "", fmt::format("{}: {}", r.status == CheckStatus::info ? "advice" : "fix", r.fix));
         }
+        TableLayout layout;
+        layout.width = view.width;
+        layout.header = false;
+        out += fit_table(std::move(cols), layout);
     }
     auto n = counts(results);
     out += fmt::format("\n{} FAIL, {} WARN, {} PASS, {} SKIP{}\n", n[CheckStatus::fail], n[CheckStatus::warn],
@@ -72,8 +71,8 @@ std::string render_checks(const Format& format, const std::vector<CheckResult>& 
     return out;
 }
 
-std::string render_checks_json(const Format&, const std::vector<CheckResult>& results) {
-    return checks_json(results).dump(2) + "\n";
+std::string render_checks_json(const Format&, const ChecksView& view) {
+    return checks_json(view.checks).dump(2) + "\n";
 }
 
 } // namespace interopbench

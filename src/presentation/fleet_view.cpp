@@ -8,6 +8,7 @@
 
 #include "presentation/formats.hpp"
 #include "presentation/output.hpp"
+#include "presentation/table.hpp"
 
 namespace interopbench::fleet {
 
@@ -18,21 +19,7 @@ std::string percent(double ratio) { return fmt::format("{:.0f}%", ratio * 100); 
 } // namespace
 
 std::string row_label(const Row& row) {
-    std::vector<std::pair<std::string, std::string>> axes;
-    const auto slash = row.key.find('/');
-    if (slash != std::string::npos) {
-        std::string rest = row.key.substr(slash + 1);
-        std::size_t at = 0;
-        while (at < rest.size()) {
-            const auto comma = rest.find(',', at);
-            const std::string item = rest.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-            const auto eq = item.find('=');
-            if (eq != std::string::npos) axes.emplace_back(item.substr(0, eq), item.substr(eq + 1));
-            if (comma == std::string::npos) break;
-            at = comma + 1;
-        }
-    }
-    return short_label(row.scenario, Params(axes));
+    return short_label(row.scenario, split_key(row.key).second);
 }
 
 namespace {
@@ -59,34 +46,143 @@ std::string outlier_line(const Outcome& o, const Outlier& x) {
 
 namespace {
 
+// Rows named by their short labels without the axis values all of them share, which
+// `shared` receives (said once above their table).
+std::vector<std::string> labels_of(const std::vector<const Row*>& rows, std::vector<std::pair<std::string, std::string>>& shared) {
+    std::vector<std::pair<std::string, Params>> keys;
+    std::vector<const Params*> configs;
+    for (const Row* r : rows) keys.push_back(split_key(r->key));
+    for (const auto& k : keys) configs.push_back(&k.second);
+    shared = shared_axes(configs);
+    std::vector<std::string> labels;
+    for (std::size_t i = 0; i < rows.size(); ++i) labels.push_back(short_label(rows[i]->scenario, without_axes(keys[i].second, shared)));
+    return labels;
+}
+
+// A table under what all its rows share, said once: the axis values, and the columns `once`
+// names where every row has the same (non-empty) cell; a column of empty cells is left out.
+std::string table_under(const std::vector<std::pair<std::string, std::string>>& shared, std::vector<TableColumn> cols,
+                        const std::vector<std::string>& once, const TableLayout& layout) {
+    std::vector<std::string> said;
+    if (!shared.empty()) said.push_back(axes_text(shared));
+    for (auto c = cols.begin(); c != cols.end();) {
+        const auto& cells = c->cells;
+        const bool empty = std::all_of(cells.begin(), cells.end(), [](const std::string& t) { return t.empty(); });
+        const bool same = cells.size() > 1 && !cells[0].empty() &&
+                          std::all_of(cells.begin(), cells.end(), [&](const std::string& t) { return t == cells[0]; });
+        if (same && std::find(once.begin(), once.end(), c->header) != once.end()) said.push_back(c->header + " " + cells[0]);
+        c = empty || (same && std::find(once.begin(), once.end(), c->header) != once.end()) ? cols.erase(c) : c + 1;
+    }
+    std::string out;
+    if (!said.empty()) {
+        const std::string line = fmt::format("every result here: {}", fmt::join(said, ", "));
+        out += layout.markdown ? display_text(line) + "\n\n" : wrap(display_text(line), layout.width, layout.indent);
+    }
+    return out + fit_table(std::move(cols), layout);
+}
+
 /// Per class, the results table: one row per result key.
-std::vector<std::vector<std::string>> results_table(const Outcome& o, const std::string& klass) {
-    std::vector<std::vector<std::string>> t{{"result", "n", "median", "spread", "lowest", "outliers"}};
-    for (const auto& row : o.rows) {
-        if (row.hardware_class != klass || !row.judged) continue;
+std::string results_table(const Outcome& o, const std::string& klass, const TableLayout& layout) {
+    std::vector<const Row*> rows;
+    for (const auto& row : o.rows)
+        if (row.hardware_class == klass && row.judged) rows.push_back(&row);
+    std::vector<std::pair<std::string, std::string>> shared;
+    const auto labels = labels_of(rows, shared);
+    std::vector<TableColumn> t{{"result", {}, false, true}, {"n", {}}, {"median", {}}, {"spread", {}},
+                               {"lowest", {}, false, true}, {"outliers", {}}};
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const Row& row = *rows[i];
         std::size_t n = 0, outliers = 0;
         const Figure* lowest = nullptr;
         for (const auto& f : row.figures) {
             if (f.outlier) ++outliers;
             if (f.failed) continue;
             ++n;
-            if (row.judged && (!lowest || f.ratio < lowest->ratio)) lowest = &f;
+            if (!lowest || f.ratio < lowest->ratio) lowest = &f;
         }
-        t.push_back({row_label(row), std::to_string(n),
-                     row.judged ? format_value(row.median, row.unit) + (row.reference == "expected" ? " (expected)" : "") : "-",
-                     row.judged ? fmt::format("{:.1f}%", row.spread * 100) : "-",
-                     lowest ? fmt::format("{} {}", percent(lowest->ratio), where(o, *lowest)) : "-",
-                     outliers ? std::to_string(outliers) : ""});
+        const std::vector<std::string> cells{
+            labels[i], std::to_string(n), format_value(row.median, row.unit) + (row.reference == "expected" ? " (expected)" : ""),
+            fmt::format("{:.1f}%", row.spread * 100), lowest ? fmt::format("{} {}", percent(lowest->ratio), where(o, *lowest)) : "-",
+            outliers ? std::to_string(outliers) : ""};
+        for (std::size_t c = 0; c < t.size(); ++c) t[c].cells.push_back(cells[c]);
     }
-    return t;
+    return table_under(shared, std::move(t), {}, layout);
+}
+
+// A class's outliers grouped by machine, then by their causes (the same causes said once):
+// "! node4: 5 results, cause: ..." and a table of the figures under it.
+std::string outlier_groups(const Outcome& o, const std::string& klass, bool md, std::size_t width) {
+    struct Group {
+        std::size_t member;
+        const std::vector<std::string>* causes;
+        std::vector<const Outlier*> outliers;
+    };
+    std::vector<Group> groups;
+    for (const auto& x : o.outliers) {
+        if (o.rows[x.row].hardware_class != klass) continue;
+        const std::size_t member = o.rows[x.row].figures[x.figure].member;
+        auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& e) { return e.member == member && *e.causes == x.causes; });
+        if (g == groups.end()) {
+            // After the machine's other groups: a machine's outliers stay together.
+            auto at = groups.end();
+            for (auto it = groups.begin(); it != groups.end(); ++it)
+                if (it->member == member) at = it + 1;
+            g = groups.insert(at, Group{member, &x.causes, {}});
+        }
+        g->outliers.push_back(&x);
+    }
+    if (groups.empty()) return {};
+    std::string out = md ? "Outliers, worst first (bar: the shortfall a figure had to exceed):\n\n"
+                         : wrap("outliers, worst first (bar: the shortfall a figure had to exceed):", width, "");
+    for (const auto& g : groups) {
+        const std::size_t n = g.outliers.size();
+        const auto& causes = *g.causes;
+        std::string head = fmt::format("{}: {} result{}", o.members[g.member].label, n, n == 1 ? "" : "s");
+        if (causes.size() == 1) head += ", cause: " + causes[0];
+        else if (causes.size() > 1) head += fmt::format(", {} causes:", causes.size());
+        out += md ? "- " + display_text(head) + "\n" : wrap(display_text(head), width, "! ", "    ");
+        if (causes.size() > 1)
+            for (const auto& c : causes) out += md ? "  - cause: " + display_text(c) + "\n" : wrap(display_text(c), width, "    cause: ", "      ");
+        std::vector<const Row*> rows;
+        for (const auto* x : g.outliers) rows.push_back(&o.rows[x->row]);
+        std::vector<std::pair<std::string, std::string>> shared;
+        const auto labels = labels_of(rows, shared);
+        std::vector<TableColumn> t{{"result", {}, false, true}, {"GPU", {}}, {"figure", {}}, {"of median", {}},
+                                   {"median", {}}, {"bar", {}}, {"re-measured", {}, false, true}};
+        for (std::size_t i = 0; i < g.outliers.size(); ++i) {
+            const Outlier& x = *g.outliers[i];
+            const Row& row = o.rows[x.row];
+            const Figure& f = row.figures[x.figure];
+            const std::vector<std::string> cells{
+                labels[i],
+                f.gpu,
+                f.failed ? "failed" : format_value(f.value, row.unit),
+                f.failed ? "-" : percent(f.ratio),
+                format_value(row.median, row.unit) + (row.reference == "expected" ? " (expected)" : ""),
+                f.failed ? "-" : percent(f.bar),
+                x.confirmation.empty() || x.confirmation == "not re-measured"
+                    ? x.confirmation
+                    : fmt::format("{} ({})", percent(x.confirm_ratio), x.confirmation)};
+            for (std::size_t c = 0; c < t.size(); ++c) t[c].cells.push_back(cells[c]);
+        }
+        TableLayout layout;
+        layout.width = width;
+        layout.markdown = md;
+        layout.indent = md ? "" : "    ";
+        out += (md ? "\n" : "") + table_under(shared, std::move(t), {"GPU"}, layout) + (md ? "\n" : "");
+    }
+    return out;
 }
 
 } // namespace
 
-std::string render_text(const Format& format, const Outcome& o) {
+std::string render_text(const Format& format, const FleetView& view) {
+    const Outcome& o = view.outcome;
     const bool markdown = format.markdown;
+    const std::size_t width = markdown ? 0 : view.width;
     std::string s;
-    const auto line = [&](const std::string& text) { s += display_text(text) + "\n"; };
+    // A paragraph: wrapped to the width, its further lines indented.
+    const auto line = [&](const std::string& text) { s += wrap(display_text(text), width, "", "  "); };
     line(markdown ? "**" + verdict_line(o) + "**" : verdict_line(o));
     std::size_t judged = 0;
     for (const auto& r : o.rows) judged += r.judged ? 1 : 0;
@@ -97,6 +193,9 @@ std::string render_text(const Format& format, const Outcome& o) {
     if (markdown) s += "\n";
     for (const auto& e : o.excluded) line((markdown ? "- left out: " : "left out: ") + e);
     for (const auto& n : o.notes) line((markdown ? "- note: " : "note: ") + n);
+    TableLayout layout;
+    layout.width = width;
+    layout.markdown = markdown;
     for (const auto& klass : o.classes) {
         std::vector<std::string> names;
         for (const auto& m : o.members)
@@ -107,22 +206,19 @@ std::string render_text(const Format& format, const Outcome& o) {
             fmt::format("class {}: {} machine(s): {}{}", klass, names.size(),
                         fmt::join(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
                         names.size() > shown ? fmt::format(" and {} more", names.size() - shown) : "");
-        s += markdown ? "## " + display_text(heading) + "\n" : wrap(display_text(heading), terminal_width(), "");
+        s += markdown ? "## " + display_text(heading) + "\n" : wrap(display_text(heading), width, "", "  ");
         s += "\n";
-        bool any = false;
-        for (const auto& x : o.outliers) {
-            if (o.rows[x.row].hardware_class != klass) continue;
-            if (!any) line(markdown ? "Outliers, worst first:\n" : "outliers, worst first:");
-            any = true;
-            line((markdown ? "- " : "! ") + outlier_line(o, x));
-            for (const auto& c : x.causes) line((markdown ? "  - cause: " : "    cause: ") + c);
-        }
+        const std::string groups = outlier_groups(o, klass, markdown, width);
+        s += groups;
+        bool dropped = false;
         for (const auto& x : o.dropped) {
             if (o.rows[x.row].hardware_class != klass) continue;
-            line((markdown ? "- dropped, " : "  dropped, ") + outlier_line(o, x));
+            if (!dropped && !markdown) line("dropped, not repeated when re-measured:");
+            dropped = true;
+            s += markdown ? "- dropped, " + display_text(outlier_line(o, x)) + "\n" : wrap(display_text(outlier_line(o, x)), width, "  ", "    ");
         }
-        if (any || markdown) s += "\n";
-        s += render_table(results_table(o, klass), markdown);
+        if (!groups.empty() || dropped || markdown) s += "\n";
+        s += results_table(o, klass, layout);
         std::size_t unjudged = 0;
         for (const auto& r : o.rows) unjudged += r.hardware_class == klass && !r.judged ? 1 : 0;
         if (unjudged)
@@ -212,6 +308,6 @@ nlohmann::json outcome_json(const Outcome& o) {
             {"results", rows}};
 }
 
-std::string render_json(const Format&, const Outcome& o) { return outcome_json(o).dump(2) + "\n"; }
+std::string render_json(const Format&, const FleetView& view) { return outcome_json(view.outcome).dump(2) + "\n"; }
 
 } // namespace interopbench::fleet

@@ -9,6 +9,7 @@
 
 namespace interopbench {
 struct Format;
+struct FleetView;
 }
 
 namespace interopbench::fleet {
@@ -17,9 +18,9 @@ namespace interopbench::fleet {
 nlohmann::json outcome_json(const Outcome& outcome);
 
 /// The terminal table, or a markdown document where `format.markdown`.
-std::string render_text(const Format& format, const Outcome& outcome);
+std::string render_text(const Format& format, const FleetView& view);
 /// outcome_json as text.
-std::string render_json(const Format& format, const Outcome& outcome);
+std::string render_json(const Format& format, const FleetView& view);
 /// A result key as the tables name it: "d2d_copy 256MiB ce".
 std::string row_label(const Row& row);
 /// One outlier in words, as every rendering lists it: where, what, its share of the median and

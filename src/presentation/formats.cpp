@@ -18,7 +18,7 @@ std::string report_page(const Format&, const ReportView& view) { return html::re
 std::string comparison_page(const Format&, const ComparisonView& view) {
     return html::render_comparison_page(view.outcome);
 }
-std::string fleet_page(const Format&, const fleet::Outcome& outcome) { return html::render_fleet_page(outcome); }
+std::string fleet_page(const Format&, const FleetView& view) { return html::render_fleet_page(view.outcome); }
 
 // ---- the table ---------------------------------------------------------------------------
 

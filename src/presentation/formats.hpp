@@ -4,11 +4,12 @@
 /// -f/--format through it (and `--export` of run and compare, the CI formats), list its
 /// names in their --help, and name them when a format is unknown or not theirs.
 ///
-/// A renderer takes its row and what one kind of command prints: a report's results (run,
-/// show, --export), a comparison (compare, --export), a listing (list), a topology (topo),
-/// the doctor's checks (doctor), a fleet verdict (fleet). What kind of text a format is (for
-/// people or not, markdown, which CI system) is a field of its row, which commands and
-/// renderers read instead of comparing names. Adding a format is a file with its
+/// A renderer takes its row and what one kind of command prints (a view: the input and the
+/// width its tables fit): a report's results (run, show, --export), a comparison (compare,
+/// --export), a listing (list), a topology (topo), the doctor's checks (doctor), a fleet
+/// verdict (fleet). What kind of text a format is (for people or not, markdown, which CI
+/// system) is a field of its row, which commands and renderers read instead of comparing
+/// names. Adding a format is a file with its
 /// renderer(s) and one row.
 #include <span>
 #include <string>
@@ -62,6 +63,7 @@ struct ComparisonView {
     const std::vector<Result>& fresh;    ///< the new report's results (CI formats)
     CiMetrics metrics = CiMetrics::primary;
     bool color = false;                  ///< the verdict painted for a terminal (table only; see paint)
+    std::size_t width = k_plain_width;   ///< columns the tables fit (0: no limit, --wide)
 };
 
 /// What `list` prints: a plain listing (profiles, families: `rows`, header first, and `doc`),
@@ -72,6 +74,25 @@ struct ListView {
     std::vector<const ScenarioInfo*> scenarios;
     std::vector<std::string> origins; ///< per scenario: the plugin manifest it comes from, or ""
     bool details = false;             ///< each scenario's axes, metrics and counting
+    std::size_t width = k_plain_width; ///< columns the tables fit (0: no limit, --wide)
+};
+
+/// A topology, as `topo` prints it.
+struct TopologyView {
+    const Topology& topology;
+    std::size_t width = k_plain_width; ///< columns the tables fit (0: no limit, --wide)
+};
+
+/// The doctor's checks, as `doctor` prints them.
+struct ChecksView {
+    const std::vector<CheckResult>& checks;
+    std::size_t width = k_plain_width; ///< columns the table fits (0: no limit, --wide)
+};
+
+/// A fleet verdict, as `fleet` prints it.
+struct FleetView {
+    const fleet::Outcome& outcome;
+    std::size_t width = k_plain_width; ///< columns the tables fit (0: no limit, --wide)
 };
 
 /// One row of the table: a format's name, help and commands, what kind of text it is, and
@@ -92,9 +113,9 @@ struct Format {
     std::string (*report)(const Format&, const ReportView&) = nullptr;
     std::string (*comparison)(const Format&, const ComparisonView&) = nullptr;
     std::string (*listing)(const Format&, const ListView&) = nullptr;
-    std::string (*topology)(const Format&, const Topology&) = nullptr;
-    std::string (*checks)(const Format&, const std::vector<CheckResult>&) = nullptr;
-    std::string (*fleet)(const Format&, const fleet::Outcome&) = nullptr;
+    std::string (*topology)(const Format&, const TopologyView&) = nullptr;
+    std::string (*checks)(const Format&, const ChecksView&) = nullptr;
+    std::string (*fleet)(const Format&, const FleetView&) = nullptr;
 
     bool accepts(Command command) const { return (commands & static_cast<unsigned>(command)) != 0; }
     /// A format CI systems read: results go out by key.
@@ -104,9 +125,9 @@ struct Format {
     std::string render(const ReportView& input) const { return report(*this, input); }
     std::string render(const ComparisonView& input) const { return comparison(*this, input); }
     std::string render(const ListView& input) const { return listing(*this, input); }
-    std::string render(const Topology& input) const { return topology(*this, input); }
-    std::string render(const std::vector<CheckResult>& input) const { return checks(*this, input); }
-    std::string render(const fleet::Outcome& input) const { return fleet(*this, input); }
+    std::string render(const TopologyView& input) const { return topology(*this, input); }
+    std::string render(const ChecksView& input) const { return checks(*this, input); }
+    std::string render(const FleetView& input) const { return fleet(*this, input); }
 };
 
 /// Every format, in the order help and messages list them.

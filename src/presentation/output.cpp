@@ -19,88 +19,12 @@
 namespace interopbench {
 
 namespace {
-std::string render_safe_table(const std::vector<std::vector<std::string>>& rows, bool markdown);
-} // namespace
-
-std::string render_table(const std::vector<std::vector<std::string>>& rows, bool markdown) {
-    if (rows.empty()) return {};
-    // Report text reaches the terminal only through display_text: one place for every table.
-    std::vector<std::vector<std::string>> safe;
-    safe.reserve(rows.size());
-    for (const auto& r : rows) {
-        std::vector<std::string> cells;
-        cells.reserve(r.size());
-        for (const auto& c : r) {
-            std::string t = display_text(c);
-            if (markdown) {
-                std::string e;
-                for (char ch : t) e += ch == '|' ? std::string("\\|") : std::string(1, ch);
-                t = std::move(e);
-            }
-            cells.push_back(std::move(t));
-        }
-        safe.push_back(std::move(cells));
-    }
-    return render_safe_table(safe, markdown);
-}
-
-namespace {
-// Display width of UTF-8 text: one column per character (continuation bytes do not count).
-std::size_t columns(const std::string& s) {
-    std::size_t n = 0;
-    for (unsigned char c : s) n += (c & 0xc0) != 0x80;
-    return n;
-}
-std::string pad(const std::string& s, std::size_t width, bool right) {
-    const std::size_t w = columns(s);
-    if (w >= width) return s;
-    return right ? std::string(width - w, ' ') + s : s + std::string(width - w, ' ');
-}
-
-std::string render_safe_table(const std::vector<std::vector<std::string>>& rows, bool markdown) {
-    std::size_t cols = 0;
-    for (const auto& r : rows) cols = std::max(cols, r.size());
-    std::vector<std::size_t> width(cols, 0);
-    for (const auto& r : rows)
-        for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], columns(r[c]));
-    auto numeric = [](const std::string& s) {
-        return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || (s[0] == '-' && s.size() > 1));
-    };
-    std::string out;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        std::string line = markdown ? "|" : "";
-        for (std::size_t c = 0; c < cols; ++c) {
-            const std::string cell = c < rows[i].size() ? rows[i][c] : "";
-            if (markdown) line += " " + cell + " |";
-            else if (i > 0 && numeric(cell)) line += pad(cell, width[c], true) + (c + 1 < cols ? "  " : "");
-            else line += pad(cell, c + 1 < cols ? width[c] : 0, false) + (c + 1 < cols ? "  " : "");
-        }
-        while (!markdown && !line.empty() && line.back() == ' ') line.pop_back();
-        out += line + "\n";
-        if (i == 0) {
-            if (markdown) {
-                out += "|";
-                for (std::size_t c = 0; c < cols; ++c) out += " --- |";
-                out += "\n";
-            } else {
-                std::string rule;
-                for (std::size_t c = 0; c < cols; ++c) rule += std::string(width[c], '-') + (c + 1 < cols ? "  " : "");
-                out += rule + "\n";
-            }
-        }
-    }
-    return out;
-}
-
-} // namespace
-
-namespace {
 
 std::string short_label(const Result& r) { return interopbench::short_label(r.scenario, r.params); }
 
 // Text cut to `width` columns with "..." (a UTF-8 character is never cut in two).
 std::string shorten_to(const std::string& s, std::size_t width) {
-    if (width == 0 || columns(s) <= width) return s;
+    if (width == 0 || display_width(s) <= width) return s;
     std::string out;
     std::size_t n = 0;
     for (std::size_t i = 0; i < s.size(); ++i) {
@@ -268,42 +192,33 @@ std::string explanations(const std::vector<const Result*>& rs, const std::vector
 }
 
 // One scenario's table: varying axes, status (when not all ok), the primary metric and its
-// uncertainty, the share of the limit, the other metrics, n and the note; fitted to `width`.
+// uncertainty, the share of the limit, the other metrics, n and the note; fitted to `width`
+// (fit_table): secondary metrics left out first, notes wrapped under their column.
 std::string render_section(const std::vector<const Result*>& rs, bool md, std::size_t width, bool all_metrics) {
     std::string out;
     const auto& first = *rs[0];
-    // Axes with one value in the whole section are said once, above the table.
-    std::vector<std::string> varying, constant;
-    for (const auto& [k, v] : first.params.items()) {
-        bool same = true;
-        for (const auto* r : rs) same = same && r->params.find(k) == v;
-        (same && rs.size() > 1 ? constant : varying).push_back(k);
-        if (same && rs.size() > 1) constant.back() = k + " " + param_cell(k, v);
-    }
-    if (rs.size() == 1) { // one configuration: every axis is constant
-        constant.clear();
-        for (const auto& [k, v] : first.params.items()) constant.push_back(k + " " + param_cell(k, v));
-        varying.clear();
-    }
-    if (!constant.empty()) out += wrap(display_text(fmt::format("{}", fmt::join(constant, ", "))), width, md ? "" : "  ");
+    // Axes with one value in the whole section are said once, above the table; one
+    // configuration has every axis so.
+    std::vector<const Params*> configs;
+    for (const auto* r : rs) configs.push_back(&r->params);
+    const auto constant = rs.size() == 1 ? first.params.items() : shared_axes(configs);
+    std::vector<std::string> varying;
+    for (const auto& item : first.params.items())
+        if (std::find(constant.begin(), constant.end(), item) == constant.end()) varying.push_back(item.first);
+    if (!constant.empty()) out += wrap(display_text(axes_text(constant)), width, md ? "" : "  ");
     if (md && !constant.empty()) out += "\n";
     const bool all_ok = std::all_of(rs.begin(), rs.end(), [](const Result* r) { return r->status == Status::ok; });
     const bool any_eff = std::any_of(rs.begin(), rs.end(), [](const Result* r) { return efficiency_of(*r) != nullptr; });
     const std::size_t n_metrics = first.metrics.size();
 
-    struct Column {
-        std::string header;
-        std::vector<std::string> cells;
-        bool droppable = false;
-    };
-    std::vector<Column> cols;
+    std::vector<TableColumn> cols;
     for (const auto& k : varying) {
-        Column c{k, {}};
+        TableColumn c{k, {}};
         for (const auto* r : rs) c.cells.push_back(param_cell(k, r->params.find(k).value_or("")));
         cols.push_back(std::move(c));
     }
     if (!all_ok) {
-        Column c{"status", {}};
+        TableColumn c{"status", {}};
         for (const auto* r : rs) c.cells.push_back(to_string(r->status));
         cols.push_back(std::move(c));
     }
@@ -312,18 +227,18 @@ std::string render_section(const std::vector<const Result*>& rs, bool md, std::s
         // set's metrics of transfers it does not have).
         if (mi > 0 && std::none_of(rs.begin(), rs.end(), [mi](const Result* r) { return mi < r->metrics.size() && r->metrics[mi].stats.n; }))
             continue;
-        Column c{first.metrics[mi].info.name, {}, mi > 0};
+        TableColumn c{first.metrics[mi].info.name, {}, mi > 0};
         for (const auto* r : rs)
             c.cells.push_back(mi < r->metrics.size() && r->metrics[mi].stats.n ? format_value(r->metrics[mi].stats.median,
                                                                                               r->metrics[mi].info.unit)
                                                                                : "-");
         cols.push_back(std::move(c));
         if (mi == 0) {
-            Column u{"\u00b1 (ci|rounds)", {}};
+            TableColumn u{"\u00b1 (ci|rounds)", {}};
             for (const auto* r : rs) u.cells.push_back(r->metrics.empty() ? "-" : uncertainty_cell(r->metrics[0]));
             cols.push_back(std::move(u));
             if (any_eff) {
-                Column e{"of limit", {}};
+                TableColumn e{"of limit", {}};
                 for (const auto* r : rs) {
                     const auto* eff = efficiency_of(*r);
                     e.cells.push_back(eff ? fmt::format("{:.0f}%", eff->get<double>() * 100) : "-");
@@ -332,7 +247,7 @@ std::string render_section(const std::vector<const Result*>& rs, bool md, std::s
             }
         }
     }
-    Column n{"n", {}}, note{"note", {}};
+    TableColumn n{"n", {}}, note{"note", {}, false, true};
     for (const auto* r : rs) {
         n.cells.push_back(r->metrics.empty() ? "0" : std::to_string(r->metrics[0].stats.n));
         note.cells.push_back(note_of(*r));
@@ -344,57 +259,21 @@ std::string render_section(const std::vector<const Result*>& rs, bool md, std::s
         shared_note = note.cells[0];
     else if (std::any_of(note.cells.begin(), note.cells.end(), [](const std::string& t) { return !t.empty(); }))
         cols.push_back(std::move(note));
-
-    auto col_width = [](const Column& c) {
-        std::size_t w = columns(display_text(c.header));
-        for (const auto& t : c.cells) w = std::max(w, columns(display_text(t)));
-        return w;
-    };
-    auto total = [&] {
-        std::size_t w = 0;
-        for (const auto& c : cols) w += col_width(c) + 2;
-        return w > 2 ? w - 2 : w;
-    };
-    std::vector<std::string> left_out;
-    std::vector<std::pair<std::size_t, std::string>> cut_notes; // row, note
-    if (width > 0) {
-        // Secondary metrics go first, from the right; then the note is shortened.
-        for (std::size_t i = cols.size(); !all_metrics && total() > width && i-- > 0;)
-            if (cols[i].droppable) {
-                left_out.push_back(cols[i].header);
-                cols.erase(cols.begin() + static_cast<std::ptrdiff_t>(i));
-            }
-        if (total() > width && !cols.empty() && cols.back().header == "note") {
-            const std::size_t others = total() - col_width(cols.back());
-            const std::size_t room = width > others + 12 ? width - others : 10;
-            for (std::size_t i = 0; i < cols.back().cells.size(); ++i) {
-                std::string& t = cols.back().cells[i];
-                if (columns(display_text(t)) > room) cut_notes.emplace_back(i, t); // in full under the table
-                t = shorten_to(display_text(t), room);
-            }
-        }
-    }
-    std::vector<std::vector<std::string>> rows(rs.size() + 1);
-    for (const auto& c : cols) {
-        rows[0].push_back(c.header);
-        for (std::size_t i = 0; i < c.cells.size(); ++i) rows[i + 1].push_back(c.cells[i]);
-    }
-    out += render_table(rows, md);
-    if (!shared_note.empty()) out += wrap("all: " + display_text(shared_note), width, md ? "\n" : "  ");
-    if (!left_out.empty()) {
-        std::reverse(left_out.begin(), left_out.end());
-        out += wrap(display_text(fmt::format("not shown to fit {} columns: {} (--metrics all, or --wide)", width,
-                                             fmt::join(left_out, ", "))),
-                    width, "  ");
-    }
-    // A row named by the values of its varying axes.
-    auto row_name = [&](std::size_t i) {
+    // A row named by the values of its varying axes (before the table takes the columns).
+    std::vector<std::string> row_names;
+    for (std::size_t i = 0; i < rs.size(); ++i) {
         std::vector<std::string> label;
         for (std::size_t c = 0; c < varying.size(); ++c) label.push_back(cols[c].cells[i]);
-        return label.empty() ? std::string("this configuration") : fmt::format("{}", fmt::join(label, " "));
-    };
-    // A note cut to fit (a stop reason, a budget overrun) is said in full under the table.
-    for (const auto& [i, full] : cut_notes) out += wrap(display_text(fmt::format("{}: {}", row_name(i), full)), width, "  ");
+        row_names.push_back(label.empty() ? std::string("this configuration") : fmt::format("{}", fmt::join(label, " ")));
+    }
+    TableLayout layout;
+    layout.width = md ? 0 : width;
+    layout.markdown = md;
+    layout.keep_all = all_metrics;
+    layout.hint = "--metrics all, or --wide";
+    layout.row_names = row_names;
+    out += fit_table(std::move(cols), layout);
+    if (!shared_note.empty()) out += wrap("all: " + display_text(shared_note), width, md ? "\n" : "  ");
     out += explanations(rs, varying, md, width);
     return out;
 }
@@ -493,7 +372,7 @@ std::string render_results(const std::vector<Result>& results, const Format& for
         for (const auto* r : rs) details.push_back(&r->details);
         for (const auto& t : matrix_tables(details)) {
             out += '\n';
-            out += render_table(t, md);
+            out += render_table(t, md, width);
         }
     }
     const std::string skipped = skipped_lines(results, md, width);
@@ -684,11 +563,11 @@ std::string render_summary(const std::vector<Result>& results, bool md, const Ta
 
 namespace {
 
-// The report's header in a few lines, as `show` opens its tables.
-std::string header_lines(const ReportHeader& h) {
+// The report's header in a few lines, as `show` opens its tables; each wrapped to `width`.
+std::string header_lines(const ReportHeader& h, std::size_t width) {
     std::string out;
-    // Report text reaches the terminal through display_text only (one line each).
-    const auto line = [&out](const std::string& text) { out += display_text(text) + "\n"; };
+    // Report text reaches the terminal through display_text only.
+    const auto line = [&out, width](const std::string& text) { out += wrap(display_text(text), width, "", "  "); };
     const auto known = [](const std::string& text, const char* missing) { return text.empty() ? missing : text; };
     line(fmt::format("interopbench {} report, profile {}, {} ({})", known(h.schema_version, "?"),
                      known(h.invocation.profile, "-"), known(h.invocation.started, "?"), known(h.invocation.status, "?")));
@@ -740,43 +619,54 @@ nlohmann::json scenarios_json(const std::vector<const ScenarioInfo*>& scenarios)
     return out;
 }
 
-// The scenario catalogue for people: one line per scenario, and with `details` each
-// scenario's axes with their defaults, metrics and byte counting.
-std::string render_scenarios(const std::vector<const ScenarioInfo*>& scenarios, bool md, bool details) {
-    std::string out;
-    // One line per scenario: on a terminal the summary is cut to its width (list -s NAME has it whole).
-    std::size_t id_w = 8, family_w = 6;
+// The scenario catalogue for people: a row per scenario, and with `details` each scenario's
+// axes with their defaults, metrics and byte counting; fitted to `width` (0: no limit).
+std::string render_scenarios(const std::vector<const ScenarioInfo*>& scenarios, bool md, bool details, std::size_t width) {
+    width = md ? 0 : width;
+    TableLayout layout;
+    layout.width = width;
+    layout.markdown = md;
+    std::vector<TableColumn> cols{{"scenario", {}}, {"family", {}}, {"gpu", {}}, {"summary", {}, false, true}};
     for (const auto* s : scenarios) {
-        id_w = std::max(id_w, columns(s->id));
-        family_w = std::max(family_w, columns(s->family));
+        cols[0].cells.push_back(s->id);
+        cols[1].cells.push_back(s->family);
+        cols[2].cells.push_back(s->needs_gpu ? "yes" : "no");
+        cols[3].cells.push_back(s->summary);
     }
-    const std::size_t used = id_w + family_w + 3 + 6, width = md || details ? 0 : terminal_width();
-    const std::size_t room = width > used + 20 ? width - used : 0;
-    std::vector<std::vector<std::string>> rows{{"scenario", "family", "gpu", "summary"}};
-    for (const auto* s : scenarios)
-        rows.push_back({s->id, s->family, s->needs_gpu ? "yes" : "no", shorten_to(display_text(s->summary), room)});
-    out += render_table(rows, md);
+    std::string out = fit_table(std::move(cols), layout);
     if (!details) {
         out += md ? "\nAxes, defaults and metrics of a scenario: `interopbench list -s NAME`.\n"
-                  : "\naxes, defaults and metrics of a scenario: interopbench list -s NAME (globs work: -s 'h2d*')\n";
+                  : "\n" + wrap("axes, defaults and metrics of a scenario: interopbench list -s NAME (globs work: -s 'h2d*')", width, "");
         return out;
     }
+    layout.indent = md ? "" : "  ";
     for (const auto* s : scenarios) {
         out += md ? fmt::format("\n### {}\n\n{}\n\n", display_text(s->id), display_text(s->summary))
-                : fmt::format("\n{} {} {}\n", display_text(s->id), glyph(Glyph::dash), display_text(s->summary));
+                : "\n" + wrap(fmt::format("{} {} {}", display_text(s->id), glyph(Glyph::dash), display_text(s->summary)), width, "", "  ");
+        const bool any_choices = std::any_of(s->axes.begin(), s->axes.end(), [](const Axis& a) { return !a.choices.empty(); });
+        std::vector<TableColumn> axes{{"axis", {}}, {"default", {}, false, true}};
+        if (any_choices) axes.push_back({"choices", {}, false, true});
+        axes.push_back({"meaning", {}, false, true});
         for (const auto& a : s->axes) {
-            std::string vals = a.kind == AxisKind::device        ? "every selected GPU"
-                               : a.kind == AxisKind::device_pair ? "every ordered pair of selected GPUs"
-                                                                 : fmt::format("{}", fmt::join(a.defaults, ","));
-            std::string choices = a.choices.empty() ? "" : fmt::format(" (of {})", fmt::join(a.choices, ","));
-            out += fmt::format("{}  axis {:<12} default {}{} {} {}\n", md ? "-" : " ", display_text(a.name), display_text(vals),
-                               display_text(choices), glyph(Glyph::dash), display_text(a.help));
+            axes[0].cells.push_back(a.name);
+            axes[1].cells.push_back(a.kind == AxisKind::device        ? "every selected GPU"
+                                    : a.kind == AxisKind::device_pair ? "every ordered pair of selected GPUs"
+                                                                      : fmt::format("{}", fmt::join(a.defaults, ",")));
+            if (any_choices) axes[2].cells.push_back(fmt::format("{}", fmt::join(a.choices, ",")));
+            if (!a.choices.empty() && a.defaults == a.choices) axes[1].cells.back() = "every choice";
+            axes.back().cells.push_back(a.help);
         }
-        for (const auto& m : s->metrics)
-            out += fmt::format("{}  metric {:<14} [{}, {} is better] {} {}\n", md ? "-" : " ", display_text(m.name),
-                               display_text(m.unit), m.better == Better::higher ? "higher" : "lower", glyph(Glyph::dash),
-                               display_text(m.help));
-        if (!s->counting.empty()) out += fmt::format("{}  counting: {}\n", md ? "-" : " ", display_text(s->counting));
+        if (!s->axes.empty()) out += fit_table(std::move(axes), layout);
+        std::vector<TableColumn> metrics{{"metric", {}}, {"unit", {}}, {"better", {}}, {"meaning", {}, false, true}};
+        for (const auto& m : s->metrics) {
+            metrics[0].cells.push_back(m.name);
+            metrics[1].cells.push_back(m.unit);
+            metrics[2].cells.push_back(m.better == Better::higher ? "higher" : "lower");
+            metrics[3].cells.push_back(m.help);
+        }
+        if (!s->metrics.empty()) out += (md ? "\n" : "") + fit_table(std::move(metrics), layout);
+        if (!s->counting.empty())
+            out += md ? "\ncounting: " + display_text(s->counting) + "\n" : wrap("counting: " + display_text(s->counting), width, "  ", "    ");
     }
     return out;
 }
@@ -784,7 +674,7 @@ std::string render_scenarios(const std::vector<const ScenarioInfo*>& scenarios, 
 } // namespace
 
 std::string render_report(const Format& format, const ReportView& view) {
-    return (view.header ? header_lines(view.report.header) : std::string{}) +
+    return (view.header ? header_lines(view.report.header, format.markdown ? 0 : view.style.width) : std::string{}) +
            render_summary(view.results, format.markdown, view.style) + render_results(view.results, format, view.style);
 }
 
@@ -816,16 +706,16 @@ std::string render_report_json(const Format&, const ReportView& view) { return r
 
 std::string render_listing(const Format& format, const ListView& view) {
     const bool md = format.markdown;
-    if (!view.rows.empty()) return render_table(view.rows, md);
+    if (!view.rows.empty()) return render_table(view.rows, md, view.width);
     // One line per scenario, the details when scenarios are named; then, where plugin
     // scenarios are listed, a table of the manifests they come from.
-    std::string text = render_scenarios(view.scenarios, md, view.details);
+    std::string text = render_scenarios(view.scenarios, md, view.details, view.width);
     std::vector<std::vector<std::string>> plugins{{"plugin scenario", "manifest"}};
     for (std::size_t i = 0; i < view.scenarios.size() && i < view.origins.size(); ++i)
         if (!view.origins[i].empty()) plugins.push_back({view.scenarios[i]->id, view.origins[i]});
     if (plugins.size() > 1) {
         text += '\n'; // appended apart: GCC 12 warns falsely (-Wrestrict) on "\n" + string here
-        text += render_table(plugins, md);
+        text += render_table(plugins, md, view.width);
     }
     return text;
 }
@@ -846,25 +736,5 @@ std::string render_listing_json(const Format&, const ListView& view) {
         if (!view.origins[i].empty()) doc[i]["origin"] = view.origins[i];
     return doc.dump(2) + "\n";
 }
-
-std::string wrap(const std::string& text, std::size_t width, const std::string& indent) {
-    if (width == 0 || columns(indent + text) <= width) return indent + text + "\n";
-    std::string out, line;
-    std::size_t at = 0;
-    while (at < text.size()) {
-        std::size_t sp = text.find(' ', at);
-        if (sp == std::string::npos) sp = text.size();
-        const std::string word = text.substr(at, sp - at);
-        if (!line.empty() && columns(indent + line + " " + word) > width) {
-            out += indent + line + "\n";
-            line.clear();
-        }
-        line += (line.empty() ? "" : " ") + word;
-        at = sp + 1;
-    }
-    if (!line.empty()) out += indent + line + "\n";
-    return out;
-}
-
 
 } // namespace interopbench

@@ -1,7 +1,7 @@
 #pragma once
 /// The renderers of reports and listings (table, markdown, csv, json rows of the format
-/// table); the aligned table every human rendering is made of; the verdict lines that open
-/// `run`, `show` and the page.
+/// table); the verdict lines that open `run`, `show` and the page. Their tables are laid out
+/// by table.hpp, as every human rendering's.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -11,6 +11,7 @@
 #include "interopbench/runner.hpp"
 #include "interopbench/scenario.hpp"
 #include "interopbench/text.hpp"
+#include "presentation/table.hpp"
 
 namespace interopbench {
 
@@ -20,9 +21,9 @@ struct ListView;
 
 /// How tables are laid out for a person.
 struct TableStyle {
-    /// Columns a table must fit (secondary metrics are left out, then notes shortened, and
-    /// the table says so); 0: no limit (--wide, markdown).
-    std::size_t width = 100;
+    /// Columns a table must fit (fit_table: secondary metrics are left out, and the table
+    /// says so, then notes wrapped); 0: no limit (--wide, markdown).
+    std::size_t width = k_plain_width;
     bool all_metrics = false; ///< every metric column, even when the table is wider (--metrics all)
     /// The summary's verdict lines painted for a terminal (paint); never in markdown.
     bool color = false;
@@ -65,15 +66,6 @@ std::vector<std::string> summary_lines(const std::vector<Result>& results);
 /// when a result failed, "! failed" lines red, the other "! " lines yellow; for markdown
 /// (`markdown`) a list, never painted.
 std::string render_summary(const std::vector<Result>& results, bool markdown, const TableStyle& style);
-
-/// Simple aligned text table; first row is the header. Right-aligns cells that start with
-/// a digit. `markdown` renders a GitHub table instead ('|' in cells escaped). Every cell goes
-/// through display_text.
-std::string render_table(const std::vector<std::vector<std::string>>& rows, bool markdown = false);
-
-/// Words of `text` wrapped to `width` columns (0: one line), every line indented by `indent`
-/// and ended by a newline. Text for a terminal (display_text it first).
-std::string wrap(const std::string& text, std::size_t width, const std::string& indent);
 
 /// The matrices results carry in `details.matrix` ({title, rows, columns, cells}: e.g. the
 /// frameworks plugin's zero-copy / copies / refuses by dtype and protocol) as tables, each a

@@ -41,7 +41,7 @@ std::string ports_text(const NicTopo& n) {
 }
 
 // The NICs: which device each label of the matrix is, its ports and its nearest GPU.
-std::string render_nics(const Topology& topo, bool markdown) {
+std::string render_nics(const Topology& topo, bool markdown, std::size_t width) {
     if (topo.nics.empty())
         return "\nNICs: none on the PCI bus\n";
     std::vector<std::vector<std::string>> rows{
@@ -59,10 +59,11 @@ std::string render_nics(const Topology& topo, bool markdown) {
         rows.push_back({n.label(i), n.name, n.kind, interfaces.empty() ? "-" : interfaces, n.pci_bus_id, ports_text(n),
                         n.numa_nodes.empty() ? "?" : format_cpu_list(n.numa_nodes), nearest});
     }
-    return "\nNICs:\n" + render_table(rows, markdown);
+    return "\nNICs:\n" + render_table(rows, markdown, width);
 }
 
-std::string render_block_devices(const std::vector<BlockDeviceTopo>& devices, const Topology& topology, bool markdown) {
+std::string render_block_devices(const std::vector<BlockDeviceTopo>& devices, const Topology& topology, bool markdown,
+                                 std::size_t width) {
     if (devices.empty()) return {};
     std::vector<std::string> header = {"Block device", "Kind", "PCI bus id", "NUMA", "Size", "Read-ahead", "Scheduler"};
     for (std::size_t i = 0; i < topology.gpus.size(); ++i) header.push_back(topology.gpus[i].label(i));
@@ -78,39 +79,27 @@ std::string render_block_devices(const std::vector<BlockDeviceTopo>& devices, co
         for (const std::string& p : d.gpu_paths) row.push_back(p);
         rows.push_back(row);
     }
-    std::vector<std::size_t> width(header.size(), 0);
-    for (const auto& r : rows)
-        for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
-    std::string out = markdown ? "\n### Block devices (path class to each GPU)\n\n" : "\nBlock devices (path class to each GPU):\n";
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        std::string line = markdown ? "|" : " ";
-        for (std::size_t c = 0; c < rows[i].size(); ++c)
-            line += markdown ? " " + rows[i][c] + " |" : fmt::format(" {:<{}}", rows[i][c], width[c]);
-        while (!line.empty() && line.back() == ' ') line.pop_back();
-        out += line + "\n";
-        if (markdown && i == 0) {
-            std::string sep = "|";
-            for (std::size_t c = 0; c < rows[0].size(); ++c) sep += " --- |";
-            out += sep + "\n";
-        }
-    }
-    return out;
+    return (markdown ? "\n### Block devices (path class to each GPU)\n\n" : "\nBlock devices (path class to each GPU):\n") +
+           render_table(rows, markdown, width);
 }
 
 } // namespace
 
-std::string render_topology(const Format& format, const Topology& topo) {
+std::string render_topology(const Format& format, const TopologyView& view) {
+    const Topology& topo = view.topology;
     const bool markdown = format.markdown;
-    std::string out = fmt::format("Topology of {} (hwloc {})\n", display_text(topo.source), topo.hwloc_version);
+    const std::size_t width = markdown ? 0 : view.width;
+    std::string out = wrap(fmt::format("Topology of {} (hwloc {})", display_text(topo.source), topo.hwloc_version), width, "", "  ");
     out += fmt::format("Host: {} package(s), {} cores, {} hardware threads\n", topo.packages, topo.cores, topo.pus);
     for (const NumaNode& n : topo.numa)
-        out += fmt::format("NUMA node {}: CPUs {}, {}\n", n.os_index, format_cpu_list(n.cpus),
-                           n.memory ? fmt::format("{:.1f} GiB", static_cast<double>(n.memory) / (1ull << 30))
-                                    : "memory unknown");
+        out += wrap(fmt::format("NUMA node {}: CPUs {}, {}", n.os_index, format_cpu_list(n.cpus),
+                                n.memory ? fmt::format("{:.1f} GiB", static_cast<double>(n.memory) / (1ull << 30))
+                                         : "memory unknown"),
+                    width, "", "  ");
     out += "\n";
     if (topo.gpus.empty()) {
         out += "No NVIDIA GPU found.\n";
-        out += render_nics(topo, markdown);
+        out += render_nics(topo, markdown, width);
     } else {
         // Beyond k_max_pair_gpus there are no pairs: the matrix keeps its affinity columns.
         const bool with_pairs = topo.gpus.size() <= k_max_pair_gpus;
@@ -158,11 +147,12 @@ std::string render_topology(const Format& format, const Topology& topo) {
             row.push_back(n.pci_bus_id);
             matrix.push_back(row);
         }
-        out += render_table(matrix, markdown);
+        out += render_table(matrix, markdown, width);
         out += "\nLegend:\n";
         for (const auto& [label, meaning] : path_legend())
-            out += fmt::format("{}{:<5} {}\n", markdown ? "- " : "  ", label, meaning);
-        out += render_nics(topo, markdown);
+            out += markdown ? fmt::format("- {:<5} {}\n", label, meaning)
+                            : wrap(fmt::format("{:<5} {}", label, meaning), width, "  ", "        ");
+        out += render_nics(topo, markdown, width);
 
         out += "\nPaths (theoretical bandwidth per direction):\n";
         std::vector<std::vector<std::string>> paths{
@@ -182,17 +172,17 @@ std::string render_topology(const Format& format, const Topology& topo) {
                              p.has_cuda && p.cuda.performance_rank >= 0 ? std::to_string(p.cuda.performance_rank) : "?",
                              p.has_cuda ? yes_no(p.cuda.native_atomics) : "?"});
         }
-        out += render_table(paths, markdown);
+        out += render_table(paths, markdown, width);
     }
-    out += render_block_devices(topo.block_devices, topo, markdown);
+    out += render_block_devices(topo.block_devices, topo, markdown, width);
     if (!topo.notes.empty()) {
         out += "\nNotes:\n";
         for (const std::string& n : topo.notes)
-            out += markdown ? fmt::format("- {}\n", display_text(n)) : wrap(display_text(n), terminal_width(), "  ");
+            out += markdown ? fmt::format("- {}\n", display_text(n)) : wrap(display_text(n), width, "  ");
     }
     return out;
 }
 
-std::string render_topology_json(const Format&, const Topology& topo) { return topology_json(topo).dump(2) + "\n"; }
+std::string render_topology_json(const Format&, const TopologyView& view) { return topology_json(view.topology).dump(2) + "\n"; }
 
 } // namespace interopbench

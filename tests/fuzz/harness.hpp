@@ -237,8 +237,8 @@ inline void topology_xml(const std::uint8_t* data, std::size_t size) {
         const Topology topo = load_topology_xml(path);
         const auto j = topology_json(topo);
         require(j.is_object(), "the topology is a JSON object");
-        (void)find_format("table", Command::topo).render(topo);
-        (void)find_format("markdown", Command::topo).render(topo);
+        (void)find_format("table", Command::topo).render(TopologyView{topo});
+        (void)find_format("markdown", Command::topo).render(TopologyView{topo});
         for (std::size_t a = 0; a < topo.gpus.size(); ++a)
             for (std::size_t b = 0; b < topo.gpus.size(); ++b)
                 if (a != b) require(topo.pair(a, b) != nullptr, "every ordered GPU pair is described");
