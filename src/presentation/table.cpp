@@ -24,11 +24,11 @@ std::size_t char_bytes(std::string_view text, std::size_t at) {
     return len ? len : 1;
 }
 
-// A figure: a digit first, or a sign and more, and at most two more words ("8.3% ci",
+// A figure: a digit first, or a sign and a digit, and at most two more words ("8.3% ci",
 // "39% node4 GPU0"), not a sentence.
 bool numeric(const std::string& s) {
-    return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || ((s[0] == '-' || s[0] == '+') && s.size() > 1)) &&
-           std::count(s.begin(), s.end(), ' ') <= 2;
+    const auto digit = [&s](std::size_t i) { return i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); };
+    return (digit(0) || ((s[0] == '-' || s[0] == '+') && digit(1))) && std::count(s.begin(), s.end(), ' ') <= 2;
 }
 
 // The bytes of `word` that fit `room` columns (at least one character), ending after a break
@@ -115,7 +115,7 @@ struct Fitted {
     std::vector<std::string> cells;
     bool droppable = false, wraps = false, numbers = true;
     std::size_t natural = 0, soft = 0, hard = 0;
-    std::size_t cells_natural = 0, header_word = 0; // the widest cell; the header's longest word
+    std::size_t cells_natural = 0, header_word = 0, body_word = 0; // the widest cell; the longest word of the header, of the cells
 };
 
 // `header`: the header is shown, so its width counts.
@@ -140,7 +140,7 @@ Fitted prepare(TableColumn&& c, bool markdown, bool header) {
     f.header_word = measure(f.header);
     for (auto& cell : c.cells) {
         f.cells.push_back(safe(cell));
-        measure(f.cells.back());
+        f.body_word = std::max(f.body_word, measure(f.cells.back()));
         f.cells_natural = std::max(f.cells_natural, display_width(f.cells.back()));
         if (!f.cells.back().empty() && f.cells.back() != "-" && !numeric(f.cells.back())) f.numbers = false;
     }
@@ -156,11 +156,12 @@ std::size_t total(const std::vector<std::size_t>& widths) {
     return widths.empty() ? 0 : w + k_gap * (widths.size() - 1);
 }
 
-// A cell (or a header) in lines of `width` columns: further lines of a cell indented (where
-// the column is wide enough for that), so that they read apart from the next row.
-std::vector<std::string> cell_lines(const std::string& text, std::size_t width, bool header) {
+// A cell (or a header) of `col` in lines of `width` columns: further lines of a cell indented
+// where the column is wide enough for its longest word so, that they read apart from the next
+// row.
+std::vector<std::string> cell_lines(const Fitted& col, const std::string& text, std::size_t width, bool header) {
     if (display_width(text) <= width) return {text};
-    const std::size_t hang = !header && width >= 2 * k_hang + 4 ? k_hang : 0;
+    const std::size_t hang = !header && width >= 2 * k_hang + 4 && width >= col.body_word + k_hang ? k_hang : 0;
     auto lines = break_lines(text, width, width - hang);
     for (std::size_t k = 1; k < lines.size(); ++k) lines[k] = std::string(hang, ' ') + lines[k];
     return lines;
@@ -188,7 +189,8 @@ std::vector<std::size_t> narrow(const std::vector<const Fitted*>& cols, std::siz
     const auto count = [&](std::size_t c, std::size_t width) {
         std::vector<std::size_t> n(rows);
         for (std::size_t r = 0; r < rows; ++r)
-            n[r] = r == 0 ? cell_lines(cols[c]->header, width, true).size() : cell_lines(cols[c]->cells[r - 1], width, false).size();
+            n[r] = r == 0 ? cell_lines(*cols[c], cols[c]->header, width, true).size()
+                          : cell_lines(*cols[c], cols[c]->cells[r - 1], width, false).size();
         return n;
     };
     std::vector<std::vector<std::size_t>> lines;
@@ -251,7 +253,7 @@ void emit_row(std::string& out, const std::vector<const Fitted*>& cols, const st
         const std::string& text = header ? cols[c]->header : cols[c]->cells[row];
         // A column of figures is right-aligned (a wrapped cell reads from the left).
         right[c] = !header && cols[c]->numbers && display_width(text) <= w[c];
-        parts[c] = cell_lines(text, w[c], header);
+        parts[c] = cell_lines(*cols[c], text, w[c], header);
         lines = std::max(lines, parts[c].size());
     }
     for (std::size_t k = 0; k < lines; ++k) {
