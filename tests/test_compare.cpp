@@ -26,7 +26,7 @@ namespace {
 // A comparison in the format `name`, through its row of the format table.
 std::string rendered(const CompareOutcome& o, std::string_view name) {
     const std::vector<Result> none;
-    return find_format(name, Command::compare).render(ComparisonView{o, none, CiMetrics::primary, 0}); // cells whole
+    return find_format(name, Command::compare).render(ComparisonView{o, none, CiMetrics::primary, false, 0}); // cells whole
 }
 
 const std::string k_dir = INTEROPBENCH_SOURCE_DIR "/tests/data/reports/";

@@ -492,11 +492,8 @@ std::string section(const std::string& page, const std::string& heading) {
 } // namespace
 
 TEST_CASE("html pipeline variants: bars by variant against their limits and stage shares, not points at one size") {
-    const fs::path dir = fs::temp_directory_path() / ("interopbench_html_pipeline_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
     // Through show, which sets the results against their paths' limits as a run does.
-    const Cli show = run_cli("show --format html " + (k_src / "reports/h200x1-pipeline-ad09f1b.json").string(), dir);
-    fs::remove_all(dir);
+    const testing::CliRun show = testing::run_cli("show --format html " + (k_src / "reports/h200x1-pipeline-ad09f1b.json").string());
     REQUIRE(show.code == 0);
     const auto& page = show.out;
     const auto pipeline = section(page, "<h3>pipeline</h3>");

@@ -53,8 +53,9 @@ std::string short_label(const std::string& scenario, const Params& params);
 std::pair<std::string, Params> split_key(const std::string& key);
 
 /// Columns `text` takes on a terminal: one per character, two for East Asian wide and
-/// fullwidth characters and most emoji, none for combining marks and zero-width characters;
-/// a byte that is not UTF-8 counts one (display_text shows it escaped anyway).
+/// fullwidth characters and most emoji, none for combining marks, zero-width characters and
+/// the colours of paint (SGR sequences: ESC [ digits m); a byte that is not UTF-8 counts one
+/// (display_text shows it escaped anyway).
 std::size_t display_width(std::string_view text);
 
 /// A duration for people: "850 ms", "42 s", "3 min 05 s", "1 h 02 min".

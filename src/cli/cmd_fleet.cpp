@@ -252,14 +252,14 @@ void add_fleet(CLI::App& app, Outcome& out) {
 
         if (!args->write_expect.empty()) write_file_atomic(args->write_expect, fleet::expectations_json(outcome).dump(2) + "\n");
         const FleetView view{outcome, output_width(args->wide)};
-        const std::string text = format.render(view) + (format.human ? plan_text : "");
+        // What goes to standard output may be painted for a terminal; files never are.
+        const FleetView shown{outcome, view.width, color_on(STDOUT_FILENO)};
         if (args->out_file.empty()) {
-            fmt::print("{}", text);
+            fmt::print("{}", format.render(shown) + (format.human ? plan_text : ""));
         } else {
-            write_file_atomic(args->out_file, text);
+            write_file_atomic(args->out_file, format.render(view) + (format.human ? plan_text : ""));
             // The file has the chosen format; the terminal the table.
-            const Format& table = find_format("table", Command::fleet);
-            fmt::print("{}", &format == &table ? text : table.render(view) + plan_text);
+            fmt::print("{}", find_format("table", Command::fleet).render(shown) + plan_text);
         }
         out.code = fleet::exit_code(outcome);
     });

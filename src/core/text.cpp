@@ -205,6 +205,14 @@ bool in(const auto& ranges, std::uint32_t cp) {
 std::size_t display_width(std::string_view text) {
     std::size_t n = 0;
     for (std::size_t i = 0; i < text.size();) {
+        // A colour of paint (ESC [ digits m) takes no column.
+        if (text[i] == '\x1b' && i + 1 < text.size() && text[i + 1] == '[') {
+            const std::size_t end = text.find_first_not_of("0123456789;", i + 2);
+            if (end != std::string_view::npos && text[end] == 'm') {
+                i = end + 1;
+                continue;
+            }
+        }
         std::uint32_t cp = 0;
         const std::size_t len = utf8_sequence(text, i, cp);
         if (len == 0) {

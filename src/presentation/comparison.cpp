@@ -174,7 +174,7 @@ std::string render_text(const CompareOutcome& o, bool md, bool color, std::size_
     auto heading = [&](const std::string& title) { out += md ? "\n### " + title + "\n\n" : "\n" + title + "\n"; };
     out += md ? fmt::format("## interopbench compare: {} vs {}\n\n**{}**\n", display_text(o.base_label),
                             display_text(o.new_label), verdict_line(o))
-              : fmt::format("{}\n{}\n", verdict_line(o, color), power_line(o)) +
+              : wrap(verdict_line(o, color), width, "", "  ") + wrap(power_line(o), width, "", "  ") +
                     wrap(fmt::format("interopbench compare: {} (base) vs {} (new)", display_text(o.base_label),
                                      display_text(o.new_label)),
                          width, "", "  ");

@@ -111,7 +111,8 @@ std::string results_table(const Outcome& o, const std::string& klass, const Tabl
 
 // A class's outliers grouped by machine, then by their causes (the same causes said once):
 // "! node4: 5 results, cause: ..." and a table of the figures under it.
-std::string outlier_groups(const Outcome& o, const std::string& klass, bool md, std::size_t width) {
+// With `color` (a terminal) the "! " and machine of each group are painted red.
+std::string outlier_groups(const Outcome& o, const std::string& klass, bool md, std::size_t width, bool color) {
     struct Group {
         std::size_t member;
         const std::vector<std::string>* causes;
@@ -140,7 +141,14 @@ std::string outlier_groups(const Outcome& o, const std::string& klass, bool md, 
         std::string head = fmt::format("{}: {} result{}", o.members[g.member].label, n, n == 1 ? "" : "s");
         if (causes.size() == 1) head += ", cause: " + causes[0];
         else if (causes.size() > 1) head += fmt::format(", {} causes:", causes.size());
-        out += md ? "- " + display_text(head) + "\n" : wrap(display_text(head), width, "! ", "    ");
+        if (md) {
+            out += "- " + display_text(head) + "\n";
+        } else {
+            std::string text = wrap(display_text(head), width, "! ", "    ");
+            const std::string lead = "! " + display_text(o.members[g.member].label); // on the first line, whole
+            if (text.starts_with(lead)) text = paint(lead, Tone::bad, color) + text.substr(lead.size());
+            out += text;
+        }
         if (causes.size() > 1)
             for (const auto& c : causes) out += md ? "  - cause: " + display_text(c) + "\n" : wrap(display_text(c), width, "    cause: ", "      ");
         std::vector<const Row*> rows;
@@ -208,7 +216,7 @@ std::string render_text(const Format& format, const FleetView& view) {
                         names.size() > shown ? fmt::format(" and {} more", names.size() - shown) : "");
         s += markdown ? "## " + display_text(heading) + "\n" : wrap(display_text(heading), width, "", "  ");
         s += "\n";
-        const std::string groups = outlier_groups(o, klass, markdown, width);
+        const std::string groups = outlier_groups(o, klass, markdown, width, view.color && !markdown);
         s += groups;
         bool dropped = false;
         for (const auto& x : o.dropped) {

@@ -93,6 +93,7 @@ struct ChecksView {
 struct FleetView {
     const fleet::Outcome& outcome;
     std::size_t width = k_plain_width; ///< columns the tables fit (0: no limit, --wide)
+    bool color = false;                ///< outliers painted for a terminal (table only; see paint)
 };
 
 /// One row of the table: a format's name, help and commands, what kind of text it is, and
