@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -188,9 +189,14 @@ std::vector<std::size_t> narrow(const std::vector<const Fitted*>& cols, std::siz
     const std::size_t rows = cols.empty() ? 0 : cols[0]->cells.size() + 1;
     const auto count = [&](std::size_t c, std::size_t width) {
         std::vector<std::size_t> n(rows);
-        for (std::size_t r = 0; r < rows; ++r)
-            n[r] = r == 0 ? cell_lines(*cols[c], cols[c]->header, width, true).size()
-                          : cell_lines(*cols[c], cols[c]->cells[r - 1], width, false).size();
+        std::unordered_map<std::string_view, std::size_t> seen; // cells alike (a note many rows share) counted once
+        n[0] = cell_lines(*cols[c], cols[c]->header, width, true).size();
+        for (std::size_t r = 1; r < rows; ++r) {
+            const std::string& text = cols[c]->cells[r - 1];
+            const auto [at, fresh] = seen.try_emplace(text, 1);
+            if (fresh && display_width(text) > width) at->second = cell_lines(*cols[c], text, width, false).size();
+            n[r] = at->second;
+        }
         return n;
     };
     std::vector<std::vector<std::size_t>> lines;
