@@ -508,7 +508,7 @@ TEST_CASE("plugin: a plugin that is not selected is never started, so a hanging 
     CHECK(r.err.find("describe") == std::string::npos);
     CHECK_FALSE(fs::exists(dir / "pids")); // no plugin process was ever started
     // Listed or selected, it is described (and its hang is the reason its configurations skip).
-    const Run l = run_cli("list -s fake_describe_hang " + only("runtime/describe_hang"));
+    const Run l = run_cli("list --wide -s fake_describe_hang " + only("runtime/describe_hang")); // the reason on one line
     CHECK(l.code == 0);
     CHECK(l.out.find("did not answer 'describe' within 3 s") != std::string::npos);
 }
