@@ -60,18 +60,17 @@ std::vector<std::string> labels_of(const std::vector<const Row*>& rows, std::vec
 }
 
 // A table under what all its rows share, said once: the axis values, and the columns `once`
-// names where every row has the same (non-empty) cell; a column of empty cells is left out.
+// names where every row has the same (non-empty) cell.
 std::string table_under(const std::vector<std::pair<std::string, std::string>>& shared, std::vector<TableColumn> cols,
                         const std::vector<std::string>& once, const TableLayout& layout) {
     std::vector<std::string> said;
     if (!shared.empty()) said.push_back(axes_text(shared));
     for (auto c = cols.begin(); c != cols.end();) {
         const auto& cells = c->cells;
-        const bool empty = std::all_of(cells.begin(), cells.end(), [](const std::string& t) { return t.empty(); });
-        const bool same = cells.size() > 1 && !cells[0].empty() &&
+        const bool same = cells.size() > 1 && !cells[0].empty() && std::find(once.begin(), once.end(), c->header) != once.end() &&
                           std::all_of(cells.begin(), cells.end(), [&](const std::string& t) { return t == cells[0]; });
-        if (same && std::find(once.begin(), once.end(), c->header) != once.end()) said.push_back(c->header + " " + cells[0]);
-        c = empty || (same && std::find(once.begin(), once.end(), c->header) != once.end()) ? cols.erase(c) : c + 1;
+        if (same) said.push_back(c->header + " " + cells[0]);
+        c = same ? cols.erase(c) : c + 1;
     }
     std::string out;
     if (!said.empty()) {

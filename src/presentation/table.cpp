@@ -157,12 +157,13 @@ std::size_t total(const std::vector<std::size_t>& widths) {
     return widths.empty() ? 0 : w + k_gap * (widths.size() - 1);
 }
 
-// A cell (or a header) of `col` in lines of `width` columns: further lines of a cell indented
-// where the column is wide enough for its longest word so, that they read apart from the next
-// row.
+// A cell (or a header) of `col` in lines of `width` columns: further lines of a cell indented,
+// so that they read apart from the next row, unless that would break a word the column holds
+// whole.
 std::vector<std::string> cell_lines(const Fitted& col, const std::string& text, std::size_t width, bool header) {
     if (display_width(text) <= width) return {text};
-    const std::size_t hang = !header && width >= 2 * k_hang + 4 && width >= col.body_word + k_hang ? k_hang : 0;
+    const bool breaks_word = col.body_word <= width && width < col.body_word + k_hang;
+    const std::size_t hang = !header && width >= 2 * k_hang + 4 && !breaks_word ? k_hang : 0;
     auto lines = break_lines(text, width, width - hang);
     for (std::size_t k = 1; k < lines.size(); ++k) lines[k] = std::string(hang, ' ') + lines[k];
     return lines;
@@ -289,6 +290,11 @@ void emit(std::string& out, const std::vector<const Fitted*>& cols, const std::v
 } // namespace
 
 std::string fit_table(std::vector<TableColumn> columns, const TableLayout& layout) {
+    // A column without a cell says nothing (the missing results' figures).
+    if (!columns.empty() && !columns[0].cells.empty())
+        std::erase_if(columns, [](const TableColumn& c) {
+            return std::all_of(c.cells.begin(), c.cells.end(), [](const std::string& t) { return t.empty(); });
+        });
     if (columns.empty()) return {};
     std::vector<Fitted> all;
     all.reserve(columns.size());

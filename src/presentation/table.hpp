@@ -49,7 +49,7 @@ struct TableLayout {
 };
 
 /// The table of `columns` (all with as many cells), laid out by `layout` (see the top of this
-/// header). A column of figures (every cell starts with a digit, or a sign and a digit, and
+/// header); a column whose every cell is empty is left out. A column of figures (every cell starts with a digit, or a sign and a digit, and
 /// has at most three words, or is "-" or empty) is right-aligned, others left-aligned; a wrapped cell's further lines are
 /// indented by two. Every line ends with a newline; trailing spaces are trimmed.
 std::string fit_table(std::vector<TableColumn> columns, const TableLayout& layout);
