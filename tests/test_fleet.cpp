@@ -141,8 +141,12 @@ TEST_CASE("fleet names exactly the slowed machines, with the cause their report 
     CHECK(named == std::set<std::string>{"node-b", "node-d"});
     CHECK(fleet::exit_code(outcome) == 1);
     CHECK(fleet::verdict_line(outcome).rfind("FAIL: 2 outlier(s) on 2 of 5 machines", 0) == 0);
-    const auto text = find_format("table", Command::fleet).render(FleetView{outcome});
+    const auto text = find_format("table", Command::fleet).render(FleetView{outcome, 0});
     CHECK(text.find("node-b") != std::string::npos);
+    // Grouped by machine, then cause: the cause said once on the group's line, its figures below.
+    CHECK(text.find("\n! node-b: 1 result, cause: reads limited to") != std::string::npos);
+    CHECK(text.find("\n! node-d: 1 result, cause: no fact in its report explains it") != std::string::npos);
+    CHECK(text.find("    cause:") == std::string::npos); // one cause: no list of causes
     const auto j = fleet::outcome_json(outcome);
     CHECK(j["outliers"].size() == 2);
     CHECK(j["pass"] == false);
