@@ -354,6 +354,98 @@ TEST_CASE("SIGINT, SIGTERM and SIGHUP keep every finished result, status interru
     }
 }
 
+TEST_CASE("a stop signal in a configuration of millions of samples: the run stops, the report keeps every k-th, read back") {
+    // One configuration sampled with no end in sight (a sample is one 4 KiB copy). The report
+    // keeps at most k_max_report_samples per metric (once: 33.5 M samples made a report the
+    // reader refused, and its writing held the stop for a minute). No timing is asserted: the
+    // wait only bounds the test.
+    const fs::path dir = scratch("stop_many_samples");
+    const fs::path out = dir / "report.json";
+    Child run({"run", "-s", "host_memcpy", "--size", "4K", "-a", "threads=single", "--rounds", "1", "--warmup", "0",
+               "--min-samples", "50000000", "--max-samples", "50000000", "--max-time", "600", "--sample-time", "1e-7",
+               "--no-topology", "-q", "--progress=json", "--out", out.string()},
+              dir);
+    // Past the bound: the progress lines count the samples.
+    const std::size_t wanted = 3 * k_max_report_samples;
+    bool past = false;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(testing::deadline_s(120));
+    while (!past && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        const std::string err = run.err();
+        const auto last = err.rfind("{\"elapsed_s\"");
+        if (last == std::string::npos) continue;
+        const auto line = nlohmann::json::parse(err.substr(last, err.find('\n', last) - last), nullptr, false);
+        past = !line.is_discarded() && line.value("samples", 0) >= static_cast<int>(wanted);
+    }
+    REQUIRE_MESSAGE(past, "the run did not take ", wanted, " samples; stderr: ", run.err());
+    REQUIRE(::kill(run.pid, SIGTERM) == 0);
+    CHECK(run.wait(120) == 1);
+    Report report;
+    REQUIRE_NOTHROW(report = read_report(out.string()));
+    CHECK(report.header.invocation.status == "interrupted");
+    REQUIRE(report.results.size() == 1);
+    const Result& r = report.results[0];
+    CHECK(r.status == Status::interrupted);
+    REQUIRE(!r.metrics.empty());
+    for (const auto& m : r.metrics) {
+        CAPTURE(m.info.name);
+        CHECK(m.samples.size() <= k_max_report_samples);
+        CHECK(m.samples_taken >= wanted);
+        CHECK(m.stats.n >= wanted); // the statistics are of every sample taken
+    }
+    REQUIRE(!r.cut.empty());
+    CHECK(r.cut[0].find("samples of 'bandwidth': every ") != std::string::npos);
+    check_schema(load_report(out.string()));
+}
+
+TEST_CASE("a stop signal after the report is written: every file of the run is still removed") {
+    // The run prints its report as JSON on stdout, a pipe nobody reads yet: it stays after
+    // the report was written, its storage file still there, until the signal. The handlers
+    // stay until the run's files are gone (once they were restored right after the report:
+    // the signal killed the process and left its storage folder behind).
+    const fs::path dir = scratch("stop_after_report"), storage = dir / "storage", out = dir / "report.json";
+    fs::create_directories(storage);
+    int pipe_fds[2];
+    REQUIRE(::pipe(pipe_fds) == 0);
+    const std::string err_path = (dir / "stderr").string();
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ::dup2(pipe_fds[1], 1);
+        ::close(pipe_fds[0]);
+        ::close(pipe_fds[1]);
+        const int e = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ::dup2(e, 2);
+        ::execl(INTEROPBENCH_BINARY, INTEROPBENCH_BINARY, "run", "-s", "storage_read", "--storage-dir", storage.c_str(),
+                "--size", "4K", "-a", "path=buffered", "-a", "cache=warm", "--rounds", "1", "--warmup", "0", "--min-samples",
+                "2000", "--max-samples", "2000", "--sample-time", "1e-6", "--no-topology", "-f", "json", "--out",
+                out.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    ::close(pipe_fds[1]);
+    bool complete = false;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(testing::deadline_s(120));
+    while (!complete && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        const auto doc = nlohmann::json::parse(slurp(out), nullptr, false);
+        complete = !doc.is_discarded() && doc.is_object() && doc["invocation"]["status"] == "complete";
+    }
+    REQUIRE_MESSAGE(complete, "the report was not written; stderr: ", slurp(err_path));
+    CHECK_FALSE(fs::is_empty(storage)); // the run's storage folder is still there
+    REQUIRE(::kill(pid, SIGTERM) == 0);
+    std::string printed;
+    char buf[65536];
+    for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof buf)) != 0;)
+        if (n > 0) printed.append(buf, static_cast<std::size_t>(n));
+        else if (errno != EINTR) break;
+    ::close(pipe_fds[0]);
+    const int status = testing::wait_child(pid, 60, "interopbench after the signal");
+    CAPTURE(slurp(err_path));
+    CHECK(WIFEXITED(status)); // never killed by the signal before its files are removed
+    CHECK(fs::is_empty(storage));
+    CHECK_FALSE(nlohmann::json::parse(printed, nullptr, false).is_discarded()); // stdout whole
+}
+
 TEST_CASE("kill -9 at any moment leaves the old report or none, never a broken one") {
     const fs::path dir = scratch("kill9");
     const fs::path out = dir / "report.json";

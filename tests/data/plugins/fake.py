@@ -22,6 +22,7 @@ describe_crash  exits before reading anything
 describe_garbage answers describe with text
 wrong_version   answers describe with protocol 2
 comma_choice    describes a choice that holds a comma
+deep_details    answers details nested 254 levels deep (as deep as a reply may nest them)
 
 FAKE_PLUGIN_PIDFILE, when set, names a file that gets one line per process started
 (its pid), so the tests can check that none outlives interopbench.
@@ -133,7 +134,13 @@ for line in sys.stdin:
     elif op == "check":
         reply({"error": "fake: the data differ"} if mode == "check_fail" else {})
     elif op == "details":
-        reply({"details": {"mode": mode, "size": size, "variant_seen": True}})
+        if mode == "deep_details":
+            deep = "bottom"
+            for _ in range(253):
+                deep = {"in": deep}
+            reply({"details": {"mode": mode, "size": size, "deep": deep}})
+        else:
+            reply({"details": {"mode": mode, "size": size, "variant_seen": True}})
     elif op == "teardown":
         reply({})  # in child mode the child keeps running: interopbench must notice
     else:

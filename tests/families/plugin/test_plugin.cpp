@@ -321,6 +321,27 @@ TEST_CASE("plugin: nothing a plugin starts escapes: a child that forks anew for 
     }
 }
 
+TEST_CASE("plugin: details nested as deep as a reply may nest them are written cut, and the report reads back") {
+    // A reply may nest 256 levels; below a result's "details" in a report that was 3 levels
+    // too deep: the report was written, then refused by every reader.
+    const fs::path dir = testing::scratch("plugin_deep_details");
+    const Run r = run_cli("run -s fake_deep_details -a size=4K " + only("runtime/deep_details") + k_fast + " --out " +
+                          (dir / "r.json").string());
+    CAPTURE(r.err);
+    CHECK(r.code == 0);
+    const Run shown = run_cli("show " + (dir / "r.json").string() + " --format json");
+    CAPTURE(shown.err);
+    REQUIRE(shown.code == 0);
+    const auto rep = report(dir / "r.json");
+    REQUIRE(rep["results"].size() == 1);
+    const auto& res = rep["results"][0];
+    CHECK(res["status"] == "ok");
+    CHECK(res["details"]["mode"] == "deep_details");
+    CHECK(res["details"]["plugin"]["clock"] == "fake");
+    REQUIRE(res.contains("cut"));
+    CHECK(res["cut"][0] == "details: values nested deeper than 64 levels replaced by a note");
+}
+
 TEST_CASE("plugin: the shipped plugins describe themselves without a GPU or a framework") {
     // frameworks is in the shipped folder: listed everywhere, skipped cleanly without a GPU.
     const Run l = run_cli("list -s frameworks --format json");
