@@ -481,6 +481,7 @@ TEST_CASE("missing and new results are listed") {
     auto fresh = base;
     auto extra = fresh["results"][0];
     extra["key"] = "host_memcpy/size=8388608,threads=single";
+    extra["params"]["size"] = "8388608";
     fresh["results"].erase(0);
     fresh["results"].push_back(extra);
     const auto o = compare_reports(typed(base), typed(fresh), {});

@@ -724,3 +724,61 @@ TEST_CASE("bounds when writing: a report that would be larger than the reader re
     nlohmann::json doc3 = report_with(results);
     CHECK_THROWS_AS(report_text(doc3, 2000), WriteError);
 }
+
+TEST_CASE("read_report refuses a result whose key is not its scenario and parameters, naming the key") {
+    const auto dir = testing::scratch("report_keys");
+    nlohmann::json doc = report_with({result_with_samples("1024", 3)});
+    const std::string path = (dir / "r.json").string();
+    write_file_atomic(path, doc.dump());
+    CHECK_NOTHROW(read_report(path));
+    // A key naming another size than the result's params: compare would match wrong figures.
+    doc["results"][0]["key"] = "fake_ok/size=2048,mode=a";
+    write_file_atomic(path, doc.dump());
+    try {
+        (void)read_report(path);
+        FAIL("accepted a key that is not its scenario and parameters");
+    } catch (const UsageError& e) {
+        CHECK(std::string(e.what()) == fmt::format("report '{}': results[0]: its key 'fake_ok/size=2048,mode=a' is not its "
+                                                   "scenario and parameters ('fake_ok/size=1024,mode=a')",
+                                                   path));
+        CHECK(std::string(e.hint()).find("edited or damaged") != std::string::npos);
+    }
+    CHECK_THROWS_AS(load_report(path), UsageError);
+    // Another scenario's name.
+    doc["results"][0]["key"] = "other/size=1024,mode=a";
+    write_file_atomic(path, doc.dump());
+    CHECK_THROWS_AS(read_report(path), UsageError);
+    // A report without param_order (written before it was recorded) names its parameters in
+    // axis order, which the params object no longer keeps: any order of the same pairs reads.
+    doc["results"][0]["key"] = "fake_ok/size=1024,mode=a";
+    doc["results"][0].erase("param_order");
+    write_file_atomic(path, doc.dump());
+    CHECK(read_report(path).results[0].key == "fake_ok/size=1024,mode=a");
+    doc["results"][0]["key"] = "fake_ok/size=1024,mode=b";
+    write_file_atomic(path, doc.dump());
+    CHECK_THROWS_AS(read_report(path), UsageError);
+    doc["results"][0]["key"] = "fake_ok/size=1024";
+    write_file_atomic(path, doc.dump());
+    CHECK_THROWS_AS(read_report(path), UsageError);
+}
+
+TEST_CASE("every committed report reads: under reports/ (measured) and tests/data (made for the tests)") {
+    // The reader refuses a result whose key is not its scenario and parameters: every report
+    // committed reads all the same (the measured ones are never edited), except the fixtures
+    // made to be refused (tests/data/reports/bad).
+    int seen = 0;
+    for (const char* root : {"/reports", "/tests/data"})
+        for (const auto& e : fs::recursive_directory_iterator(std::string(INTEROPBENCH_SOURCE_DIR) + root)) {
+            if (!e.is_regular_file() || e.path().extension() != ".json") continue;
+            const std::string path = e.path().string();
+            if (path.find("/tests/data/reports/bad/") != std::string::npos) continue;
+            const auto raw = nlohmann::json::parse(testing::slurp(e.path()), nullptr, false);
+            if (raw.is_discarded() || !raw.is_object() || !raw.contains("schema") || !raw["schema"].is_object() ||
+                raw["schema"].value("name", "") != "interopbench.report")
+                continue;
+            CAPTURE(path);
+            CHECK_NOTHROW(read_report(path));
+            ++seen;
+        }
+    CHECK(seen > 40);
+}

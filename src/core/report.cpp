@@ -676,6 +676,42 @@ std::string hosts_problem(const nlohmann::json& doc) {
     return {};
 }
 
+// Whether `rest` is the parameters of `params` as AXIS=VALUE joined by ',' in some order (the
+// longest item that fits first at each place).
+bool same_pairs(std::string_view rest, const Params& params) {
+    std::vector<std::string> items;
+    for (const auto& [k, v] : params.items()) items.push_back(k + "=" + v);
+    std::vector<bool> used(items.size(), false);
+    std::size_t at = 0, matched = 0;
+    while (matched < items.size()) {
+        if (at > rest.size()) return false; // a comma at the end, and nothing after it
+        std::size_t best = items.size();
+        for (std::size_t i = 0; i < items.size(); ++i)
+            if (!used[i] && rest.compare(at, items[i].size(), items[i]) == 0 &&
+                (at + items[i].size() == rest.size() || rest[at + items[i].size()] == ',') &&
+                (best == items.size() || items[i].size() > items[best].size()))
+                best = i;
+        if (best == items.size()) return false;
+        used[best] = true;
+        ++matched;
+        at += items[best].size() + (matched < items.size() ? 1 : 0);
+    }
+    return at == rest.size();
+}
+
+// Why result `r`'s key is not its scenario and parameters as a run names them
+// (SCENARIO/AXIS=VALUE,... in axis order: Config::key), or empty. A report without
+// "param_order" (written before it was recorded) names its parameters in any order.
+std::string key_problem(const Result& r, bool ordered) {
+    const std::string built = r.scenario + "/" + r.params.canonical();
+    if (r.key == built) return {};
+    const std::string_view key = r.key;
+    if (!ordered && key.size() > r.scenario.size() && key.compare(0, r.scenario.size(), r.scenario) == 0 &&
+        key[r.scenario.size()] == '/' && same_pairs(key.substr(r.scenario.size() + 1), r.params))
+        return {};
+    return fmt::format("its key '{}' is not its scenario and parameters ('{}')", r.key, built);
+}
+
 // Only "1.N" (N decimal, no leading zero) is a version of this major; "M.N" with M > 1 is newer.
 struct SchemaVersion {
     bool valid = false;
@@ -772,6 +808,10 @@ std::vector<Result> checked_results(const nlohmann::json& doc, const std::string
         } catch (const UsageError& e) {
             throw UsageError(fmt::format("report '{}': results[{}]: {}", path, i, e.what()), damaged);
         }
+        // Results are matched across reports by key: a key that says another configuration
+        // than the result's own would compare the wrong figures.
+        if (const std::string p = key_problem(results.back(), r.contains("param_order")); !p.empty())
+            throw UsageError(fmt::format("report '{}': results[{}]: {}", path, i, p), damaged);
         ++i;
     }
     if (const std::string p = hosts_problem(doc); !p.empty())
