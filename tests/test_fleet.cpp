@@ -467,6 +467,16 @@ TEST_CASE("fleet --rerun: stdout holds the verdict alone, the re-measurement's t
     CHECK(r.err.find("host_memcpy") != std::string::npos);               // and its table
 }
 
+TEST_CASE("fleet --expect given a report is a one-line error, exit 2") {
+    // Once the JSON library's own message, exit 1: a report's "schema" is an object.
+    const auto dir = testing::scratch("fleet-expect-report");
+    const auto files = five(dir);
+    const FleetRun r = run_fleet(files, "--expect '" + files[0] + "'", dir);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("is not an expectations file") != std::string::npos);
+    CHECK(r.err.find("type must be") == std::string::npos);
+}
+
 TEST_CASE("fleet --rerun refuses hosts it cannot hear back from without a shared --confirm-dir, naming each") {
     const auto dir = testing::scratch("fleet-rerun-remote");
     const FleetRun r = run_fleet(five(dir), "--confirm 1 --rerun", dir);

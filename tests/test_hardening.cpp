@@ -168,7 +168,8 @@ TEST_CASE("the fuzz corpora, crash inputs included, replay cleanly") {
     const fs::path root = INTEROPBENCH_SOURCE_DIR "/tests/fuzz/corpus";
     const std::vector<std::pair<std::string, void (*)(const std::uint8_t*, std::size_t)>> targets{
         {"report", fuzz::report},   {"profile", fuzz::profile},           {"sizes", fuzz::sizes},
-        {"devices", fuzz::devices}, {"topology_xml", fuzz::topology_xml}, {"plugin_reply", fuzz::plugin_reply}};
+        {"devices", fuzz::devices}, {"topology_xml", fuzz::topology_xml}, {"plugin_reply", fuzz::plugin_reply},
+        {"baseline", fuzz::baseline}, {"fleet", fuzz::fleet}};
     for (const auto& [name, run] : targets) {
         std::size_t n = 0;
         for (const auto& entry : fs::directory_iterator(root / name)) {
