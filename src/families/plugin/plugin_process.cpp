@@ -72,7 +72,10 @@ int remaining_ms(clock::time_point deadline) {
 }
 
 std::string shorten(std::string s) {
-    if (s.size() > 80) s = s.substr(0, 77) + "...";
+    if (s.size() > 80) { // in place: GCC 12 warns falsely (-Warray-bounds) on substr + "..." here
+        s.resize(77);
+        s += "...";
+    }
     return display_text(s);
 }
 
@@ -306,10 +309,15 @@ nlohmann::json Process::request(const nlohmann::json& message, double timeout_s)
             if (!reply.empty() && reply.back() == '\r') reply.pop_back();
             if (reply.find_first_not_of(" \t") == std::string::npos) continue; // blank lines are allowed
             nlohmann::json j = parse_json(reply, false);
+            // NaN and Infinity are what a JSON writer that allows them (Python's json.dumps) puts
+            // for a value it lacks: no JSON reader takes them.
+            const bool nan = j.is_discarded() && (reply.find("NaN") != std::string::npos || reply.find("Infinity") != std::string::npos);
             if (j.is_discarded() || !j.is_object())
-                fail(fmt::format("plugin '{}' answered '{}' with a line that is not a JSON object: '{}' (the protocol "
-                                 "owns stdout: print logs to stderr)",
-                                 m_label, op, shorten(reply)));
+                fail(fmt::format("plugin '{}' answered '{}' with a line that is not a JSON object: '{}' ({})", m_label, op,
+                                 shorten(reply),
+                                 nan ? "NaN and Infinity are not JSON: answer null for a value the plugin lacks "
+                                       "(in Python, json.dumps(..., allow_nan=False) finds them)"
+                                     : "the protocol owns stdout: print logs to stderr"));
             return j;
         }
         if (m_outbuf.size() > k_max_line)

@@ -23,6 +23,7 @@ describe_garbage answers describe with text
 wrong_version   answers describe with protocol 2
 comma_choice    describes a choice that holds a comma
 deep_details    answers details nested 254 levels deep (as deep as a reply may nest them)
+nan             answers the third measure with NaN values (json.dumps writes them; JSON has none)
 
 FAKE_PLUGIN_PIDFILE, when set, names a file that gets one line per process started
 (its pid), so the tests can check that none outlives interopbench.
@@ -126,6 +127,9 @@ for line in sys.stdin:
             while True:
                 print("", flush=True)
                 time.sleep(0.001)
+        if measured == 3 and mode == "nan":
+            reply({"values": {"time": float("nan"), "bandwidth": float("inf")}, "clock": "fake"})
+            continue
         if measured == 3 and mode == "garbage":
             print("{this is not JSON", flush=True)
             continue

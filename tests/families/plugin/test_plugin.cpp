@@ -159,6 +159,7 @@ TEST_CASE("plugin: misbehaviour at run time costs the configuration, never the r
                          Case{"hang", "failed", "did not answer 'measure' within 3 s"},
                          Case{"blank", "failed", "did not answer 'measure' within 3 s"}, // blank lines forever
                          Case{"garbage", "failed", "not a JSON object"},
+                         Case{"nan", "failed", "NaN and Infinity are not JSON: answer null"},
                          Case{"child", "failed", "left 1 process(es) behind after teardown"},
                          Case{"session_child", "failed", "left 1 process(es) behind after teardown"},
                          Case{"check_fail", "failed", "verification failed: fake: the data differ"},
@@ -208,7 +209,8 @@ TEST_CASE("plugin: bad manifests are one-line errors with a hint, exit 2") {
                          Case{"not_found", "command 'no-such-program-interopbench' is not found"},
                          Case{"wrong_protocol", "protocol 7 is not spoken"},
                          Case{"unknown_field", "unknown field 'timeout'"}, Case{"bad_id", "is not a scenario id"},
-                         Case{"bad_timeout", "timeout_s -1 is not"}}) {
+                         Case{"bad_timeout", "timeout_s -1 is not"},
+                         Case{"command_nul", "'command' item 1 holds a NUL character"}}) {
         CAPTURE(c.folder);
         const std::string dir = (k_data / "bad" / c.folder).string();
         for (const Run& r : {run_cli("list --no-default-plugins --plugin-path " + dir),
