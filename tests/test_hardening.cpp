@@ -639,6 +639,25 @@ TEST_CASE("rounds in new processes keep their plans in a private folder, removed
     fs::remove_all(d);
 }
 
+TEST_CASE("TMPDIR that does not exist, with rounds: each round runs in this process, the warning says why and what to do") {
+    const fs::path d = scratch("round_no_tmpdir");
+    const int rc = run_binary({"run", "-s", "host_memcpy", "-a", "threads=single", "--size", "4K", "--rounds", "2",
+                               "--min-samples", "3", "--max-time", "0.2", "--no-topology", "-q", "--out",
+                               (d / "r.json").string()},
+                              d, {"TMPDIR=/nonexistent-interopbench-tmp"});
+    CAPTURE(read_text(d / "stderr"));
+    CHECK(rc == 0);
+    const Report r = read_report((d / "r.json").string());
+    REQUIRE(r.results.size() == 1);
+    CHECK(r.results[0].rounds == 2); // measured, both rounds
+    const auto& w = r.header.warnings;
+    CHECK(std::any_of(w.begin(), w.end(), [](const std::string& x) {
+        return x == "round 2 could not run in a new process (TMPDIR '/nonexistent-interopbench-tmp' does not exist: set "
+                    "TMPDIR to a folder that only root or you may change, below folders likewise, or unset it to use /tmp); "
+                    "it ran in this one";
+    }));
+}
+
 TEST_CASE("the report written to and the fallback are named with control characters escaped") {
     const fs::path d = scratch("escaped_names");
     const fs::path out = d / "a\x1b[31mb.json";

@@ -186,6 +186,9 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
                 try {
                     got = hooks.run_round(again, round_settings, round);
                     measured = true;
+                } catch (const UsageError& e) { // its fix too: a TMPDIR that cannot hold the round's plan
+                    rec.warnings.push_back(fmt::format("round {} could not run in a new process ({}{}{}); it ran in this one",
+                                                       round, e.what(), e.hint().empty() ? "" : ": ", e.hint()));
                 } catch (const std::exception& e) {
                     rec.warnings.push_back(fmt::format("round {} could not run in a new process ({}); it ran in this one",
                                                        round, e.what()));
