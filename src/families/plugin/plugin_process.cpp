@@ -372,11 +372,8 @@ nlohmann::json Process::request(const nlohmann::json& message, double timeout_s)
 std::vector<ProcEntry> Process::live_descendants() const {
     // Everything the plugin started is below its warden (orphans come back to the warden, a
     // subreaper), whatever session or group it moved to.
-    std::vector<ProcEntry> found;
-    if (m_warden <= 0) return found;
-    for (auto& p : descendants_of(m_warden))
-        if (p.pid != m_pid && !p.ended()) found.push_back(std::move(p));
-    return found;
+    if (m_warden <= 0) return {};
+    return live_below(m_warden, m_pid);
 }
 
 std::vector<std::string> Process::strays() const {
@@ -442,7 +439,9 @@ void Process::kill() noexcept {
     if (m_pid > 0) (void)::kill(-m_pid, SIGKILL);
     close_fd(m_lifeline);
     int status = 0;
-    const auto until = clock::now() + std::chrono::seconds(10);
+    // The warden's passes end 5 s after the last process they found new, at most 60 s after
+    // they began (warden.cpp): it is killed only past that.
+    const auto until = clock::now() + std::chrono::seconds(70);
     while (true) {
         const pid_t r = ::waitpid(m_warden, &status, WNOHANG);
         if (r == m_warden || (r < 0 && errno != EINTR)) break;

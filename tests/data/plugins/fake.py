@@ -26,7 +26,8 @@ deep_details    answers details nested 254 levels deep (as deep as a reply may n
 nan             answers the third measure with NaN values (json.dumps writes them; JSON has none)
 
 FAKE_PLUGIN_PIDFILE, when set, names a file that gets one line per process started
-(its pid), so the tests can check that none outlives interopbench.
+("PID STARTTIME", the start time of /proc/PID/stat), so the tests can check that none
+outlives interopbench, never mistaking a later process that got the same pid for it.
 """
 import json
 import os
@@ -38,11 +39,20 @@ import time
 mode = sys.argv[1] if len(sys.argv) > 1 else "good"
 
 
+def start_time(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+        return stat[stat.rindex(")") + 2:].split()[19]  # field 22: starttime
+    except (OSError, ValueError, IndexError):
+        return "0"
+
+
 def note_pid(pid):
     path = os.environ.get("FAKE_PLUGIN_PIDFILE")
     if path:
         with open(path, "a") as f:
-            f.write(f"{pid}\n")
+            f.write(f"{pid} {start_time(pid)}\n")
 
 
 note_pid(os.getpid())
