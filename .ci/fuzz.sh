@@ -3,7 +3,7 @@
 # build-fuzz and runs each for a fixed time from its committed seed corpus, then prints
 # executions and coverage (cov: edges, ft: features) per target.
 #   .ci/fuzz.sh [SECONDS_PER_TARGET (default 60)] [TARGET...]
-# Targets: report baseline profile sizes devices topology_xml plugin_reply. Inputs the fuzzer
+# Targets: report baseline profile sizes devices topology_xml plugin_reply fleet. Inputs the fuzzer
 # finds go to build-fuzz/corpus/TARGET (the committed corpus is only read). A crash leaves
 # its input in build-fuzz/artifacts/TARGET/ and the script exits 1: fix the bug, then commit
 # the input to tests/fuzz/corpus/TARGET/, where the test suite replays it from then on.
@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift $(( $# > 0 ? 1 : 0 ))
-targets=${*:-report baseline profile sizes devices topology_xml plugin_reply}
+targets=${*:-report baseline profile sizes devices topology_xml plugin_reply fleet}
 build=build-fuzz
 
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 \

@@ -456,6 +456,7 @@ TEST_CASE("missing and new results are listed") {
     auto fresh = base;
     auto extra = fresh["results"][0];
     extra["key"] = "host_memcpy/size=8388608,threads=single";
+    extra["params"]["size"] = "8388608";
     fresh["results"].erase(0);
     fresh["results"].push_back(extra);
     const auto o = compare_reports(typed(base), typed(fresh), {});
@@ -781,4 +782,24 @@ TEST_CASE("two units of one metric are not compared, and the gate cannot pass on
     CHECK(rc->metrics[0].note.find("units differ") != std::string::npos);
     CHECK_FALSE(rc->metrics[0].has_ratio);
     CHECK(rc->verdict != Verdict::unchanged);
+}
+
+TEST_CASE("the compare command: 200 baseline files are pooled, and the regression is still the one found") {
+    // Each baseline a report of one build (here the same one, copied): read one at a time,
+    // pooled, judged once. The verdict is that of one baseline.
+    const auto dir = scratch_dir() / "two-hundred";
+    std::filesystem::create_directories(dir);
+    std::string args = "compare";
+    for (int i = 0; i < 200; ++i) {
+        const auto p = dir / fmt::format("base-{:03}.json", i);
+        std::filesystem::copy_file(k_dir + "base.json", p, std::filesystem::copy_options::overwrite_existing);
+        args += " '" + p.string() + "'";
+    }
+    const auto reg = cli(args + " " + report_arg("regression.json"));
+    CAPTURE(reg.err);
+    CHECK(reg.code == 1);
+    CHECK(reg.out.rfind("FAIL: 1 regression", 0) == 0);
+    CHECK(reg.out.find(k_regressed) != std::string::npos);
+    CHECK(reg.out.find("(+199 more)") != std::string::npos);
+    CHECK(cli(args + " " + report_arg("base.json")).code == 0);
 }

@@ -3,13 +3,18 @@
 // have the shape runs write.
 #include <doctest/doctest.h>
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -420,4 +425,118 @@ TEST_CASE("fleet: a host name that is not one never reaches mpirun, and --out an
     CHECK(WEXITSTATUS(status) == 2);
     CHECK(err.find("--out and --write-expect both name") != std::string::npos);
     CHECK(!std::filesystem::exists(both));
+}
+
+namespace {
+
+/// Five machines measured host_memcpy of 4 KiB; the one that is this host is slow, the four
+/// others (other hosts) alike. Returns the report files.
+std::vector<std::string> four_and_this_host(const std::filesystem::path& dir) {
+    char name[256] = {};
+    REQUIRE(::gethostname(name, sizeof name - 1) == 0);
+    const std::string here = name;
+    const std::string key = "host_memcpy/size=4096,threads=single";
+    std::vector<std::string> files;
+    const char* hosts[] = {"node-a", "node-b", "node-c", "node-d"};
+    for (int i = 0; i < 4; ++i) files.push_back(write(dir, std::string(hosts[i]) + ".json", report_of(hosts[i], {{key, 9e9 + i * 0.05e9}})));
+    files.push_back(write(dir, "here.json", report_of(here, {{key, 1e9}})));
+    return files;
+}
+
+struct FleetRun {
+    int code = -1;
+    std::string out, err;
+};
+
+FleetRun run_fleet(const std::vector<std::string>& files, const std::string& options, const std::filesystem::path& dir) {
+    std::string cmd = INTEROPBENCH_BINARY " fleet";
+    for (const auto& f : files) cmd += " '" + f + "'";
+    cmd += " " + options + " >'" + (dir / "stdout").string() + "' 2>'" + (dir / "stderr").string() + "' </dev/null";
+    const int status = testing::run_shell(cmd);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, testing::slurp(dir / "stdout"), testing::slurp(dir / "stderr")};
+}
+
+} // namespace
+
+TEST_CASE("fleet --rerun: stdout holds the verdict alone, the re-measurement's tables go to stderr") {
+    const auto dir = testing::scratch("fleet-rerun-json");
+    const auto files = four_and_this_host(dir);
+    const FleetRun r = run_fleet(files, "--confirm 1 --rerun -f json", dir);
+    CAPTURE(r.err);
+    CHECK((r.code == 0 || r.code == 1));
+    CHECK(r.err.find("fleet: re-measuring on ") != std::string::npos);
+    const auto doc = nlohmann::json::parse(r.out, nullptr, false); // JSON, and nothing else
+    CHECK_FALSE(doc.is_discarded());
+    CHECK(r.err.find("1 ok, 0 skipped, 0 failed") != std::string::npos); // the run's summary, on stderr
+    CHECK(r.err.find("host_memcpy") != std::string::npos);               // and its table
+}
+
+TEST_CASE("fleet --expect given a report is a one-line error, exit 2") {
+    // Once the JSON library's own message, exit 1: a report's "schema" is an object.
+    const auto dir = testing::scratch("fleet-expect-report");
+    const auto files = five(dir);
+    const FleetRun r = run_fleet(files, "--expect '" + files[0] + "'", dir);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("is not an expectations file") != std::string::npos);
+    CHECK(r.err.find("type must be") == std::string::npos);
+}
+
+TEST_CASE("fleet --rerun refuses hosts it cannot hear back from without a shared --confirm-dir, naming each") {
+    const auto dir = testing::scratch("fleet-rerun-remote");
+    const FleetRun r = run_fleet(five(dir), "--confirm 1 --rerun", dir);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("error: --rerun re-measures on other hosts without --confirm-dir: no confirmation would come back "
+                     "here: node-b-confirm.json (node-b), node-d-confirm.json (node-d)\n") != std::string::npos);
+    CHECK(r.err.find("hint: give --confirm-dir a folder those hosts share") != std::string::npos);
+    CHECK(r.err.find("re-measuring") == std::string::npos); // nothing ran
+    CHECK(r.out.empty());
+}
+
+TEST_CASE("fleet --rerun passes a stop signal to its re-measurement: none outlives fleet") {
+    const auto dir = testing::scratch("fleet-rerun-signal");
+    const auto files = four_and_this_host(dir);
+    std::vector<std::string> args{INTEROPBENCH_BINARY, "fleet"};
+    args.insert(args.end(), files.begin(), files.end());
+    for (const char* a : {"--confirm", "100", "--rerun"}) args.emplace_back(a); // 100 rounds: long enough
+    const std::string err_path = (dir / "stderr").string();
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        ::freopen("/dev/null", "r", stdin);
+        ::freopen((dir / "stdout").c_str(), "w", stdout);
+        ::freopen(err_path.c_str(), "w", stderr);
+        ::execv(argv[0], argv.data());
+        ::_exit(127);
+    }
+    // The re-measurement: fleet's child, once it has started.
+    long child = 0;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(testing::deadline_s(60));
+    while (child == 0 && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (testing::slurp(err_path).find("fleet: re-measuring on ") == std::string::npos) continue;
+        for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+            const std::string name = e.path().filename().string();
+            if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+            const std::string stat = testing::slurp(e.path() / "stat");
+            const auto close = stat.rfind(')');
+            long ppid = 0;
+            char state = 0;
+            if (close != std::string::npos && std::sscanf(stat.c_str() + close + 1, " %c %ld", &state, &ppid) == 2 &&
+                ppid == pid && state != 'Z')
+                child = std::stol(e.path().filename().string());
+        }
+    }
+    REQUIRE_MESSAGE(child > 0, "fleet started no re-measurement; stderr: ", testing::slurp(err_path));
+    REQUIRE(::kill(pid, SIGTERM) == 0);
+    const int status = testing::wait_child(pid, 120, "fleet after the signal");
+    const std::string err = testing::slurp(err_path);
+    CAPTURE(err);
+    CHECK(WIFEXITED(status));
+    CHECK(err.find("fleet: interrupted: the re-measurement on ") != std::string::npos);
+    CHECK(err.find("was stopped; its outliers stay unconfirmed") != std::string::npos);
+    // fleet waited for it: it is gone (reaped), not orphaned and measuring on.
+    CHECK((::kill(static_cast<pid_t>(child), 0) != 0 && errno == ESRCH));
 }

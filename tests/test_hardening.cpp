@@ -168,7 +168,8 @@ TEST_CASE("the fuzz corpora, crash inputs included, replay cleanly") {
     const fs::path root = INTEROPBENCH_SOURCE_DIR "/tests/fuzz/corpus";
     const std::vector<std::pair<std::string, void (*)(const std::uint8_t*, std::size_t)>> targets{
         {"report", fuzz::report},   {"profile", fuzz::profile},           {"sizes", fuzz::sizes},
-        {"devices", fuzz::devices}, {"topology_xml", fuzz::topology_xml}, {"plugin_reply", fuzz::plugin_reply}};
+        {"devices", fuzz::devices}, {"topology_xml", fuzz::topology_xml}, {"plugin_reply", fuzz::plugin_reply},
+        {"baseline", fuzz::baseline}, {"fleet", fuzz::fleet}};
     for (const auto& [name, run] : targets) {
         std::size_t n = 0;
         for (const auto& entry : fs::directory_iterator(root / name)) {
@@ -352,6 +353,98 @@ TEST_CASE("SIGINT, SIGTERM and SIGHUP keep every finished result, status interru
         CHECK((last == "ok" || last == "interrupted"));
         CHECK(run.err().find("interrupted") != std::string::npos);
     }
+}
+
+TEST_CASE("a stop signal in a configuration of millions of samples: the run stops, the report keeps every k-th, read back") {
+    // One configuration sampled with no end in sight (a sample is one 4 KiB copy). The report
+    // keeps at most k_max_report_samples per metric (once: 33.5 M samples made a report the
+    // reader refused, and its writing held the stop for a minute). No timing is asserted: the
+    // wait only bounds the test.
+    const fs::path dir = scratch("stop_many_samples");
+    const fs::path out = dir / "report.json";
+    Child run({"run", "-s", "host_memcpy", "--size", "4K", "-a", "threads=single", "--rounds", "1", "--warmup", "0",
+               "--min-samples", "50000000", "--max-samples", "50000000", "--max-time", "600", "--sample-time", "1e-7",
+               "--no-topology", "-q", "--progress=json", "--out", out.string()},
+              dir);
+    // Past the bound: the progress lines count the samples.
+    const std::size_t wanted = 3 * k_max_report_samples;
+    bool past = false;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(testing::deadline_s(120));
+    while (!past && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        const std::string err = run.err();
+        const auto last = err.rfind("{\"elapsed_s\"");
+        if (last == std::string::npos) continue;
+        const auto line = nlohmann::json::parse(err.substr(last, err.find('\n', last) - last), nullptr, false);
+        past = !line.is_discarded() && line.value("samples", 0) >= static_cast<int>(wanted);
+    }
+    REQUIRE_MESSAGE(past, "the run did not take ", wanted, " samples; stderr: ", run.err());
+    REQUIRE(::kill(run.pid, SIGTERM) == 0);
+    CHECK(run.wait(120) == 1);
+    Report report;
+    REQUIRE_NOTHROW(report = read_report(out.string()));
+    CHECK(report.header.invocation.status == "interrupted");
+    REQUIRE(report.results.size() == 1);
+    const Result& r = report.results[0];
+    CHECK(r.status == Status::interrupted);
+    REQUIRE(!r.metrics.empty());
+    for (const auto& m : r.metrics) {
+        CAPTURE(m.info.name);
+        CHECK(m.samples.size() <= k_max_report_samples);
+        CHECK(m.samples_taken >= wanted);
+        CHECK(m.stats.n >= wanted); // the statistics are of every sample taken
+    }
+    REQUIRE(!r.cut.empty());
+    CHECK(r.cut[0].find("samples of 'bandwidth': every ") != std::string::npos);
+    check_schema(load_report(out.string()));
+}
+
+TEST_CASE("a stop signal after the report is written: every file of the run is still removed") {
+    // The run prints its report as JSON on stdout, a pipe nobody reads yet: it stays after
+    // the report was written, its storage file still there, until the signal. The handlers
+    // stay until the run's files are gone (once they were restored right after the report:
+    // the signal killed the process and left its storage folder behind).
+    const fs::path dir = scratch("stop_after_report"), storage = dir / "storage", out = dir / "report.json";
+    fs::create_directories(storage);
+    int pipe_fds[2];
+    REQUIRE(::pipe(pipe_fds) == 0);
+    const std::string err_path = (dir / "stderr").string();
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ::dup2(pipe_fds[1], 1);
+        ::close(pipe_fds[0]);
+        ::close(pipe_fds[1]);
+        const int e = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ::dup2(e, 2);
+        ::execl(INTEROPBENCH_BINARY, INTEROPBENCH_BINARY, "run", "-s", "storage_read", "--storage-dir", storage.c_str(),
+                "--size", "4K", "-a", "path=buffered", "-a", "cache=warm", "--rounds", "1", "--warmup", "0", "--min-samples",
+                "2000", "--max-samples", "2000", "--sample-time", "1e-6", "--no-topology", "-f", "json", "--out",
+                out.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    ::close(pipe_fds[1]);
+    bool complete = false;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(testing::deadline_s(120));
+    while (!complete && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        const auto doc = nlohmann::json::parse(slurp(out), nullptr, false);
+        complete = !doc.is_discarded() && doc.is_object() && doc["invocation"]["status"] == "complete";
+    }
+    REQUIRE_MESSAGE(complete, "the report was not written; stderr: ", slurp(err_path));
+    CHECK_FALSE(fs::is_empty(storage)); // the run's storage folder is still there
+    REQUIRE(::kill(pid, SIGTERM) == 0);
+    std::string printed;
+    char buf[65536];
+    for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof buf)) != 0;)
+        if (n > 0) printed.append(buf, static_cast<std::size_t>(n));
+        else if (errno != EINTR) break;
+    ::close(pipe_fds[0]);
+    const int status = testing::wait_child(pid, 60, "interopbench after the signal");
+    CAPTURE(slurp(err_path));
+    CHECK(WIFEXITED(status)); // never killed by the signal before its files are removed
+    CHECK(fs::is_empty(storage));
+    CHECK_FALSE(nlohmann::json::parse(printed, nullptr, false).is_discarded()); // stdout whole
 }
 
 TEST_CASE("kill -9 at any moment leaves the old report or none, never a broken one") {
@@ -544,6 +637,25 @@ TEST_CASE("rounds in new processes keep their plans in a private folder, removed
     for (const auto& e : fs::directory_iterator(tmp)) left += e.path().filename().string().rfind("interopbench-round-x-", 0) != 0;
     CHECK(left == 0); // the private folder and everything in it is gone
     fs::remove_all(d);
+}
+
+TEST_CASE("TMPDIR that does not exist, with rounds: each round runs in this process, the warning says why and what to do") {
+    const fs::path d = scratch("round_no_tmpdir");
+    const int rc = run_binary({"run", "-s", "host_memcpy", "-a", "threads=single", "--size", "4K", "--rounds", "2",
+                               "--min-samples", "3", "--max-time", "0.2", "--no-topology", "-q", "--out",
+                               (d / "r.json").string()},
+                              d, {"TMPDIR=/nonexistent-interopbench-tmp"});
+    CAPTURE(read_text(d / "stderr"));
+    CHECK(rc == 0);
+    const Report r = read_report((d / "r.json").string());
+    REQUIRE(r.results.size() == 1);
+    CHECK(r.results[0].rounds == 2); // measured, both rounds
+    const auto& w = r.header.warnings;
+    CHECK(std::any_of(w.begin(), w.end(), [](const std::string& x) {
+        return x == "round 2 could not run in a new process (TMPDIR '/nonexistent-interopbench-tmp' does not exist: set "
+                    "TMPDIR to a folder that only root or you may change, below folders likewise, or unset it to use /tmp); "
+                    "it ran in this one";
+    }));
 }
 
 TEST_CASE("the report written to and the fallback are named with control characters escaped") {

@@ -115,7 +115,7 @@ std::string report_text(const std::string& host = "h", const std::vector<double>
         {"invocation", {{"status", "complete"}}},
         {"warnings", nlohmann::json::array({host})},
         {"results",
-         {{{"key", "host_memcpy/size=4096"},
+         {{{"key", "host_memcpy/size=4096,note=" + host},
            {"scenario", "host_memcpy"},
            {"status", "ok"},
            {"params", {{"size", "4096"}, {"note", host}}},

@@ -236,9 +236,9 @@ TEST_CASE("html stage breakdown from details.stages, bounding stage outlined") {
     r["scenario"] = "staged_pipeline";
     r["family"] = "pipeline";
     r["details"]["stages"] = {{"read", 0.004}, {"h2d", 0.002}, {"kernel", 0.001}};
-    r["key"] = "staged_pipeline/a";
+    r["key"] = "staged_pipeline/size=67108864,host_mem=pinned,engine=ce,device=0";
     nlohmann::json r2 = r;
-    r2["key"] = "staged_pipeline/b";
+    r2["key"] = "staged_pipeline/size=1,host_mem=pinned,engine=ce,device=0";
     r2["params"]["size"] = "1";
     r2["details"]["stages"] = nlohmann::json::array({{{"name", "read"}, {"time", 0.001}}, {{"name", "h2d"}, {"time", 0.003}}});
     r2["details"]["bounding_stage"] = "h2d";

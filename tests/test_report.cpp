@@ -605,3 +605,180 @@ TEST_CASE("the tool's own environment settings stay out of the report's environm
     CHECK_FALSE(env.contains("INTEROPBENCH_OWN_ENV"));
     for (const char* name : {"NCCL_TEST_USER_SETTING", "NCCL_TEST_OWN_SETTING", "INTEROPBENCH_OWN_ENV"}) ::unsetenv(name);
 }
+
+// ---- what the tool writes, it reads back -------------------------------------------------------
+
+namespace {
+
+/// A result of `scenario` with size=`size`, `samples` samples of two metrics.
+Result result_with_samples(const std::string& size, std::size_t samples) {
+    Result r;
+    r.scenario = "fake_ok";
+    r.family = "fake";
+    r.params = Params({{"size", size}, {"mode", "a"}});
+    r.key = r.scenario + "/" + r.params.canonical();
+    r.stop_reason = "max_samples";
+    for (const char* name : {"bandwidth", "time"}) {
+        MetricResult m;
+        m.info = {name, "B/s", Better::higher, ""};
+        for (std::size_t i = 0; i < samples; ++i) m.samples.push_back(1e9 + static_cast<double>(i % 1000));
+        m.stats = compute_stats(m.samples);
+        r.metrics.push_back(std::move(m));
+    }
+    return r;
+}
+
+nlohmann::json nested(int levels) {
+    nlohmann::json v = "bottom";
+    for (int i = 0; i < levels; ++i) v = nlohmann::json{{"in", std::move(v)}};
+    return v;
+}
+
+nlohmann::json report_with(const std::vector<Result>& results) {
+    RunRecord rec;
+    rec.argv = {"interopbench", "run"};
+    rec.results = results;
+    Machine m;
+    return valid_utf8(build_report(rec, m));
+}
+
+} // namespace
+
+TEST_CASE("bounds when writing: samples thinned, details and reasons cut, each cut said, the report read back") {
+    const auto dir = testing::scratch("report_bounds");
+    // Samples: of 250,000, every 3rd is kept; the statistics stay those of all.
+    Result big = result_with_samples("1024", 250000);
+    // Details nested 254 levels deep (a plugin may answer that much): the report would nest
+    // past what the reader reads; and a reason longer than a result may hold.
+    big.details = nlohmann::json{{"deep", nested(254)}, {"kept", 1}};
+    big.reason = std::string(100000, 'r');
+    Result wide = result_with_samples("2048", 10);
+    wide.details = {{"blob", std::string(3u << 20, 'x')}};
+    nlohmann::json doc = report_with({big, wide});
+    const nlohmann::json& jb = doc["results"][0];
+    REQUIRE(jb["metrics"][0]["samples"].size() == 83334);
+    CHECK(jb["metrics"][0]["samples_taken"] == 250000);
+    CHECK(jb["metrics"][0]["stats"]["n"] == 250000);
+    CHECK(jb["details"]["kept"] == 1);
+    CHECK(jb["reason"].get<std::string>().size() == 16384);
+    CHECK(cut_text("abcdef", 6) == "abcdef");
+    CHECK(cut_text(std::string(20, 'a'), 10) == "aaaa [cut]");
+    CHECK(cut_text("aaaa\u00e9\u00e9\u00e9\u00e9", 11) == "aaaa [cut]"); // never inside a character
+    CHECK(cut_text("aaaa\u00e9\u00e9\u00e9\u00e9\u00e9", 12) == "aaaa\u00e9 [cut]");
+    const auto cut = jb["cut"].get<std::vector<std::string>>();
+    REQUIRE(cut.size() == 4);
+    CHECK(cut[0] == "samples of 'bandwidth': every 3rd of 250000 kept (83334); the statistics are of all 250000");
+    CHECK(cut[2] == "reason: cut to 16384 of its 100000 bytes");
+    CHECK(cut[3] == "details: values nested deeper than 64 levels replaced by a note");
+    CHECK(doc["results"][1]["details"] == nlohmann::json{{"cut", fmt::format("{} bytes of details left out", (3u << 20) + 11)}});
+    CHECK(doc["results"][1]["cut"][0].get<std::string>().find("details: 3145739 bytes left out") == 0);
+    // Written and read back, the schema kept.
+    const std::string path = (dir / "r.json").string();
+    write_file_atomic(path, report_text(doc));
+    const Report back = read_report(path);
+    REQUIRE(back.results.size() == 2);
+    CHECK(back.results[0].metrics[0].samples.size() == 83334);
+    CHECK(back.results[0].metrics[0].samples_taken == 250000);
+    CHECK(back.results[0].metrics[0].stats.n == 250000);
+    CHECK(back.results[0].cut == cut);
+    const auto schema = testing::SchemaCheck::from_file(INTEROPBENCH_SOURCE_DIR "/reports/report.schema.json");
+    CHECK(schema.errors(load_report(path)).empty());
+    // Written again (show, a round's report pooled), nothing more is cut.
+    nlohmann::json again = report_document(back);
+    CHECK(again["results"][0]["cut"].size() == 4);
+    // Pooled with a round of every sample kept, the pool says how many were taken.
+    MetricResult pooled = back.results[0].metrics[0];
+    const MetricResult other = result_with_samples("1024", 100).metrics[0];
+    pool_metric(pooled, {&back.results[0].metrics[0], &other});
+    CHECK(pooled.samples_taken == 250100);
+    CHECK(pooled.samples.size() == 83434);
+}
+
+TEST_CASE("bounds when writing: a report that would be larger than the reader reads loses samples, then details, and says so") {
+    const auto dir = testing::scratch("report_whole_bound");
+    std::vector<Result> results;
+    for (int i = 0; i < 4; ++i) results.push_back(result_with_samples(std::to_string(1024 << i), 20000 * (i + 1)));
+    results[3].details = {{"blob", std::string(200000, 'd')}};
+    nlohmann::json doc = report_with(results);
+    const std::size_t whole = doc.dump(1).size();
+    // A limit that fits once the two largest results' samples are gone.
+    const std::uint64_t limit = whole / 2;
+    const std::string text = report_text(doc, limit);
+    CHECK(text.size() <= limit);
+    CHECK(doc["results"][3]["metrics"][0]["samples"].empty());
+    CHECK(doc["results"][3]["metrics"][0]["samples_taken"] == 80000);
+    CHECK(doc["results"][0]["metrics"][0]["samples"].size() == 20000); // the smallest kept
+    CHECK(doc["results"][3]["cut"][0].get<std::string>().find("samples of 'bandwidth': all 80000 left out to keep the report within") == 0);
+    const std::string warning = doc["warnings"].back().get<std::string>();
+    CHECK(warning.find("the samples of ") != std::string::npos);
+    const std::string path = (dir / "r.json").string();
+    write_file_atomic(path, text);
+    const Report back = read_report(path);
+    CHECK(back.results[3].metrics[0].samples_taken == 80000);
+    CHECK(back.results[3].metrics[0].stats.n == 80000);
+    // Smaller still: the details go too; smaller than what is left: refused, never written.
+    nlohmann::json doc2 = report_with(results);
+    const std::string small = report_text(doc2, 60000);
+    CHECK(small.size() <= 60000);
+    CHECK(doc2["results"][3]["details"].contains("cut"));
+    nlohmann::json doc3 = report_with(results);
+    CHECK_THROWS_AS(report_text(doc3, 2000), WriteError);
+}
+
+TEST_CASE("read_report refuses a result whose key is not its scenario and parameters, naming the key") {
+    const auto dir = testing::scratch("report_keys");
+    nlohmann::json doc = report_with({result_with_samples("1024", 3)});
+    const std::string path = (dir / "r.json").string();
+    write_file_atomic(path, doc.dump());
+    CHECK_NOTHROW(read_report(path));
+    // A key naming another size than the result's params: compare would match wrong figures.
+    doc["results"][0]["key"] = "fake_ok/size=2048,mode=a";
+    write_file_atomic(path, doc.dump());
+    try {
+        (void)read_report(path);
+        FAIL("accepted a key that is not its scenario and parameters");
+    } catch (const UsageError& e) {
+        CHECK(std::string(e.what()) == fmt::format("report '{}': results[0]: its key 'fake_ok/size=2048,mode=a' is not its "
+                                                   "scenario and parameters ('fake_ok/size=1024,mode=a')",
+                                                   path));
+        CHECK(std::string(e.hint()).find("edited or damaged") != std::string::npos);
+    }
+    CHECK_THROWS_AS(load_report(path), UsageError);
+    // Another scenario's name.
+    doc["results"][0]["key"] = "other/size=1024,mode=a";
+    write_file_atomic(path, doc.dump());
+    CHECK_THROWS_AS(read_report(path), UsageError);
+    // A report without param_order (written before it was recorded) names its parameters in
+    // axis order, which the params object no longer keeps: any order of the same pairs reads.
+    doc["results"][0]["key"] = "fake_ok/size=1024,mode=a";
+    doc["results"][0].erase("param_order");
+    write_file_atomic(path, doc.dump());
+    CHECK(read_report(path).results[0].key == "fake_ok/size=1024,mode=a");
+    doc["results"][0]["key"] = "fake_ok/size=1024,mode=b";
+    write_file_atomic(path, doc.dump());
+    CHECK_THROWS_AS(read_report(path), UsageError);
+    doc["results"][0]["key"] = "fake_ok/size=1024";
+    write_file_atomic(path, doc.dump());
+    CHECK_THROWS_AS(read_report(path), UsageError);
+}
+
+TEST_CASE("every committed report reads: under reports/ (measured) and tests/data (made for the tests)") {
+    // The reader refuses a result whose key is not its scenario and parameters: every report
+    // committed reads all the same (the measured ones are never edited), except the fixtures
+    // made to be refused (tests/data/reports/bad).
+    int seen = 0;
+    for (const char* root : {"/reports", "/tests/data"})
+        for (const auto& e : fs::recursive_directory_iterator(std::string(INTEROPBENCH_SOURCE_DIR) + root)) {
+            if (!e.is_regular_file() || e.path().extension() != ".json") continue;
+            const std::string path = e.path().string();
+            if (path.find("/tests/data/reports/bad/") != std::string::npos) continue;
+            const auto raw = nlohmann::json::parse(testing::slurp(e.path()), nullptr, false);
+            if (raw.is_discarded() || !raw.is_object() || !raw.contains("schema") || !raw["schema"].is_object() ||
+                raw["schema"].value("name", "") != "interopbench.report")
+                continue;
+            CAPTURE(path);
+            CHECK_NOTHROW(read_report(path));
+            ++seen;
+        }
+    CHECK(seen > 40);
+}

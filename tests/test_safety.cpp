@@ -19,17 +19,22 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "families/plugin/plugin.hpp"
+#include "gpu/cufile_loader.hpp"
 #include "hostio/storage_io.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/private_dir.hpp"
 #include "interopbench/registry.hpp"
+#include "interopbench/report.hpp"
 #include "interopbench/trust.hpp"
 #include "test_support.hpp"
+#include "topology/storage_devices.hpp"
 
 using namespace interopbench;
 namespace fs = std::filesystem;
@@ -334,4 +339,103 @@ TEST_CASE("safety: sweeping while another process makes and uses its run folders
     CHECK(WEXITSTATUS(status) == 0); // the number of folders lost while held
     CHECK(fs::is_empty(d));
     fs::remove_all(d);
+}
+
+TEST_CASE("safety: cuFile reads a private copy of its configuration and logs into the private folder, never the working directory") {
+    // Saved and restored: the variables this case sets, as the tool's own or as a user's.
+    struct Env {
+        std::vector<std::pair<std::string, std::optional<std::string>>> saved;
+        Env() {
+            for (const char* name : {"CUFILE_ENV_PATH_JSON", "CUFILE_LOGFILE_PATH", "INTEROPBENCH_CUFILE_USER_CONFIG",
+                                     "INTEROPBENCH_OWN_ENV"}) {
+                const char* v = std::getenv(name);
+                saved.emplace_back(name, v ? std::optional<std::string>(v) : std::nullopt);
+                ::unsetenv(name);
+            }
+        }
+        ~Env() {
+            for (const auto& [name, value] : saved)
+                if (value) ::setenv(name.c_str(), value->c_str(), 1);
+                else ::unsetenv(name.c_str());
+        }
+    } env;
+    const fs::path d = testing::scratch("cufile_config");
+    make_dir(d / "conf", 0755);
+    const fs::path user = d / "conf" / "cufile.json";
+    std::ofstream(user) << "{\n  // cufile.json carries comments\n  \"logging\": {\"dir\": \"/var/log/elsewhere\", \"level\": \"INFO\"},\n"
+                           "  \"properties\": {\"allow_compat_mode\": true, \"force_compat_mode\": false}\n}\n";
+    ::setenv("CUFILE_ENV_PATH_JSON", user.c_str(), 1);
+    std::string why;
+    const std::string copy = gpu::private_cufile_config(&why);
+    CAPTURE(why);
+    REQUIRE(!copy.empty());
+    CHECK(copy.rfind(private_dir() + "/cufile-", 0) == 0);
+    struct stat st {};
+    REQUIRE(::lstat(copy.c_str(), &st) == 0);
+    CHECK(S_ISREG(st.st_mode));
+    CHECK((st.st_mode & 0777) == 0600);
+    CHECK(st.st_uid == ::geteuid());
+    const auto config = nlohmann::json::parse(testing::slurp(copy));
+    CHECK(config["logging"]["dir"] == private_dir()); // its log goes where only this run writes
+    CHECK(config["logging"]["level"] == "INFO");      // the user's level stays
+    CHECK(config["properties"]["allow_compat_mode"] == true);
+    CHECK(std::string(std::getenv("CUFILE_ENV_PATH_JSON")) == copy);
+    CHECK(std::string(std::getenv("CUFILE_LOGFILE_PATH")) == private_dir() + "/cufile.log");
+    CHECK(own_environment("CUFILE_ENV_PATH_JSON"));
+    // The facts a report shows name the user's file, read from there.
+    const CufileHostFacts facts = cufile_host_facts();
+    CHECK(facts.config_path == user.string());
+    CHECK(facts.config_from_env);
+    CHECK(facts.allow_compat_mode == std::optional<bool>(true));
+    // Again (a round's process inherits the variables): a copy of the user's file, not of the copy.
+    const std::string again = gpu::private_cufile_config(&why);
+    REQUIRE(!again.empty());
+    CHECK(again != copy);
+    CHECK(nlohmann::json::parse(testing::slurp(again))["logging"]["level"] == "INFO");
+
+    // cuFile's own reason, from its log in the private folder: the first line it marked ERROR.
+    const std::string log = " 07-12-2026 10:00:00:123 [pid=41 tid=41] NOTICE  cufio-drv:107 opening the driver\n"
+                            " 07-12-2026 10:00:00:124 [pid=41 tid=41] ERROR  cufio-drv:720 nvidia-fs.ko driver not loaded\n"
+                            " 07-12-2026 10:00:00:125 [pid=41 tid=41] ERROR  cufio:280 cuFileDriverOpen failed: error\n";
+    CHECK(gpu::cufile_first_error(log) == "ERROR cufio-drv:720 nvidia-fs.ko driver not loaded");
+    CHECK(gpu::cufile_first_error("no trouble here\n") == "");
+    CHECK(gpu::cufile_first_error("an error of some kind\n") == "an error of some kind");
+    std::ofstream(private_dir() + "/cufile.log") << log;
+    CHECK(gpu::cufile_log_reason() == "ERROR cufio-drv:720 nvidia-fs.ko driver not loaded");
+    fs::remove(private_dir() + "/cufile.log");
+    // Where the configuration names the folder alone, cuFile names its file itself.
+    std::ofstream(private_dir() + "/cufile_41_2026-12-07.log") << log;
+    CHECK(gpu::cufile_log_reason() == "ERROR cufio-drv:720 nvidia-fs.ko driver not loaded");
+    fs::remove(private_dir() + "/cufile_41_2026-12-07.log");
+
+    // A file the user named that another user may change: refused, never copied nor replaced.
+    ::unsetenv("INTEROPBENCH_OWN_ENV");
+    ::unsetenv("INTEROPBENCH_CUFILE_USER_CONFIG");
+    ::setenv("CUFILE_ENV_PATH_JSON", user.c_str(), 1);
+    REQUIRE(::chmod((d / "conf").c_str(), 0777) == 0);
+    CHECK(gpu::private_cufile_config(&why).empty());
+    CHECK(why == fmt::format("its configuration CUFILE_ENV_PATH_JSON '{}': '{}' may be written by any user (mode 777); keep the "
+                             "file where only root or you may change it, and every folder above it too, or name another",
+                             user.string(), fs::canonical(d / "conf").string()));
+    CHECK(std::string(std::getenv("CUFILE_ENV_PATH_JSON")) == user.string()); // left as the user set it
+    REQUIRE(::chmod((d / "conf").c_str(), 0755) == 0);
+    if (::geteuid() == 0) {
+        REQUIRE(::chown(user.c_str(), k_nobody, k_nobody) == 0);
+        CHECK(gpu::private_cufile_config(&why).empty());
+        CHECK(contains(why, "belongs to another user (uid 65534)"));
+        REQUIRE(::chown(user.c_str(), 0, 0) == 0);
+    }
+    // A file named that is missing, or no JSON: refused with the reason.
+    ::setenv("CUFILE_ENV_PATH_JSON", (d / "conf" / "missing.json").c_str(), 1);
+    CHECK(gpu::private_cufile_config(&why).empty());
+    CHECK(contains(why, "does not exist"));
+    std::ofstream(d / "conf" / "bad.json") << "{ not json";
+    ::setenv("CUFILE_ENV_PATH_JSON", (d / "conf" / "bad.json").c_str(), 1);
+    CHECK(gpu::private_cufile_config(&why).empty());
+    CHECK(contains(why, "is not a JSON object"));
+    // A log file the user chose stays theirs.
+    ::setenv("CUFILE_ENV_PATH_JSON", user.c_str(), 1);
+    ::setenv("CUFILE_LOGFILE_PATH", (d / "mine.log").c_str(), 1);
+    CHECK_FALSE(gpu::private_cufile_config(&why).empty());
+    CHECK(std::string(std::getenv("CUFILE_LOGFILE_PATH")) == (d / "mine.log").string());
 }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "interopbench/conditions.hpp"
+#include "interopbench/file_io.hpp"
 #include "interopbench/runner.hpp"
 #include "interopbench/scenario.hpp"
 
@@ -71,6 +72,14 @@ struct RunRecord {
 
 /// Assembles the report document.
 nlohmann::json build_report(const RunRecord& run, const Machine& machine);
+
+/// The text `report` is written as (dump(1) and a newline), at most `limit` bytes, so that
+/// read_report reads it back: a report that would be larger loses the samples of its results,
+/// the largest first (each metric keeps its statistics and says how many it took:
+/// "samples_taken"), then their details, then the reasons past 256 bytes, until it fits. Each
+/// result says what it lost (its "cut"), the report's warnings how many lost what. Each result
+/// was bounded already (to_json(Result)). Throws WriteError when even that does not fit.
+std::string report_text(nlohmann::json& report, std::uint64_t limit = k_max_report_bytes);
 
 /// Writes `content` to `path`. Symbolic links are followed (the link stays, its target is
 /// written). A regular file, or a new one, is replaced atomically: a temporary with a short

@@ -83,7 +83,28 @@ struct MetricResult {
     std::vector<double> samples;   ///< every round's samples, in round order
     /// The median of each round's samples (empty for a run of one round).
     std::vector<double> round_medians;
+    /// How many samples were taken when `samples` holds fewer (a report kept every k-th of
+    /// them: k_max_report_samples); 0 when `samples` holds every one.
+    std::uint64_t samples_taken = 0;
 };
+
+// ---- what one result may hold in a report ---------------------------------------------------
+// A report the tool writes is one it reads back (read_report refuses more than
+// k_max_report_bytes, or nesting past k_max_json_depth): to_json(Result) bounds each result,
+// and report_text (report.hpp) the whole. Where a bound cuts, the report says what was cut.
+
+/// Most samples of one metric a result holds in a report: of more, every k-th is kept (evenly
+/// spaced, k the smallest that fits), and "samples_taken" says how many were taken. The
+/// statistics are of every sample taken.
+inline constexpr std::size_t k_max_report_samples = 100000;
+/// Deepest nesting below a result's "details": a deeper value is replaced by a note saying so.
+/// With the levels above it (report, results, result) far within k_max_json_depth.
+inline constexpr int k_max_details_depth = 64;
+/// Largest a result's details may be, as compact JSON: larger ones are replaced by a note
+/// ("cut") saying how large they were.
+inline constexpr std::size_t k_max_details_bytes = 1u << 20;
+/// Longest a result's reason may be: a longer one is cut there, saying how long it was.
+inline constexpr std::size_t k_max_reason_bytes = 16u << 10;
 
 /// The uncertainty people are shown for a result's primary metric: the larger of the 95%
 /// interval's relative half-width and half the relative spread between round medians, and
@@ -109,10 +130,19 @@ struct Result {
     std::string counting;
     nlohmann::json details = nlohmann::json::object();
     std::vector<MetricResult> metrics;
+    /// What a report writer cut from this result to keep the report readable, one line each
+    /// ("samples of 'bandwidth': every 336th of 33554432 kept"); read back from a report.
+    std::vector<std::string> cut;
 
     const MetricResult* metric(const std::string& name) const;
 };
 
+/// `text` of at most `most` bytes: cut there (never inside a UTF-8 character) and marked
+/// " [cut]" when longer.
+std::string cut_text(const std::string& text, std::size_t most);
+
+/// The result as a report holds it, within the bounds above (samples thinned, details and
+/// reason cut where they exceed them, each cut said where it was made).
 void to_json(nlohmann::json& j, const Result& r);
 void from_json(const nlohmann::json& j, Result& r);
 

@@ -23,6 +23,25 @@
 
 namespace interopbench {
 
+/// The stop signals (SIGINT, SIGTERM, SIGHUP) handled while an object of this class lives;
+/// scopes nest, the outermost installs the handlers (unblocking the signals, and clearing
+/// g_interrupted: a new run) and restores the ones before. The first stop signal sets
+/// g_interrupted: the run stops after its current sample and writes what it has. A further one
+/// kills the guarded process groups, removes every guarded file and folder (cleanup.hpp) and
+/// ends the process by that signal.
+class StopSignals {
+public:
+    StopSignals();
+    ~StopSignals();
+    StopSignals(const StopSignals&) = delete;
+    StopSignals& operator=(const StopSignals&) = delete;
+    /// Handles them for the rest of the process, from now until after the static objects made
+    /// later (the private folder, private_dir.hpp) are destroyed at exit. The commands that make
+    /// files call it before they make any, so that a stop signal at any moment, also after the
+    /// report was written, leaves none of them behind.
+    static void for_process();
+};
+
 /// Machine-specific steps, each optional.
 struct SessionHooks {
     /// Adds facts to finished results: path facts from the topology document (null when
@@ -57,7 +76,7 @@ struct SessionOptions {
     std::string html;              ///< path of the report's HTML page (written after it), or empty
     bool anonymize = false;        ///< applies to the checkpoints and the final report
     double checkpoint_interval_s = 10;
-    bool handle_signals = true;    ///< install the SIGINT/SIGTERM/SIGHUP handlers
+    bool handle_signals = true;    ///< handle SIGINT/SIGTERM/SIGHUP while it runs (StopSignals)
     /// The baseline report to gate on (none: no gate), as read and checked before the run.
     std::optional<Report> baseline;
     CompareOptions compare;        ///< thresholds and labels of the gate

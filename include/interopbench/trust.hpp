@@ -30,6 +30,7 @@ enum class TrustRule {
     storage_file,    ///< a storage file kept by an earlier run: a regular file, not a link, held for reading
     temp_folder,     ///< TMPDIR: a folder the tool makes its own entries in (sticky allowed)
     confirm_folder,  ///< fleet's --confirm-dir: a folder the tool makes its own entries in (sticky allowed)
+    library_config,  ///< a configuration file of a library the tool loads (cuFile's): a regular file, held for reading
 };
 
 /// A path opened after it was found trustworthy (a descriptor, close-on-exec), or why it was not.

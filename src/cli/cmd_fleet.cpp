@@ -4,19 +4,28 @@
 #include <filesystem>
 #include <memory>
 
+#include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "cli/cli.hpp"
 #include "families/builtin.hpp"
+#include "interopbench/cleanup.hpp"
 #include "interopbench/file_io.hpp"
 #include "interopbench/fleet.hpp"
 #include "interopbench/params.hpp"
 #include "interopbench/private_dir.hpp"
 #include "interopbench/report.hpp"
+#include "interopbench/session.hpp"
 #include "presentation/formats.hpp"
 
 extern char** environ;
@@ -99,17 +108,62 @@ std::string shell_quoted(const std::vector<std::string>& words) {
     return fmt::format("{}", fmt::join(out, " "));
 }
 
-/// Runs `cmd` (no shell) and returns its exit status, or -1 when it could not start.
-int run_command(const std::vector<std::string>& cmd) {
+/// Runs a re-measurement `cmd` (no shell) and returns its exit status (128 + N when signal N
+/// ended it), or -1 when it could not start. It runs in a process group of its own with stdin
+/// from /dev/null, and its stdout goes to our stderr: our stdout is the verdict's (JSON stays
+/// JSON). A stop signal of ours is passed on to it once (SIGINT: a run stops after its sample
+/// and writes what it has; it stops its own children) and `stopped` set; fleet waits for it. A
+/// further signal kills its group (cleanup.hpp). So no re-measurement outlives fleet.
+int run_step(const std::vector<std::string>& cmd, bool& stopped) {
     std::vector<char*> argv;
     for (const auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
+    posix_spawn_file_actions_t files;
+    posix_spawn_file_actions_init(&files);
+    posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&files, 2, 1);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setpgroup(&attr, 0);
+    // The stop signals as a new process has them: not blocked, not ignored.
+    sigset_t none, stops;
+    sigemptyset(&none);
+    sigemptyset(&stops);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaddset(&stops, sig);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &stops);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     pid_t pid = 0;
-    if (posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
+    const int spawned = posix_spawnp(&pid, argv[0], &files, &attr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&files);
+    posix_spawnattr_destroy(&attr);
+    if (spawned != 0) return -1;
+    const int guard = cleanup::guard_process_group(pid);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return -1;
+    bool told = false;
+    while (true) {
+        const pid_t got = waitpid(pid, &status, WNOHANG);
+        if (got == pid) break;
+        if (got < 0 && errno != EINTR) {
+            status = -1;
+            break;
+        }
+        if (g_interrupted && !told) {
+            // To it alone: it passes the signal on to its own children (a run's rounds, mpirun's ranks).
+            (void)kill(pid, SIGINT);
+            told = stopped = true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    cleanup::release_process_group(guard);
+    if (status == -1) return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+/// Whether `path` holds something: a re-measurement replaced the empty file made for it.
+bool written(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && access(path.c_str(), R_OK) == 0;
 }
 
 } // namespace
@@ -225,28 +279,65 @@ void add_fleet(CLI::App& app, Outcome& out) {
                 again.insert(again.end(), outs.begin(), outs.end());
                 plan_text += "  " + display_text(shell_quoted(again)) + "\n";
             } else {
+                // Another host writes its report where it runs: only a folder it shares with this
+                // one brings the report back. Without --confirm-dir (the private folder here),
+                // none would come back: refused before anything runs, naming each.
+                std::vector<std::string> unreachable;
+                for (const auto& s : steps) {
+                    const auto& m = outcome.members[s.member];
+                    if (!m.hostname.empty() && m.hostname != this_host())
+                        unreachable.push_back(fmt::format("{} ({})", std::filesystem::path(s.out).filename().string(),
+                                                          display_text(m.label)));
+                }
+                if (args->confirm_dir.empty() && !unreachable.empty())
+                    throw UsageError(
+                        fmt::format("--rerun re-measures on other hosts without --confirm-dir: no confirmation would come "
+                                    "back here: {}",
+                                    fmt::join(unreachable, ", ")),
+                        "give --confirm-dir a folder those hosts share with this one (the same path on each), or run "
+                        "without --rerun to print the commands");
                 // The re-measurements write into a folder nobody else may change, each to a file
                 // made anew here, never through a link found there.
                 const TrustedPath folder = open_trusted(dir, TrustRule::confirm_folder);
                 if (!folder) throw UsageError(fmt::format("--confirm-dir {}", folder.problem()), folder.fix());
                 for (const auto& s : steps) make_fresh_file(folder, std::filesystem::path(s.out).filename().string());
+                // A stop signal ends the re-measurement running (passed on to it) and the rest.
+                StopSignals::for_process();
                 std::vector<std::string> made;
+                std::size_t not_run = 0;
                 for (const auto& s : steps) {
+                    const std::string label = display_text(outcome.members[s.member].label);
+                    if (g_interrupted) {
+                        ++not_run;
+                        continue;
+                    }
                     const auto command = step_command(outcome.members[s.member], s, exe);
                     if (!args->quiet)
-                        print_stderr(fmt::format("fleet: re-measuring on {}: {}\n", display_text(outcome.members[s.member].label),
-                                                 display_text(shell_quoted(command))));
-                    const int rc = run_command(command);
-                    if (rc == 0 || rc == 1) made.push_back(s.out); // 1: the run measured but had a failure
-                    else
+                        print_stderr(fmt::format("fleet: re-measuring on {}: {}\n", label, display_text(shell_quoted(command))));
+                    bool stopped = false;
+                    const int rc = run_step(command, stopped);
+                    if (stopped)
+                        print_stderr(fmt::format("fleet: interrupted: the re-measurement on {} was stopped; its outliers stay "
+                                                 "unconfirmed\n",
+                                                 label));
+                    else if (rc != 0 && rc != 1) // 1: the run measured but had a failure
                         print_stderr(fmt::format("fleet: the re-measurement on {} did not finish (exit {}); its outliers stay "
                                                  "unconfirmed\n",
-                                                 display_text(outcome.members[s.member].label), rc));
+                                                 label, rc));
+                    else if (!written(s.out))
+                        print_stderr(fmt::format("fleet: no confirmation from {}: '{}' is still empty{}; its outliers stay "
+                                                 "unconfirmed\n",
+                                                 label, display_text(s.out),
+                                                 outcome.members[s.member].hostname == this_host() || outcome.members[s.member].hostname.empty()
+                                                     ? ""
+                                                     : " (is --confirm-dir a folder that host shares with this one?)"));
+                    else
+                        made.push_back(s.out);
                 }
-                std::vector<std::string> readable;
-                for (const auto& f : made)
-                    if (access(f.c_str(), R_OK) == 0) readable.push_back(f);
-                if (!readable.empty()) fleet::apply_confirmations(outcome, readable);
+                if (not_run > 0)
+                    print_stderr(fmt::format("fleet: interrupted: {} re-measurement(s) not run; their outliers stay unconfirmed\n",
+                                             not_run));
+                if (!made.empty()) fleet::apply_confirmations(outcome, made);
             }
         }
 

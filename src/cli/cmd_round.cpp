@@ -49,6 +49,7 @@ int round_command(const std::string& plan_file, const std::string& out_file, int
     const pid_t parent = getppid();
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) return static_cast<int>(ExitCode::failed);
+    StopSignals::for_process(); // as `run`: no file of this round is left by a stop signal
     const nlohmann::json plan = parse_json(read_input_file(plan_file, "round plan", k_max_profile_bytes));
     if (plan.value("version", 0) != k_plan_version)
         throw UsageError(fmt::format("round plan '{}' has another version", plan_file),

@@ -307,6 +307,9 @@ std::string dry_run_summary(const std::vector<Config>& configs, const RunSetting
 }
 
 int run_command(const RunOptions& o, const std::vector<std::string>& argv) {
+    // From before the first file the run makes (plugins' folders, storage files, the private
+    // folder) until after the last is removed at exit: a stop signal never leaves one behind.
+    StopSignals::for_process();
     const Format& format = find_format(o.format, Command::run);
     ProgressStyle progress = progress_style(o.progress);
     const TableStyle style = table_style(o.wide, o.metrics);

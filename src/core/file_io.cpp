@@ -156,7 +156,9 @@ std::string utf8_escaped(const std::string& s) {
 }
 
 nlohmann::json valid_utf8_at(const nlohmann::json& doc, int depth) {
-    if (depth > k_max_json_depth) return nullptr;
+    // `depth` containers hold this value: as a container it is level depth + 1, which
+    // parse_json refuses past k_max_json_depth.
+    if (doc.is_structured() && depth >= k_max_json_depth) return nullptr;
     if (doc.is_string()) return utf8_escaped(doc.get_ref<const std::string&>());
     if (doc.is_array()) {
         nlohmann::json out = nlohmann::json::array();

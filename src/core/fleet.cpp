@@ -720,7 +720,9 @@ nlohmann::json expectations_json(const Outcome& outcome) {
 
 Expectations parse_expectations(const nlohmann::json& doc, const std::string& origin) {
     const std::string hint = "write it with 'interopbench fleet REPORTS... --write-expect FILE' from a healthy fleet";
-    if (!doc.is_object() || doc.value("schema", std::string()) != k_expect_schema)
+    // A report given for it has a "schema" object: not an expectations file either.
+    if (!doc.is_object() || !doc.contains("schema") || !doc["schema"].is_string() ||
+        doc["schema"].get<std::string>() != k_expect_schema)
         throw UsageError(fmt::format("{} is not an expectations file (schema '{}')", origin, k_expect_schema), hint);
     if (!doc.contains("version") || !doc["version"].is_number_integer() || doc["version"].get<int>() != 1)
         throw UsageError(fmt::format("{}: version {} is not one this interopbench reads (1)", origin,
@@ -745,6 +747,16 @@ Expectations parse_expectations(const nlohmann::json& doc, const std::string& or
         if (!(x.median > 0) || !std::isfinite(x.median) || !(x.spread >= 0) || !std::isfinite(x.spread))
             throw UsageError(fmt::format("{}: expectations[{}] has a median that is not positive or a negative spread", origin, i),
                              hint);
+        // The optional fields, when present, of their types (a count, strings): a value of
+        // another type is named, never thrown past as the JSON library's error.
+        for (const auto& [k, want] : {std::pair{"n", "a count (an integer of 0 or more)"}, std::pair{"unit", "a string"},
+                                      std::pair{"better", "a string"}}) {
+            const auto it = e.find(k);
+            const bool ok = it == e.end() || (std::string_view(k) == "n" ? it->is_number_unsigned() : it->is_string());
+            if (!ok)
+                throw UsageError(fmt::format("{}: expectations[{}].{} must be {} (it is {})", origin, i, k, want, it->type_name()),
+                                 hint);
+        }
         x.n = e.value("n", std::size_t{0});
         x.unit = e.value("unit", std::string());
         x.higher_is_better = e.value("better", std::string("higher")) != "lower";

@@ -12,6 +12,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -247,6 +248,127 @@ nlohmann::json build_report(const RunRecord& run, const Machine& machine) {
     doc["summary"] = counts;
     doc["warnings"] = run.warnings;
     return doc;
+}
+
+// ---- the whole report within what is read back -------------------------------------------
+
+namespace {
+
+/// One way to make a report smaller: what it takes from a result, and how many bytes that
+/// frees there (0: nothing to take).
+struct Shedding {
+    const char* what; ///< "samples", for the warning
+    std::function<std::size_t(const nlohmann::json& result)> bytes;
+    std::function<void(nlohmann::json& result)> take;
+};
+
+void note_cut(nlohmann::json& result, std::string line) {
+    if (!result.contains("cut") || !result["cut"].is_array()) result["cut"] = nlohmann::json::array();
+    result["cut"].push_back(std::move(line));
+}
+
+std::vector<Shedding> sheddings(std::uint64_t limit) {
+    const std::string why = fmt::format("left out to keep the report within {} bytes", limit);
+    return {
+        {"samples",
+         [](const nlohmann::json& r) {
+             std::size_t n = 0;
+             if (r.contains("metrics") && r["metrics"].is_array())
+                 for (const auto& m : r["metrics"])
+                     if (m.is_object() && m.contains("samples") && m["samples"].is_array() && !m["samples"].empty())
+                         n += m["samples"].dump(1).size();
+             return n;
+         },
+         [why](nlohmann::json& r) {
+             for (auto& m : r["metrics"]) {
+                 if (!m.is_object() || !m.contains("samples") || !m["samples"].is_array() || m["samples"].empty()) continue;
+                 const std::uint64_t kept = m["samples"].size();
+                 const std::uint64_t taken = m.contains("samples_taken") && m["samples_taken"].is_number_unsigned()
+                                                 ? std::max(kept, m["samples_taken"].get<std::uint64_t>())
+                                                 : kept;
+                 m["samples_taken"] = taken;
+                 m["samples"] = nlohmann::json::array();
+                 note_cut(r, fmt::format("samples of '{}': all {} {}; the statistics are kept",
+                                         m.value("name", std::string("?")), kept, why));
+             }
+         }},
+        {"details",
+         [](const nlohmann::json& r) {
+             const auto it = r.find("details");
+             // Nothing to take from none, or from details already cut to their note.
+             if (it == r.end() || (it->is_object() && (it->empty() || (it->size() == 1 && it->contains("cut")))))
+                 return std::size_t{0};
+             return it->dump(1).size();
+         },
+         [why](nlohmann::json& r) {
+             const std::size_t bytes = r["details"].dump().size();
+             r["details"] = {{"cut", fmt::format("{} bytes of details left out", bytes)}};
+             note_cut(r, fmt::format("details: {} bytes {}", bytes, why));
+         }},
+        {"reasons",
+         [](const nlohmann::json& r) {
+             const auto it = r.find("reason");
+             return it != r.end() && it->is_string() && it->get_ref<const std::string&>().size() > 256
+                        ? it->get_ref<const std::string&>().size()
+                        : std::size_t{0};
+         },
+         [why](nlohmann::json& r) {
+             std::string& text = r["reason"].get_ref<std::string&>();
+             const std::size_t size = text.size();
+             text = cut_text(text, 256);
+             note_cut(r, fmt::format("reason: {} of its {} bytes {}", size - text.size(), size, why));
+         }},
+    };
+}
+
+} // namespace
+
+std::string report_text(nlohmann::json& report, std::uint64_t limit) {
+    std::string text = report.dump(1) + "\n";
+    if (text.size() <= limit) return text;
+    const bool has_results = report.is_object() && report.contains("results") && report["results"].is_array();
+    std::vector<std::string> said;
+    // Room for the warning that says what was cut.
+    const std::uint64_t target = limit > 4096 ? limit - 1024 : limit;
+    if (has_results) {
+        auto& results = report["results"];
+        for (const Shedding& s : sheddings(limit)) {
+            std::size_t shed = 0;
+            // The largest first, as many as the excess needs by their own size; the indentation
+            // they sat at comes on top, so the text is measured again, and again if need be.
+            while (text.size() > target) {
+                std::vector<std::pair<std::size_t, std::size_t>> sizes; // bytes, index
+                for (std::size_t i = 0; i < results.size(); ++i)
+                    if (results[i].is_object())
+                        if (const std::size_t b = s.bytes(results[i]); b > 0) sizes.emplace_back(b, i);
+                if (sizes.empty()) break;
+                std::sort(sizes.rbegin(), sizes.rend());
+                const std::uint64_t excess = text.size() - target;
+                std::uint64_t freed = 0;
+                for (const auto& [bytes, i] : sizes) {
+                    if (freed >= excess) break;
+                    s.take(results[i]);
+                    freed += bytes;
+                    ++shed;
+                }
+                text = report.dump(1) + "\n";
+            }
+            if (shed > 0) said.push_back(fmt::format("the {} of {} result(s)", s.what, shed));
+            if (text.size() <= target) break;
+        }
+    }
+    if (!said.empty() && report.contains("warnings") && report["warnings"].is_array()) {
+        report["warnings"].push_back(fmt::format(
+            "the report would have been larger than the {} bytes a report may hold: {} were left out (each result's "
+            "\"cut\" says what it lost)",
+            limit, fmt::join(said, ", then ")));
+        text = report.dump(1) + "\n";
+    }
+    if (text.size() > limit)
+        throw WriteError(fmt::format("the report is {} bytes, more than the {} a report may hold, even without the "
+                                     "results' samples and details",
+                                     text.size(), limit));
+    return text;
 }
 
 // ---- writing ------------------------------------------------------------------------------
@@ -554,6 +676,42 @@ std::string hosts_problem(const nlohmann::json& doc) {
     return {};
 }
 
+// Whether `rest` is the parameters of `params` as AXIS=VALUE joined by ',' in some order (the
+// longest item that fits first at each place).
+bool same_pairs(std::string_view rest, const Params& params) {
+    std::vector<std::string> items;
+    for (const auto& [k, v] : params.items()) items.push_back(k + "=" + v);
+    std::vector<bool> used(items.size(), false);
+    std::size_t at = 0, matched = 0;
+    while (matched < items.size()) {
+        if (at > rest.size()) return false; // a comma at the end, and nothing after it
+        std::size_t best = items.size();
+        for (std::size_t i = 0; i < items.size(); ++i)
+            if (!used[i] && rest.compare(at, items[i].size(), items[i]) == 0 &&
+                (at + items[i].size() == rest.size() || rest[at + items[i].size()] == ',') &&
+                (best == items.size() || items[i].size() > items[best].size()))
+                best = i;
+        if (best == items.size()) return false;
+        used[best] = true;
+        ++matched;
+        at += items[best].size() + (matched < items.size() ? 1 : 0);
+    }
+    return at == rest.size();
+}
+
+// Why result `r`'s key is not its scenario and parameters as a run names them
+// (SCENARIO/AXIS=VALUE,... in axis order: Config::key), or empty. A report without
+// "param_order" (written before it was recorded) names its parameters in any order.
+std::string key_problem(const Result& r, bool ordered) {
+    const std::string built = r.scenario + "/" + r.params.canonical();
+    if (r.key == built) return {};
+    const std::string_view key = r.key;
+    if (!ordered && key.size() > r.scenario.size() && key.compare(0, r.scenario.size(), r.scenario) == 0 &&
+        key[r.scenario.size()] == '/' && same_pairs(key.substr(r.scenario.size() + 1), r.params))
+        return {};
+    return fmt::format("its key '{}' is not its scenario and parameters ('{}')", r.key, built);
+}
+
 // Only "1.N" (N decimal, no leading zero) is a version of this major; "M.N" with M > 1 is newer.
 struct SchemaVersion {
     bool valid = false;
@@ -650,6 +808,10 @@ std::vector<Result> checked_results(const nlohmann::json& doc, const std::string
         } catch (const UsageError& e) {
             throw UsageError(fmt::format("report '{}': results[{}]: {}", path, i, e.what()), damaged);
         }
+        // Results are matched across reports by key: a key that says another configuration
+        // than the result's own would compare the wrong figures.
+        if (const std::string p = key_problem(results.back(), r.contains("param_order")); !p.empty())
+            throw UsageError(fmt::format("report '{}': results[{}]: {}", path, i, p), damaged);
         ++i;
     }
     if (const std::string p = hosts_problem(doc); !p.empty())

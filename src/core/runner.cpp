@@ -6,6 +6,7 @@
 #include <new>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -96,7 +97,11 @@ RunSettings RunSettings::per_round() const {
 
 void pool_metric(MetricResult& into, const std::vector<const MetricResult*>& parts) {
     std::vector<double> all, medians;
+    std::uint64_t taken = 0;
+    bool thinned = false; // a part's report kept only some of its samples
     for (const MetricResult* p : parts) {
+        taken += p->samples_taken ? p->samples_taken : p->samples.size();
+        thinned = thinned || p->samples_taken > p->samples.size();
         if (p->round_medians.size() > 1) medians.insert(medians.end(), p->round_medians.begin(), p->round_medians.end());
         else if (const Stats st = compute_stats(p->samples); st.n > 0) medians.push_back(st.median);
         else if (p->stats.n > 0) medians.push_back(p->stats.median); // a report that kept no samples
@@ -104,7 +109,8 @@ void pool_metric(MetricResult& into, const std::vector<const MetricResult*>& par
     }
     into.samples = std::move(all);
     into.round_medians = medians.size() > 1 ? std::move(medians) : std::vector<double>{};
-    into.stats = compute_stats(into.samples);
+    into.stats = compute_stats(into.samples); // of the samples kept, where a part was thinned
+    into.samples_taken = thinned ? taken : 0;
 }
 
 std::vector<Result> merge_rounds(std::vector<std::vector<Result>> rounds) {
@@ -187,21 +193,91 @@ const MetricResult* Result::metric(const std::string& name) const {
     return nullptr;
 }
 
+namespace {
+
+const char* ordinal_suffix(std::uint64_t n) {
+    if (n % 100 >= 11 && n % 100 <= 13) return "th";
+    return n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+}
+
+/// `v` with every value nested deeper than `levels` below it replaced by a note; `cut` is set
+/// when one was.
+nlohmann::json within_depth(const nlohmann::json& v, int levels, bool& cut) {
+    if (!v.is_structured()) return v;
+    if (levels <= 0) {
+        cut = true;
+        return fmt::format("(cut: nested deeper than {} levels)", k_max_details_depth);
+    }
+    nlohmann::json out = v.is_array() ? nlohmann::json::array() : nlohmann::json::object();
+    if (v.is_array())
+        for (const auto& x : v) out.push_back(within_depth(x, levels - 1, cut));
+    else
+        for (auto it = v.begin(); it != v.end(); ++it) out[it.key()] = within_depth(it.value(), levels - 1, cut);
+    return out;
+}
+
+/// A result's details within k_max_details_depth and k_max_details_bytes; each cut is added to `cut`.
+nlohmann::json bounded_details(const nlohmann::json& details, std::vector<std::string>& cut) {
+    bool deep = false;
+    // The details object itself is the first level below "details".
+    nlohmann::json out = within_depth(details, k_max_details_depth, deep);
+    if (deep)
+        cut.push_back(fmt::format("details: values nested deeper than {} levels replaced by a note", k_max_details_depth));
+    const std::size_t bytes = out.dump().size();
+    if (bytes > k_max_details_bytes) {
+        cut.push_back(fmt::format("details: {} bytes left out (more than the {} a result's details may hold)", bytes,
+                                  k_max_details_bytes));
+        out = {{"cut", fmt::format("{} bytes of details left out", bytes)}};
+    }
+    return out;
+}
+
+/// Every `step`-th of `samples`, from the first; null for a value that is not finite.
+nlohmann::json sample_values(const std::vector<double>& samples, std::size_t step) {
+    nlohmann::json out = nlohmann::json::array();
+    for (std::size_t i = 0; i < samples.size(); i += step)
+        out.push_back(std::isfinite(samples[i]) ? nlohmann::json(samples[i]) : nlohmann::json(nullptr));
+    return out;
+}
+
+} // namespace
+
+std::string cut_text(const std::string& text, std::size_t most) {
+    constexpr std::string_view k_mark = " [cut]";
+    if (text.size() <= most) return text;
+    std::size_t at = most > k_mark.size() ? most - k_mark.size() : 0;
+    while (at > 0 && (static_cast<unsigned char>(text[at]) & 0xc0) == 0x80) --at; // never inside a character
+    return text.substr(0, at) + std::string(k_mark.substr(0, std::min(most - at, k_mark.size())));
+}
+
 void to_json(nlohmann::json& j, const Result& r) {
     nlohmann::json params = nlohmann::json::object();
     for (const auto& [k, v] : r.params.items()) params[k] = v;
+    std::vector<std::string> cut = r.cut;
     nlohmann::json metrics = nlohmann::json::array();
     for (const auto& m : r.metrics) {
-        nlohmann::json samples = nlohmann::json::array();
-        for (double v : m.samples) samples.push_back(std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr));
+        const std::size_t n = m.samples.size();
+        const std::size_t step = n > k_max_report_samples ? (n + k_max_report_samples - 1) / k_max_report_samples : 1;
         nlohmann::json mj = {{"name", m.info.name},
                              {"unit", m.info.unit},
                              {"better", m.info.better == Better::higher ? "higher" : "lower"},
                              {"stats", m.stats},
-                             {"samples", std::move(samples)}};
+                             {"samples", sample_values(m.samples, step)}};
+        const std::uint64_t taken = std::max<std::uint64_t>(m.samples_taken, n);
+        if (step > 1) {
+            cut.push_back(fmt::format("samples of '{}': every {}{} of {} kept ({}); the statistics are of all {}", m.info.name,
+                                      step, ordinal_suffix(step), n, mj["samples"].size(), taken));
+        }
+        if (taken > mj["samples"].size()) mj["samples_taken"] = taken;
         if (!m.round_medians.empty()) mj["round_medians"] = m.round_medians;
         metrics.push_back(std::move(mj));
     }
+    std::string reason = r.reason;
+    if (reason.size() > k_max_reason_bytes) {
+        reason = cut_text(reason, k_max_reason_bytes);
+        cut.push_back(fmt::format("reason: cut to {} of its {} bytes", reason.size(), r.reason.size()));
+    }
+    nlohmann::json details = bounded_details(r.details, cut);
     j = {{"key", r.key},
          {"scenario", r.scenario},
          {"family", r.family},
@@ -212,14 +288,15 @@ void to_json(nlohmann::json& j, const Result& r) {
               return order;
           }()},
          {"status", to_string(r.status)},
-         {"reason", r.reason},
+         {"reason", std::move(reason)},
          {"stop_reason", r.stop_reason},
          {"warmup_samples", r.warmup_samples},
          {"rounds", r.rounds},
          {"wall_time_s", r.wall_time_s},
          {"counting", r.counting},
-         {"details", r.details},
+         {"details", std::move(details)},
          {"metrics", std::move(metrics)}};
+    if (!cut.empty()) j["cut"] = std::move(cut);
 }
 
 void from_json(const nlohmann::json& j, Result& r) {
@@ -245,6 +322,10 @@ void from_json(const nlohmann::json& j, Result& r) {
     r.wall_time_s = j.value("wall_time_s", 0.0);
     r.counting = j.value("counting", std::string{});
     r.details = j.value("details", nlohmann::json::object());
+    r.cut.clear();
+    if (j.contains("cut") && j["cut"].is_array())
+        for (const auto& c : j["cut"])
+            if (c.is_string()) r.cut.push_back(c.get<std::string>());
     r.metrics.clear();
     if (j.contains("metrics") && j["metrics"].is_array()) {
         for (const auto& mj : j["metrics"]) {
@@ -258,6 +339,9 @@ void from_json(const nlohmann::json& j, Result& r) {
             if (mj.contains("round_medians") && mj["round_medians"].is_array())
                 for (const auto& v : mj["round_medians"])
                     if (v.is_number() && std::isfinite(v.get<double>())) m.round_medians.push_back(v.get<double>());
+            if (mj.contains("samples_taken") && mj["samples_taken"].is_number_unsigned() &&
+                mj["samples_taken"].get<std::uint64_t>() > m.samples.size())
+                m.samples_taken = mj["samples_taken"].get<std::uint64_t>();
             r.metrics.push_back(std::move(m));
         }
     }

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -32,36 +34,43 @@ extern "C" void on_stop_signal(int sig) {
     std::raise(sig);
 }
 
-/// Installs the stop handlers for the session's lifetime and restores the previous ones.
-class SignalScope {
-public:
-    explicit SignalScope(bool active) : m_active(active) {
-        g_interrupted = false;
-        if (!m_active) return;
-        struct sigaction sa = {};
-        sa.sa_handler = on_stop_signal;
-        sigemptyset(&sa.sa_mask);
-        sigset_t unblock;
-        sigemptyset(&unblock);
-        for (std::size_t i = 0; i < std::size(k_stop_signals); ++i) {
-            sigaction(k_stop_signals[i], &sa, &m_saved[i]);
-            sigaddset(&unblock, k_stop_signals[i]);
-        }
-        // A parent may start us with these signals blocked (the mask is inherited): unblock
-        // them, or an interrupted run would go on to the end.
-        pthread_sigmask(SIG_UNBLOCK, &unblock, nullptr);
-    }
-    ~SignalScope() {
-        if (!m_active) return;
-        for (std::size_t i = 0; i < std::size(k_stop_signals); ++i) sigaction(k_stop_signals[i], &m_saved[i], nullptr);
-    }
-    SignalScope(const SignalScope&) = delete;
-    SignalScope& operator=(const SignalScope&) = delete;
+// The handlers in force before the outermost scope, and how many scopes are open.
+std::mutex g_scope_mutex;
+int g_scopes = 0;
+struct sigaction g_saved[std::size(k_stop_signals)] = {};
 
-private:
-    bool m_active;
-    struct sigaction m_saved[std::size(k_stop_signals)] = {};
-};
+} // namespace
+
+StopSignals::StopSignals() {
+    const std::lock_guard lock(g_scope_mutex);
+    if (g_scopes++ > 0) return;
+    g_interrupted = false;
+    struct sigaction sa = {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigset_t unblock;
+    sigemptyset(&unblock);
+    for (std::size_t i = 0; i < std::size(k_stop_signals); ++i) {
+        sigaction(k_stop_signals[i], &sa, &g_saved[i]);
+        sigaddset(&unblock, k_stop_signals[i]);
+    }
+    // A parent may start us with these signals blocked (the mask is inherited): unblock
+    // them, or an interrupted run would go on to the end.
+    pthread_sigmask(SIG_UNBLOCK, &unblock, nullptr);
+}
+
+StopSignals::~StopSignals() {
+    const std::lock_guard lock(g_scope_mutex);
+    if (--g_scopes > 0) return;
+    for (std::size_t i = 0; i < std::size(k_stop_signals); ++i) sigaction(k_stop_signals[i], &g_saved[i], nullptr);
+}
+
+void StopSignals::for_process() {
+    // A static made now is destroyed after every static made later, the private folder among them.
+    static StopSignals process;
+}
+
+namespace {
 
 void gather_ranks(RunRecord& rec, const Machine& machine) {
     char host[256] = {};
@@ -105,7 +114,8 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
                           const SessionOptions& options, const SessionHooks& hooks) {
     SessionResult out;
     out.root = !machine.world || machine.world->rank() == 0;
-    SignalScope signals(options.handle_signals);
+    std::optional<StopSignals> signals;
+    if (options.handle_signals) signals.emplace();
 
     auto report_of = [&](const RunRecord& run) {
         nlohmann::json doc = valid_utf8(build_report(run, machine)); // bytes that are not UTF-8 never cost the report
@@ -121,20 +131,26 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
     // Checkpoint: a long run killed half-way still leaves its finished results, of every
     // round so far. A failed checkpoint is a warning; the run goes on and tries again.
     auto last_checkpoint = std::chrono::steady_clock::now();
-    auto checkpoint = [&](std::vector<Result> results, bool due) {
+    // `results` (null: the record's own) go into the checkpoint without a copy: a result of
+    // millions of samples costs no copy here, only the bounded report (report_text).
+    auto checkpoint = [&](std::vector<Result>* results, bool due) {
         const auto now = std::chrono::steady_clock::now();
-        if (options.out.empty() || !out.root ||
+        // After a stop signal the final report follows at once: no checkpoint before it.
+        if (options.out.empty() || !out.root || g_interrupted ||
             (!due && std::chrono::duration<double>(now - last_checkpoint).count() <= options.checkpoint_interval_s))
             return;
-        RunRecord partial = rec;
-        partial.results = std::move(results);
-        partial.status = "running";
-        partial.finished = now_iso8601();
+        const std::string status = std::exchange(rec.status, "running");
+        const std::string finished = std::exchange(rec.finished, now_iso8601());
+        if (results) std::swap(rec.results, *results);
         try {
-            write_file_atomic(options.out, report_of(partial).dump(1) + "\n");
+            nlohmann::json doc = report_of(rec);
+            write_file_atomic(options.out, report_text(doc));
         } catch (const std::exception& e) {
             out.checkpoint_warnings.push_back(fmt::format("checkpoint not written: {}", e.what()));
         }
+        if (results) std::swap(rec.results, *results);
+        rec.status = status;
+        rec.finished = finished;
         last_checkpoint = std::chrono::steady_clock::now();
     };
     const int rounds = rec.plan.settings.rounds;
@@ -143,7 +159,7 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
         if (hooks.progress) hooks.progress(1, rounds, i, configs);
         rec.results.push_back(runner.run_one(configs[i]));
         if (!runner.fatal().empty() || rec.results.back().status == Status::interrupted) break;
-        checkpoint(rec.results, false);
+        checkpoint(nullptr, false);
     }
     // Later rounds: a fresh setup each (a new process where the caller starts one), so that
     // the spread of the round medians shows what moves between processes, not only within one.
@@ -170,6 +186,9 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
                 try {
                     got = hooks.run_round(again, round_settings, round);
                     measured = true;
+                } catch (const UsageError& e) { // its fix too: a TMPDIR that cannot hold the round's plan
+                    rec.warnings.push_back(fmt::format("round {} could not run in a new process ({}{}{}); it ran in this one",
+                                                       round, e.what(), e.hint().empty() ? "" : ": ", e.hint()));
                 } catch (const std::exception& e) {
                     rec.warnings.push_back(fmt::format("round {} could not run in a new process ({}); it ran in this one",
                                                        round, e.what()));
@@ -182,7 +201,10 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
                     if (!runner.fatal().empty()) break;
                 }
             all.push_back(std::move(got));
-            checkpoint(merge_rounds(all), true);
+            if (!g_interrupted) {
+                std::vector<Result> merged = merge_rounds(all);
+                checkpoint(&merged, true);
+            }
         }
         rec.results = merge_rounds(std::move(all));
     }
@@ -199,15 +221,24 @@ SessionResult run_session(const std::vector<Config>& configs, RunRecord rec, con
 
     if (out.root) {
         nlohmann::json doc = report_of(rec);
+        // What is written is what is read back: within the reader's limits (report_text).
+        std::string text;
         if (!options.out.empty()) {
             try {
-                write_file_atomic(options.out, doc.dump(1) + "\n");
+                text = report_text(doc);
+            } catch (const std::exception& e) {
+                out.write_error = e.what();
+            }
+        }
+        if (!text.empty()) {
+            try {
+                write_file_atomic(options.out, text);
                 out.written = options.out;
             } catch (const std::exception& e) {
                 // The results are the run's worth: they go to a fallback file, never lost.
                 out.write_error = e.what();
                 try {
-                    out.written = save_fallback_report(options.out, doc.dump(1) + "\n");
+                    out.written = save_fallback_report(options.out, text);
                 } catch (const std::exception&) {
                 }
             }

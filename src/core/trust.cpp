@@ -64,6 +64,9 @@ Rule rule_of(TrustRule rule) {
     case TrustRule::confirm_folder:
         return {true, true, true, O_RDONLY | O_DIRECTORY,
                 "give --confirm-dir a folder that only root or you may change, below folders likewise"};
+    case TrustRule::library_config:
+        return {false, false, true, O_RDONLY,
+                "keep the file where only root or you may change it, and every folder above it too, or name another"};
     }
     return {false, false, false, O_PATH, ""};
 }

@@ -4,18 +4,25 @@
 #include "gpu/cufile_loader.hpp"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <vector>
+#include <cctype>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 
 #include <fmt/format.h>
 
+#include "interopbench/errors.hpp"
+#include "interopbench/file_io.hpp"
 #include "interopbench/private_dir.hpp"
+#include "interopbench/report.hpp"
+#include "interopbench/trust.hpp"
 #include "topology/storage_devices.hpp"
 
 namespace interopbench::gpu {
@@ -31,26 +38,24 @@ struct Loaded {
     std::string why;
 };
 
-/// Where cuFile logs: its default is cufile.log in the working directory, which on a shared
-/// machine another user may have planted as a link. Unless the user chose a file
-/// (CUFILE_LOGFILE_PATH), the log goes to this process's private folder.
+/// The log file cuFile was told to write (CUFILE_LOGFILE_PATH), and the folder its
+/// configuration's "logging" names: where cufile_log_reason looks.
 std::string& log_path() {
     static std::string path;
     return path;
 }
+std::string& log_dir() {
+    static std::string dir;
+    return dir;
+}
 
 Loaded load() {
     Loaded out;
-    if (const char* chosen = std::getenv("CUFILE_LOGFILE_PATH"); chosen && *chosen) {
-        log_path() = chosen;
-    } else {
-        try {
-            log_path() = private_dir() + "/cufile.log";
-            ::setenv("CUFILE_LOGFILE_PATH", log_path().c_str(), 1);
-        } catch (const std::exception& e) {
-            out.why = fmt::format("cuFile is not loaded: its log would go to the working directory ({})", e.what());
-            return out;
-        }
+    std::string why;
+    // Before the library reads anything: its configuration and its log in the private folder.
+    if (private_cufile_config(&why).empty()) {
+        out.why = "cuFile is not loaded: " + why;
+        return out;
     }
     const char* override_name = std::getenv("INTEROPBENCH_CUFILE_LIBRARY");
     std::vector<std::string> names;
@@ -180,17 +185,111 @@ std::string cufile_error_name(int err) {
     return fmt::format("cuFile error {}", err);
 }
 
-std::string cufile_log_reason() {
-    const std::string& path = log_path();
-    if (path.empty()) return {};
-    std::ifstream in(path);
-    // The first error is the cause; what follows it is what failed because of it.
-    std::string line;
-    for (std::size_t n = 0; n < 100000 && std::getline(in, line); ++n)
-        if (line.find("ERROR") != std::string::npos || line.find("error") != std::string::npos) {
-            if (line.size() > 240) line = line.substr(0, 240) + "...";
-            return line;
+std::string private_cufile_config(std::string* why) {
+    const auto refuse = [&](std::string text) {
+        if (why) *why = std::move(text);
+        return std::string{};
+    };
+    try {
+        const std::string folder = private_dir();
+        // The user's log file stays theirs; one the tool chose (here or in the process that
+        // started this one) is replaced by this process's own.
+        const char* chosen_log = std::getenv("CUFILE_LOGFILE_PATH");
+        const bool user_log = chosen_log && *chosen_log && !own_environment("CUFILE_LOGFILE_PATH");
+        bool from_env = false;
+        const std::string source = cufile_config_source(&from_env);
+        nlohmann::json config = nlohmann::json::object();
+        const TrustedPath held = open_trusted(source, TrustRule::library_config);
+        if (held) {
+            const std::string text = read_input_file(held.fd(), source, "cuFile configuration", k_max_profile_bytes);
+            config = parse_json(text, false, true); // cufile.json carries // comments
+            if (config.is_discarded() || !config.is_object())
+                return refuse(fmt::format("its configuration '{}' is not a JSON object", source));
+        } else if (from_env || ::access(source.c_str(), F_OK) == 0) {
+            // A file another user may change would say where cuFile writes and what it does:
+            // refused, never copied, and never replaced by another (a silent fallback).
+            return refuse(fmt::format("its configuration {}{}", from_env ? "CUFILE_ENV_PATH_JSON " : "", held.why()));
+        } // else: no /etc/cufile.json: cuFile's defaults, and the logging set here
+        if (!config.contains("logging") || !config["logging"].is_object()) config["logging"] = nlohmann::json::object();
+        config["logging"]["dir"] = folder;
+        if (!config["logging"].contains("level") || !config["logging"]["level"].is_string()) config["logging"]["level"] = "ERROR";
+        std::string path;
+        const int fd = create_unique_file(folder, "cufile-", ".json", path);
+        try {
+            write_all(fd, config.dump(2) + "\n", path);
+        } catch (...) {
+            ::close(fd);
+            throw;
         }
+        ::close(fd);
+        // The user's own name for the file, for the facts a report shows.
+        if (from_env) set_own_environment(k_cufile_user_config_env, source);
+        set_own_environment("CUFILE_ENV_PATH_JSON", path);
+        if (!user_log) set_own_environment("CUFILE_LOGFILE_PATH", folder + "/cufile.log");
+        log_path() = user_log ? std::string(chosen_log) : folder + "/cufile.log";
+        log_dir() = folder;
+        return path;
+    } catch (const UsageError& e) {
+        return refuse(e.hint().empty() ? std::string(e.what()) : fmt::format("{}; {}", e.what(), e.hint()));
+    } catch (const std::exception& e) {
+        return refuse(e.what());
+    }
+}
+
+std::string cufile_first_error(const std::string& log) {
+    std::string fallback;
+    std::size_t at = 0;
+    for (std::size_t n = 0; n < 100000 && at < log.size(); ++n) {
+        const std::size_t nl = log.find('\n', at);
+        std::string line = log.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+        at = nl == std::string::npos ? log.size() : nl + 1;
+        // " 26-11-2026 10:00:00:123 [pid=1234 tid=1234] ERROR  cufio-drv:632 ...": the time and
+        // thread say nothing of the cause.
+        if (const auto open = line.find("[pid="); open != std::string::npos)
+            if (const auto close = line.find(']', open); close != std::string::npos) line = line.substr(close + 1);
+        std::string squeezed;
+        for (char c : line) {
+            const bool blank = c == ' ' || c == '\t' || c == '\r';
+            if (blank && (squeezed.empty() || squeezed.back() == ' ')) continue;
+            squeezed += blank ? ' ' : c;
+        }
+        while (!squeezed.empty() && squeezed.back() == ' ') squeezed.pop_back();
+        if (squeezed.size() > 240) squeezed = squeezed.substr(0, 240) + "...";
+        // The first error is the cause; what follows it is what failed because of it.
+        if (squeezed.rfind("ERROR", 0) == 0 || squeezed.find(" ERROR ") != std::string::npos) return squeezed;
+        if (fallback.empty()) {
+            std::string lower = squeezed;
+            for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            if (lower.find("error") != std::string::npos) fallback = squeezed;
+        }
+    }
+    return fallback;
+}
+
+std::string cufile_log_reason() {
+    // The log file it was told to write, else what it wrote in the folder its configuration
+    // names (cufile*.log): the first of them that holds an error.
+    std::vector<std::string> files;
+    if (!log_path().empty()) files.push_back(log_path());
+    if (!log_dir().empty()) {
+        std::error_code ec;
+        std::vector<std::string> more;
+        for (std::filesystem::directory_iterator it(log_dir(), ec), end; !ec && it != end; it.increment(ec)) {
+            const std::string name = it->path().filename().string();
+            if (name.rfind("cufile", 0) == 0 && name.size() > 4 && name.compare(name.size() - 4, 4, ".log") == 0 &&
+                it->path().string() != log_path())
+                more.push_back(it->path().string());
+        }
+        std::sort(more.begin(), more.end());
+        files.insert(files.end(), more.begin(), more.end());
+    }
+    for (const auto& f : files) {
+        std::ifstream in(f, std::ios::binary);
+        std::string text(1u << 20, '\0'); // the first MiB: the cause comes first
+        in.read(text.data(), static_cast<std::streamsize>(text.size()));
+        text.resize(static_cast<std::size_t>(in.gcount()));
+        if (std::string line = cufile_first_error(text); !line.empty()) return line;
+    }
     return {};
 }
 
@@ -211,8 +310,14 @@ const CufileApi* cufile_driver(std::string* why) {
     Driver& d = driver_state();
     if (!d.open && d.why.empty()) {
         const cufile::Error e = api->driver_open();
-        if (e.err == 0) d.open = true;
-        else d.why = fmt::format("cuFileDriverOpen failed: {}", cufile_error_name(e.err));
+        if (e.err == 0) {
+            d.open = true;
+        } else {
+            // cuFile's own words for it, from its log, where it wrote them.
+            const std::string log = cufile_log_reason();
+            d.why = fmt::format("cuFileDriverOpen failed: {}{}", cufile_error_name(e.err),
+                                log.empty() ? std::string() : "; cuFile's log: " + log);
+        }
     }
     if (!d.open) {
         if (why) *why = d.why;

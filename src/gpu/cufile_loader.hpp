@@ -114,10 +114,29 @@ const CufileApi* cufile_api(std::string* why);
 /// Returns nullptr with the reason (cuFile's error name and number) when it cannot be opened.
 const CufileApi* cufile_driver(std::string* why);
 
+/// cuFile's configuration for this process, made before the library is loaded. cuFile reads
+/// the file CUFILE_ENV_PATH_JSON names (else /etc/cufile.json) and writes its log where its
+/// "logging" says, else cufile.log in the working directory, which on a shared machine another
+/// user may have planted as a link. So the configuration in force (the file the user named in
+/// CUFILE_ENV_PATH_JSON, else /etc/cufile.json where it exists, else cuFile's defaults) is
+/// copied into the private folder with "logging": {"dir": the private folder, "level": as it
+/// was, else "ERROR"}, and CUFILE_ENV_PATH_JSON and (unless the user chose a log file)
+/// CUFILE_LOGFILE_PATH point into that folder, as the tool's own environment (report.hpp). The
+/// file copied must pass TrustRule::library_config. Returns the copy's path, or "" with the
+/// reason in `why` (a file that may not be trusted, is missing or is not JSON): cuFile is then
+/// not loaded. Each call makes a new copy; the loader calls it once.
+std::string private_cufile_config(std::string* why);
+
+/// The first error line of cuFile's log text: the line cuFile marked ERROR (else the first that
+/// says "error"), without its time and thread prefix, blanks squeezed, at most 240 bytes;
+/// empty when none.
+std::string cufile_first_error(const std::string& log);
+
 /// "CU_FILE_DRIVER_NOT_INITIALIZED (5001)", or "errno 22 (Invalid argument)" for -errno values.
 std::string cufile_error_name(int err);
-/// The first error line cuFile wrote to its log (the cause; in this process's private folder unless
-/// CUFILE_LOGFILE_PATH chose another file), raw; empty when none.
+/// The first error line cuFile wrote to its log (the cause: cufile_first_error), in this
+/// process's private folder unless the user chose a log file (CUFILE_LOGFILE_PATH); empty when
+/// none.
 std::string cufile_log_reason();
 /// cuFileVersion's integer (e.g. 1151 or 11501) as "1.15.1".
 std::string cufile_version_string(int code);

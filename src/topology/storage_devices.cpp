@@ -4,6 +4,7 @@
 // paths say where a disk sits on the PCI tree on every kernel.
 #include "topology/storage_devices.hpp"
 #include "interopbench/file_io.hpp"
+#include "interopbench/report.hpp"
 
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -267,17 +268,21 @@ StorageDirFacts storage_dir_facts(const std::string& dir, bool probe) {
     return f;
 }
 
+std::string cufile_config_source(bool* from_env) {
+    const char* env = std::getenv("CUFILE_ENV_PATH_JSON");
+    // The tool's private copy: its settings are those of the file it was copied from.
+    if (env && own_environment("CUFILE_ENV_PATH_JSON")) env = std::getenv(k_cufile_user_config_env);
+    const bool chosen = env && *env;
+    if (from_env) *from_env = chosen;
+    return chosen ? std::string(env) : std::string("/etc/cufile.json");
+}
+
 CufileHostFacts cufile_host_facts() {
     CufileHostFacts f;
     std::error_code ec;
     f.nvidia_fs = fs::exists("/proc/driver/nvidia-fs", ec);
     if (f.nvidia_fs) f.nvidia_fs_version = read_first_line("/proc/driver/nvidia-fs/version");
-    if (const char* env = std::getenv("CUFILE_ENV_PATH_JSON"); env && *env) {
-        f.config_path = env;
-        f.config_from_env = true;
-    } else {
-        f.config_path = "/etc/cufile.json";
-    }
+    f.config_path = cufile_config_source(&f.config_from_env);
     std::ifstream in(f.config_path);
     if (!in) return f;
     f.config_found = true;

@@ -68,6 +68,13 @@ struct CufileHostFacts {
     std::optional<bool> allow_compat_mode, force_compat_mode, use_pci_p2pdma;
 };
 CufileHostFacts cufile_host_facts();
+/// The configuration file cuFile's settings come from: the one the user named in
+/// CUFILE_ENV_PATH_JSON (also once the tool pointed that variable at its private copy:
+/// gpu::private_cufile_config keeps the user's name in INTEROPBENCH_CUFILE_USER_CONFIG), else
+/// /etc/cufile.json; `from_env` says which.
+std::string cufile_config_source(bool* from_env = nullptr);
+/// Where the tool keeps the user's CUFILE_ENV_PATH_JSON once it pointed that at its own copy.
+inline constexpr const char* k_cufile_user_config_env = "INTEROPBENCH_CUFILE_USER_CONFIG";
 /// The same as JSON (for details and the library note).
 nlohmann::json cufile_host_facts_json(const CufileHostFacts& f);
 

@@ -27,6 +27,7 @@
 #include "interopbench/compare.hpp"
 #include "interopbench/errors.hpp"
 #include "interopbench/file_io.hpp"
+#include "interopbench/fleet.hpp"
 #include "interopbench/params.hpp"
 #include "interopbench/profile.hpp"
 #include "interopbench/report.hpp"
@@ -288,6 +289,89 @@ inline void plugin_reply(const std::uint8_t* data, std::size_t size) {
         require(details.is_object(), "details are an object");
         (void)valid_utf8(details).dump(); // as a report holds them
     } catch (const ConfigError&) {
+    }
+}
+
+/// Four healthy machines' reports of host_memcpy of 4 KiB and 1 MiB (the second file a
+/// multi-node report's shape is not needed: the fuzzed bytes bring that), for fleet().
+inline const std::vector<std::string>& fleet_healthy() {
+    static const std::vector<std::string> files = [] {
+        std::vector<std::string> out;
+        for (int i = 0; i < 4; ++i) {
+            RunRecord rec;
+            rec.argv = {"interopbench", "run"};
+            rec.finished = "2026-12-07T00:00:00Z";
+            for (const char* size : {"4096", "1048576"}) {
+                Result r;
+                r.scenario = "host_memcpy";
+                r.family = "copy";
+                r.params = Params({{"size", size}, {"threads", "single"}});
+                r.key = r.scenario + "/" + r.params.canonical();
+                MetricResult m;
+                m.info = {"bandwidth", "B/s", Better::higher, ""};
+                m.samples = {9e9 + i * 1e7, 9.1e9 + i * 1e7, 9.2e9 + i * 1e7};
+                m.stats = compute_stats(m.samples);
+                m.round_medians = {9.1e9, 9.1e9 + i * 1e7};
+                r.metrics.push_back(std::move(m));
+                rec.results.push_back(std::move(r));
+            }
+            Machine machine;
+            nlohmann::json doc = build_report(rec, machine);
+            doc["host"]["hostname"] = "node-" + std::to_string(i);
+            doc["host"]["cpu"] = "Fuzz CPU";
+            out.push_back(write_scratch("fleet-" + std::to_string(i) + ".json", doc.dump()));
+        }
+        return out;
+    }();
+    return files;
+}
+
+/// Fleet inputs, as `fleet` reads them: the bytes as a fifth machine's report (or a
+/// multi-node one) judged with four healthy ones, with and without --skip-unreadable, then the
+/// confirmation plan, the expectations written and read back and judged against, and every
+/// rendering; and the bytes as the --expect file. Bad input ends in UsageError.
+inline void fleet(const std::uint8_t* data, std::size_t size) {
+    const std::string_view text = text_of(data, size);
+    const std::vector<std::string>& healthy = fleet_healthy();
+    std::vector<std::string> files = healthy;
+    files.push_back(write_scratch("fleet-fuzzed.json", text));
+    for (const bool skip : {false, true}) {
+        fleet::Options options;
+        options.skip_unreadable = skip;
+        try {
+            const fleet::Outcome outcome = fleet::analyse(files, options);
+            require(outcome.members.size() >= healthy.size(), "every healthy machine is a member");
+            for (const auto& o : outcome.outliers) {
+                require(o.row < outcome.rows.size() && o.figure < outcome.rows[o.row].figures.size(), "outliers point at figures");
+                require(outcome.rows[o.row].figures[o.figure].member < outcome.members.size(), "figures point at members");
+            }
+            (void)fleet::exit_code(outcome);
+            (void)fleet::verdict_line(outcome);
+            for (const auto& step : fleet::confirm_plan(outcome, 3, scratch_dir().string())) {
+                require(step.args.size() >= 4 && step.args[0] == "run", "a confirmation step is a run");
+                require(step.member < outcome.members.size(), "a step is of a member");
+            }
+            const fleet::Expectations expected =
+                fleet::parse_expectations(parse_json(fleet::expectations_json(outcome).dump()), "written expectations");
+            try {
+                (void)fleet::analyse(files, options, &expected);
+            } catch (const UsageError&) {
+            }
+            for (const Format& f : formats())
+                if (f.accepts(Command::fleet)) (void)f.render(outcome);
+        } catch (const UsageError&) {
+        }
+    }
+    // The same bytes as an --expect file: read as the command reads it (text that is no JSON
+    // is a UsageError there), then judged against.
+    const nlohmann::json doc = parse_json(text, false);
+    if (doc.is_discarded()) return;
+    try {
+        const fleet::Expectations expected = fleet::parse_expectations(doc, "--expect file");
+        for (const auto& [key, e] : expected) require(std::isfinite(e.median) && std::isfinite(e.spread), "expectations are finite");
+        fleet::Options options;
+        (void)fleet::analyse(healthy, options, &expected);
+    } catch (const UsageError&) {
     }
 }
 

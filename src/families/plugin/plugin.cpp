@@ -405,6 +405,14 @@ Manifest load_manifest(const std::string& path, const std::string& text) {
         throw UsageError(fmt::format("plugin manifest '{}': 'command' is missing or not a list of strings", path),
                          R"(write the program and its arguments as a list, e.g. "command": ["python3", "my_plugin.py"])");
     for (const auto& a : j["command"]) m.command.push_back(a.get<std::string>());
+    // A program receives its arguments as C strings: one holding a NUL would reach it cut
+    // there, another command than the one written.
+    for (std::size_t i = 0; i < m.command.size(); ++i)
+        if (m.command[i].find('\0') != std::string::npos)
+            throw UsageError(fmt::format("plugin manifest '{}': 'command' item {} holds a NUL character, which no program "
+                                         "receives (it would run cut there)",
+                                         path, i),
+                             "write the program and its arguments without \\u0000");
     const std::string program = resolve_command(m.command[0], m.dir);
     if (program.empty())
         throw UsageError(fmt::format("plugin manifest '{}': command '{}' is not found or not executable", path, m.command[0]),

@@ -72,7 +72,10 @@ int remaining_ms(clock::time_point deadline) {
 }
 
 std::string shorten(std::string s) {
-    if (s.size() > 80) s = s.substr(0, 77) + "...";
+    if (s.size() > 80) { // in place: GCC 12 warns falsely (-Warray-bounds) on substr + "..." here
+        s.resize(77);
+        s += "...";
+    }
     return display_text(s);
 }
 
@@ -306,10 +309,15 @@ nlohmann::json Process::request(const nlohmann::json& message, double timeout_s)
             if (!reply.empty() && reply.back() == '\r') reply.pop_back();
             if (reply.find_first_not_of(" \t") == std::string::npos) continue; // blank lines are allowed
             nlohmann::json j = parse_json(reply, false);
+            // NaN and Infinity are what a JSON writer that allows them (Python's json.dumps) puts
+            // for a value it lacks: no JSON reader takes them.
+            const bool nan = j.is_discarded() && (reply.find("NaN") != std::string::npos || reply.find("Infinity") != std::string::npos);
             if (j.is_discarded() || !j.is_object())
-                fail(fmt::format("plugin '{}' answered '{}' with a line that is not a JSON object: '{}' (the protocol "
-                                 "owns stdout: print logs to stderr)",
-                                 m_label, op, shorten(reply)));
+                fail(fmt::format("plugin '{}' answered '{}' with a line that is not a JSON object: '{}' ({})", m_label, op,
+                                 shorten(reply),
+                                 nan ? "NaN and Infinity are not JSON: answer null for a value the plugin lacks "
+                                       "(in Python, json.dumps(..., allow_nan=False) finds them)"
+                                     : "the protocol owns stdout: print logs to stderr"));
             return j;
         }
         if (m_outbuf.size() > k_max_line)
@@ -364,11 +372,8 @@ nlohmann::json Process::request(const nlohmann::json& message, double timeout_s)
 std::vector<ProcEntry> Process::live_descendants() const {
     // Everything the plugin started is below its warden (orphans come back to the warden, a
     // subreaper), whatever session or group it moved to.
-    std::vector<ProcEntry> found;
-    if (m_warden <= 0) return found;
-    for (auto& p : descendants_of(m_warden))
-        if (p.pid != m_pid && !p.ended()) found.push_back(std::move(p));
-    return found;
+    if (m_warden <= 0) return {};
+    return live_below(m_warden, m_pid);
 }
 
 std::vector<std::string> Process::strays() const {
@@ -434,7 +439,9 @@ void Process::kill() noexcept {
     if (m_pid > 0) (void)::kill(-m_pid, SIGKILL);
     close_fd(m_lifeline);
     int status = 0;
-    const auto until = clock::now() + std::chrono::seconds(10);
+    // The warden's passes end 5 s after the last process they found new, at most 60 s after
+    // they began (warden.cpp): it is killed only past that.
+    const auto until = clock::now() + std::chrono::seconds(70);
     while (true) {
         const pid_t r = ::waitpid(m_warden, &status, WNOHANG);
         if (r == m_warden || (r < 0 && errno != EINTR)) break;

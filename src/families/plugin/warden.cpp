@@ -64,44 +64,81 @@ void reap_all() {
     }
 }
 
-/// The warden's own children, which every orphan of the plugin's processes becomes (the
-/// subreaper): /proc/self/task/TID/children, else a scan of /proc.
-std::vector<long> own_children() {
-    const long me = ::getpid();
+/// The children of `pid`, of all its threads: /proc/PID/task/TID/children (an empty list for a
+/// process that is gone).
+std::vector<long> children_of(long pid) {
     std::vector<long> out;
-    std::ifstream in("/proc/" + std::to_string(me) + "/task/" + std::to_string(me) + "/children");
-    if (in) {
-        for (long pid = 0; in >> pid;) out.push_back(pid);
+    const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+    DIR* d = ::opendir(tasks.c_str());
+    if (!d) return out;
+    while (const dirent* e = ::readdir(d)) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        std::ifstream in(tasks + "/" + e->d_name + "/children");
+        for (long child = 0; in >> child;) out.push_back(child);
+    }
+    ::closedir(d);
+    return out;
+}
+
+/// Whether the kernel lists each process's children (/proc/PID/task/TID/children, a kernel
+/// built with CONFIG_PROC_CHILDREN); else /proc is scanned.
+bool children_listed() {
+    static const bool listed = [] {
+        const long me = ::getpid();
+        return static_cast<bool>(std::ifstream("/proc/" + std::to_string(me) + "/task/" + std::to_string(me) + "/children"));
+    }();
+    return listed;
+}
+
+/// Every process below the warden, parents before their children: its own children (every
+/// orphan of the plugin's processes becomes one: the subreaper) and theirs, read through
+/// /proc/PID/task/TID/children, else (no such file) a scan of /proc.
+std::vector<long> below_me() {
+    const long me = ::getpid();
+    if (!children_listed()) {
+        std::vector<long> out;
+        for (const auto& p : descendants_of(me)) out.push_back(p.pid);
         return out;
     }
-    for (const auto& p : all_processes())
-        if (p.ppid == me) out.push_back(p.pid);
+    std::vector<long> out = children_of(me);
+    for (std::size_t i = 0; i < out.size() && out.size() < 100000; ++i)
+        for (const long c : children_of(out[i])) out.push_back(c);
     return out;
 }
 
 // Everything below the warden is killed until nothing is left but the plugin's zombie: the
 // cgroup at once where there is one; else, pass after pass, the plugin's group (its id reserved
-// by the plugin, an unreaped child) and each child of the warden (a child's id is not reused
-// before it is reaped), which kills a process that forks anew each time within a pass or two.
-// Bounded: a process stuck in the kernel cannot keep the warden alive for long.
+// by the plugin, an unreaped child) and every process below the warden, children and their
+// children, found afresh in each pass (an id is not reused before its process is reaped). A
+// process that forks anew and exits at once is caught: its child is below it while it lives,
+// and the warden's own child once it is gone (the subreaper). The passes go on while they find
+// processes not seen before, and stop 5 s after the last new one (one stuck in the kernel
+// cannot keep the warden alive for long), 60 s at the most.
 void end_plugin(pid_t plugin, const std::string& cgroup) {
     if (!cgroup.empty()) kill_cgroup(cgroup);
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    using clock = std::chrono::steady_clock;
+    const auto start = clock::now();
+    auto last_new = start;
+    std::set<long> seen;
     for (int pass = 0;; ++pass) {
         if (plugin > 0) (void)::kill(-plugin, SIGKILL);
         bool left = false;
-        for (const long child : own_children()) {
-            if (child == plugin) continue;
+        for (const long p : below_me()) {
+            if (p == plugin) continue;
             left = true;
-            (void)::kill(static_cast<pid_t>(child), SIGKILL);
+            (void)::kill(static_cast<pid_t>(p), SIGKILL);
+            if (seen.insert(p).second) last_new = clock::now();
+            // Reaped once ended where it is the warden's child (ECHILD for the others); the
+            // plugin stays, its group id reserved until the end.
             int status = 0;
-            (void)::waitpid(static_cast<pid_t>(child), &status, WNOHANG);
+            (void)::waitpid(static_cast<pid_t>(p), &status, WNOHANG);
         }
         siginfo_t info{};
         if (plugin > 0 && (::waitid(P_PID, static_cast<id_t>(plugin), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
                            info.si_pid != plugin))
             left = true;
-        if (!left || std::chrono::steady_clock::now() >= until) break;
+        const auto now = clock::now();
+        if (!left || now - last_new >= std::chrono::seconds(5) || now - start >= std::chrono::seconds(60)) break;
         // At once at first (a forking process lives for a moment), then gently.
         if (pass < 2000) std::this_thread::yield();
         else std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -124,6 +161,33 @@ std::vector<ProcEntry> descendants_of(long root) {
     for (const auto& p : procs)
         if (p.pid != root && tree.count(p.pid)) out.push_back(p);
     return out;
+}
+
+std::vector<ProcEntry> live_below(long warden, long plugin) {
+    std::vector<ProcEntry> found;
+    for (int scan = 0; scan < 5 && found.empty(); ++scan) {
+        if (scan > 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        if (!children_listed()) {
+            for (auto& p : descendants_of(warden))
+                if (p.pid != plugin && !p.ended()) found.push_back(std::move(p));
+            continue;
+        }
+        std::vector<long> todo = children_of(warden);
+        for (std::size_t i = 0; i < todo.size() && todo.size() < 100000; ++i)
+            for (const long c : children_of(todo[i])) todo.push_back(c);
+        for (const long pid : todo) {
+            if (pid == plugin) continue;
+            std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+            std::string stat((std::istreambuf_iterator<char>(in)), {});
+            const auto open = stat.find('('), close = stat.rfind(')');
+            if (open == std::string::npos || close == std::string::npos || close < open) continue; // gone since
+            ProcEntry p{pid, 0, 0, 0, 0, stat.substr(open + 1, close - open - 1)};
+            if (std::sscanf(stat.c_str() + close + 1, " %c %ld %ld %ld", &p.state, &p.ppid, &p.pgrp, &p.sid) != 4 || p.ended())
+                continue;
+            found.push_back(std::move(p));
+        }
+    }
+    return found;
 }
 
 std::string make_plugin_cgroup() {
@@ -258,6 +322,13 @@ int warden_main(int argc, char** argv) {
         const int r = ::poll(&life, 1, 20);
         if (r > 0) break; // EOF or a byte: either way interopbench is done with this plugin
         if (r < 0 && errno != EINTR) break;
+        // Orphans that ended come to the warden: reaped as they go, so that a process forking
+        // anew does not fill the machine's process table with zombies (the plugin is kept).
+        for (const long c : children_listed() ? children_of(::getpid()) : std::vector<long>{})
+            if (c != pid) {
+                int status = 0;
+                (void)::waitpid(static_cast<pid_t>(c), &status, WNOHANG);
+            }
         if (!told) {
             // WNOWAIT: the plugin stays a zombie, its group id reserved, until the end.
             siginfo_t info{};

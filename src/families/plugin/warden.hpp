@@ -42,6 +42,12 @@ struct ProcEntry {
 /// Every process below `root` (not `root` itself), zombies included, found through /proc.
 std::vector<ProcEntry> descendants_of(long root);
 
+/// The live processes below the warden `warden` other than its plugin `plugin` (the plugin's own
+/// children included), read from the kernel's lists of each process's children. A process that
+/// forks anew and exits moves from its parent's list to the warden's while a scan reads them, so
+/// a scan that finds none is made again, a few times, before none is the answer.
+std::vector<ProcEntry> live_below(long warden, long plugin);
+
 /// A new cgroup (v2) for one plugin, below this process's own (`interopbench-plugin-PID-N`),
 /// where this process may make one and the kernel can kill a cgroup whole (cgroup.kill, Linux
 /// 5.14); else "" (the plugin is then contained by its process group and the warden's scans).

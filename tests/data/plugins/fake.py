@@ -22,9 +22,12 @@ describe_crash  exits before reading anything
 describe_garbage answers describe with text
 wrong_version   answers describe with protocol 2
 comma_choice    describes a choice that holds a comma
+deep_details    answers details nested 254 levels deep (as deep as a reply may nest them)
+nan             answers the third measure with NaN values (json.dumps writes them; JSON has none)
 
 FAKE_PLUGIN_PIDFILE, when set, names a file that gets one line per process started
-(its pid), so the tests can check that none outlives interopbench.
+("PID STARTTIME", the start time of /proc/PID/stat), so the tests can check that none
+outlives interopbench, never mistaking a later process that got the same pid for it.
 """
 import json
 import os
@@ -36,11 +39,20 @@ import time
 mode = sys.argv[1] if len(sys.argv) > 1 else "good"
 
 
+def start_time(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+        return stat[stat.rindex(")") + 2:].split()[19]  # field 22: starttime
+    except (OSError, ValueError, IndexError):
+        return "0"
+
+
 def note_pid(pid):
     path = os.environ.get("FAKE_PLUGIN_PIDFILE")
     if path:
         with open(path, "a") as f:
-            f.write(f"{pid}\n")
+            f.write(f"{pid} {start_time(pid)}\n")
 
 
 note_pid(os.getpid())
@@ -125,6 +137,9 @@ for line in sys.stdin:
             while True:
                 print("", flush=True)
                 time.sleep(0.001)
+        if measured == 3 and mode == "nan":
+            reply({"values": {"time": float("nan"), "bandwidth": float("inf")}, "clock": "fake"})
+            continue
         if measured == 3 and mode == "garbage":
             print("{this is not JSON", flush=True)
             continue
@@ -133,7 +148,13 @@ for line in sys.stdin:
     elif op == "check":
         reply({"error": "fake: the data differ"} if mode == "check_fail" else {})
     elif op == "details":
-        reply({"details": {"mode": mode, "size": size, "variant_seen": True}})
+        if mode == "deep_details":
+            deep = "bottom"
+            for _ in range(253):
+                deep = {"in": deep}
+            reply({"details": {"mode": mode, "size": size, "deep": deep}})
+        else:
+            reply({"details": {"mode": mode, "size": size, "variant_seen": True}})
     elif op == "teardown":
         reply({})  # in child mode the child keeps running: interopbench must notice
     else:
