@@ -358,7 +358,7 @@ inline void fleet(const std::uint8_t* data, std::size_t size) {
             } catch (const UsageError&) {
             }
             for (const Format& f : formats())
-                if (f.accepts(Command::fleet)) (void)f.render(outcome);
+                if (f.accepts(Command::fleet)) (void)f.render(FleetView{outcome});
         } catch (const UsageError&) {
         }
     }
