@@ -43,17 +43,19 @@ offers() {
   _interopbench
   printf '%s\n' "${COMPREPLY[@]}"
 }
+# grep reads every offer (no -q): under pipefail a grep that stops at its first match would
+# end the writer with SIGPIPE and fail the pipeline when the offers are many (file names).
 expect() { # expect WORD -- COMMAND LINE...: WORD is among the offers
   local want=$1
   shift 2
-  offers "$@" | grep -qxF -- "$want" && return 0
+  offers "$@" | grep -xF -- "$want" >/dev/null && return 0
   fail "'$*' does not offer '$want' (offers: $(offers "$@" | tr '\n' ' '))"
   return 1
 }
 refuse() { # refuse WORD -- COMMAND LINE...: WORD is not among the offers
   local unwanted=$1
   shift 2
-  offers "$@" | grep -qxF -- "$unwanted" || return 0
+  offers "$@" | grep -xF -- "$unwanted" >/dev/null || return 0
   fail "'$*' offers '$unwanted'"
   return 1
 }
@@ -119,9 +121,9 @@ if command -v fish >/dev/null; then
   if fish --no-execute "$fish_file"; then
     # fish completes a command line without a terminal: `complete -C LINE`.
     fish_offers() { fish -N -c "source '$fish_file'; complete -C '$1'" | cut -f1; }
-    fish_offers 'interopbench r' | grep -qxF run || fail "fish: 'interopbench r' does not offer run"
-    fish_offers 'interopbench run --profile ' | grep -qxF quick || fail "fish: --profile does not offer quick"
-    fish_offers 'interopbench show r.json -f ' | grep -qxF html || fail "fish: show -f does not offer html"
+    fish_offers 'interopbench r' | grep -xF run >/dev/null || fail "fish: 'interopbench r' does not offer run"
+    fish_offers 'interopbench run --profile ' | grep -xF quick >/dev/null || fail "fish: --profile does not offer quick"
+    fish_offers 'interopbench show r.json -f ' | grep -xF html >/dev/null || fail "fish: show -f does not offer html"
   else
     fail "fish: syntax error in interopbench.fish"
   fi
