@@ -340,6 +340,14 @@ bool is_ok(const Result& r) { return r.status == Status::ok; }
 /// The text of parameter `name`, empty when the result has none.
 std::string param(const Result& r, const std::string& name) { return r.params.find(name).value_or(std::string()); }
 
+/// The values axis `name` takes over `rows`, in order of first appearance.
+std::vector<std::string> distinct_values(const std::vector<const Result*>& rows, const std::string& name) {
+    std::vector<std::string> values;
+    for (const auto* r : rows)
+        if (std::find(values.begin(), values.end(), param(*r, name)) == values.end()) values.push_back(param(*r, name));
+    return values;
+}
+
 // Details are JSON as each scenario writes them: read where they are what the charts expect.
 
 /// obj[key] when it is a finite number.
@@ -860,9 +868,7 @@ std::string faceted_bars(const std::vector<const Result*>& rows, const std::vect
         for (const bool size_like : {false, true})
             for (const auto& n : varying_params(ok)) {
                 if (is_size_param(n) != size_like || (size_like && !facet.empty())) continue;
-                std::vector<std::string> values;
-                for (const auto* r : ok)
-                    if (std::find(values.begin(), values.end(), param(*r, n)) == values.end()) values.push_back(param(*r, n));
+                const std::vector<std::string> values = distinct_values(ok, n);
                 if (values.size() >= 2 && values.size() <= 4 && (facet_values.empty() || values.size() < facet_values.size())) {
                     facet = n;
                     facet_values = values;
@@ -1267,9 +1273,7 @@ std::string measured_charts(const std::vector<const Result*>& rows) {
         std::vector<std::string> facet_values;
         if (series.size() > 6)
             for (const auto& n : names) {
-                std::vector<std::string> values;
-                for (const auto* r : okc)
-                    if (std::find(values.begin(), values.end(), param(*r, n)) == values.end()) values.push_back(param(*r, n));
+                const std::vector<std::string> values = distinct_values(okc, n);
                 if (values.size() >= 2 && values.size() <= 4 && (facet.empty() || values.size() < facet_values.size())) {
                     facet = n;
                     facet_values = values;

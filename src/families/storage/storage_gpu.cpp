@@ -383,6 +383,7 @@ public:
             gpu::RegisteredMapping mapping(mapped_files());
             register_s = since(t1);
             copy_mapping(mapping, dev, s);
+            mapping.check_unchanged(); // a file changed under its pinned pages fails the configuration
             t1 = clock_type::now();
             mapping.unregister();
             unregister_s = since(t1);
@@ -394,6 +395,7 @@ public:
         }
         const double t = since(t0);
         m_acct.stop();
+        if (m_resident) m_resident->check_unchanged(); // outside the timed copies
         const double per_gib = static_cast<double>(1ull << 30) / static_cast<double>(m_size);
         Sample out{static_cast<double>(m_size) / t, first >= 0 ? first : t, register_s * per_gib, unregister_s * per_gib};
         push_accounting(out, m_acct, m_size, m_acct.cpu_seconds(), before, true);
@@ -455,8 +457,7 @@ private:
         return out;
     }
 
-    /// Each stripe copied by the copy engine from its registered mapping to its place on the GPU,
-    /// then the files checked unchanged since they were registered.
+    /// Each stripe copied by the copy engine from its registered mapping to its place on the GPU.
     void copy_mapping(const gpu::RegisteredMapping& mapping, char* dev, cudaStream_t s) {
         const auto& segments = m_file->segments();
         for (std::size_t i = 0; i < segments.size(); ++i)
@@ -464,7 +465,6 @@ private:
                 IB_CUDA_CHECK(cudaMemcpyAsync(dev + segments[i].offset, mapping.data(i), segments[i].bytes,
                                               cudaMemcpyHostToDevice, s));
         IB_CUDA_CHECK(cudaStreamSynchronize(s));
-        mapping.check_unchanged(); // a file changed under its pinned pages fails the configuration
     }
 
     /// One reader thread of a pipelined path (gpu/pinned_ring): its share read chunk by chunk
