@@ -370,3 +370,19 @@ TEST_CASE("a diagnosis several configurations share is said once, naming them on
     CHECK(std::find(lines.begin(), lines.end(), "copy      warm: the finding of warm (1 more finding under the tables)") !=
           lines.end());
 }
+
+TEST_CASE("a configuration that moved no bytes shows no bandwidth, and the table says why once") {
+    std::vector<Result> rs{result("handoff", {{"path", "dlpack"}}, 2e14), result("handoff", {{"path", "deep_copy"}}, 2e12)};
+    rs[0].details = {{"pointer_shared", true}};
+    TableStyle unlimited;
+    unlimited.width = 0;
+    const std::string t = render_results(rs, table(), unlimited);
+    CHECK(t.find("200 TB/s") == std::string::npos); // a size over a pointer exchange's time is no rate
+    CHECK(t.find("2.00 TB/s") != std::string::npos);
+    CHECK(t.find("bandwidth -: the configuration moved no bytes (zero-copy)") != std::string::npos);
+    // A count of bytes copied that is 0 says the same.
+    rs[0].details = {{"copied", 0}};
+    CHECK(render_results(rs, table(), unlimited).find("200 TB/s") == std::string::npos);
+    rs[0].details = nlohmann::json::object();
+    CHECK(render_results(rs, table(), unlimited).find("200 TB/s") != std::string::npos);
+}

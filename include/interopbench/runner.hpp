@@ -135,6 +135,11 @@ struct Result {
     std::vector<std::string> cut;
 
     const MetricResult* metric(const std::string& name) const;
+    /// True when the configuration moved no bytes: a zero-copy handoff (details
+    /// "pointer_shared" or "zero_copy" true, or a count "bytes_moved", "copied" or
+    /// "copied_bytes" of 0, in details or as a metric in bytes). Its "bandwidth" is a size
+    /// over the time of a pointer exchange, not a transfer: tables and charts show its time.
+    bool moved_no_bytes() const;
 };
 
 /// `text` of at most `most` bytes: cut there (never inside a UTF-8 character) and marked

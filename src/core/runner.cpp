@@ -193,6 +193,16 @@ const MetricResult* Result::metric(const std::string& name) const {
     return nullptr;
 }
 
+bool Result::moved_no_bytes() const {
+    for (const char* flag : {"pointer_shared", "zero_copy"})
+        if (const auto it = details.find(flag); it != details.end() && it->is_boolean() && it->get<bool>()) return true;
+    for (const char* count : {"bytes_moved", "copied", "copied_bytes"}) {
+        if (const auto it = details.find(count); it != details.end() && it->is_number() && it->get<double>() == 0) return true;
+        if (const auto* m = metric(count); m && m->stats.n && m->info.unit == "B" && m->stats.median == 0) return true;
+    }
+    return false;
+}
+
 namespace {
 
 const char* ordinal_suffix(std::uint64_t n) {

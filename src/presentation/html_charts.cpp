@@ -440,19 +440,6 @@ std::string label_of(const Result& r, const std::vector<std::string>& names) {
     return short_label("", Params(shown)).substr(1); // the label without a scenario, so without its leading space
 }
 
-/// True when the result moved no bytes: a zero-copy handoff (details.pointer_shared or
-/// details.zero_copy true, or a count of bytes moved or copied that is 0). Its "bandwidth" is
-/// the size over the time of a pointer exchange, not a transfer: it is shown by its time.
-bool moved_nothing(const Result& r) {
-    for (const char* flag : {"pointer_shared", "zero_copy"})
-        if (const auto it = r.details.find(flag); it != r.details.end() && it->is_boolean() && it->get<bool>()) return true;
-    for (const char* count : {"bytes_moved", "copied", "copied_bytes"}) {
-        if (const auto d = detail_number(r, count); d && *d == 0) return true;
-        if (const auto* m = r.metric(count); m && usable(*m) && m->info.unit == "B" && m->stats.median == 0) return true;
-    }
-    return false;
-}
-
 constexpr const char* k_zero_copy = "zero-copy: no bytes moved";
 
 /// The hover text of a plotted median: the value, its uncertainty as the terminal table gives
@@ -1073,7 +1060,7 @@ std::string family_heatmap(const std::vector<std::string>& scenarios, const std:
                            const std::string& size_param, const std::string& metric) {
     const auto plotted = [&](const Result* r) {
         const auto* m = r->metric(metric);
-        return is_ok(*r) && !moved_nothing(*r) && number(param(*r, size_param)) && m && usable(*m);
+        return is_ok(*r) && !r->moved_no_bytes() && number(param(*r, size_param)) && m && usable(*m);
     };
     std::vector<std::string> states; // "" for results without a cache axis
     for (const auto& sc : scenarios)
@@ -1348,7 +1335,7 @@ std::string fallback_note(const std::vector<const Result*>& rows) {
 std::string scenario_charts(const std::vector<const Result*>& rows) {
     std::vector<const Result*> moved, zero, ok;
     for (const auto* r : rows) {
-        (is_ok(*r) && moved_nothing(*r) ? zero : moved).push_back(r);
+        (is_ok(*r) && r->moved_no_bytes() ? zero : moved).push_back(r);
         if (is_ok(*r)) ok.push_back(r);
     }
     std::string out = measured_charts(moved);

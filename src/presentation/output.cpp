@@ -210,6 +210,7 @@ std::string render_section(const std::vector<const Result*>& rs, bool md, std::s
     const bool all_ok = std::all_of(rs.begin(), rs.end(), [](const Result* r) { return r->status == Status::ok; });
     const bool any_eff = std::any_of(rs.begin(), rs.end(), [](const Result* r) { return efficiency_of(*r) != nullptr; });
     const std::size_t n_metrics = first.metrics.size();
+    std::string no_copy_rate; // a rate column left empty where the configuration moved no bytes
 
     std::vector<TableColumn> cols;
     for (const auto& k : varying) {
@@ -228,10 +229,15 @@ std::string render_section(const std::vector<const Result*>& rs, bool md, std::s
         if (mi > 0 && std::none_of(rs.begin(), rs.end(), [mi](const Result* r) { return mi < r->metrics.size() && r->metrics[mi].stats.n; }))
             continue;
         TableColumn c{first.metrics[mi].info.name, {}, mi > 0};
-        for (const auto* r : rs)
-            c.cells.push_back(mi < r->metrics.size() && r->metrics[mi].stats.n ? format_value(r->metrics[mi].stats.median,
-                                                                                              r->metrics[mi].info.unit)
-                                                                               : "-");
+        for (const auto* r : rs) {
+            if (mi >= r->metrics.size() || !r->metrics[mi].stats.n) c.cells.push_back("-");
+            // A handoff that moved no bytes has no bandwidth: its time is its figure.
+            else if (r->metrics[mi].info.unit == "B/s" && r->moved_no_bytes()) {
+                c.cells.push_back("-");
+                no_copy_rate = c.header;
+            }
+            else c.cells.push_back(format_value(r->metrics[mi].stats.median, r->metrics[mi].info.unit));
+        }
         cols.push_back(std::move(c));
         if (mi == 0) {
             TableColumn u{"\u00b1 (ci|rounds)", {}};
@@ -274,6 +280,9 @@ std::string render_section(const std::vector<const Result*>& rs, bool md, std::s
     layout.row_names = row_names;
     out += fit_table(std::move(cols), layout);
     if (!shared_note.empty()) out += wrap("all: " + display_text(shared_note), width, md ? "\n" : "  ");
+    if (!no_copy_rate.empty())
+        out += wrap(fmt::format("{} -: the configuration moved no bytes (zero-copy); its time is its figure", no_copy_rate), width,
+                    md ? "\n" : "  ");
     out += explanations(rs, varying, md, width);
     return out;
 }
