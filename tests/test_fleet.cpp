@@ -443,17 +443,11 @@ std::vector<std::string> four_and_this_host(const std::filesystem::path& dir) {
     return files;
 }
 
-struct FleetRun {
-    int code = -1;
-    std::string out, err;
-};
-
-FleetRun run_fleet(const std::vector<std::string>& files, const std::string& options, const std::filesystem::path& dir) {
-    std::string cmd = INTEROPBENCH_BINARY " fleet";
-    for (const auto& f : files) cmd += " '" + f + "'";
-    cmd += " " + options + " >'" + (dir / "stdout").string() + "' 2>'" + (dir / "stderr").string() + "' </dev/null";
-    const int status = testing::run_shell(cmd);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, testing::slurp(dir / "stdout"), testing::slurp(dir / "stderr")};
+/// `fleet` over `files` with `options`.
+testing::CliRun run_fleet(const std::vector<std::string>& files, const std::string& options) {
+    std::string args = "fleet";
+    for (const auto& f : files) args += " '" + f + "'";
+    return testing::run_cli(args + " " + options);
 }
 
 } // namespace
@@ -461,7 +455,7 @@ FleetRun run_fleet(const std::vector<std::string>& files, const std::string& opt
 TEST_CASE("fleet --rerun: stdout holds the verdict alone, the re-measurement's tables go to stderr") {
     const auto dir = testing::scratch("fleet-rerun-json");
     const auto files = four_and_this_host(dir);
-    const FleetRun r = run_fleet(files, "--confirm 1 --rerun -f json", dir);
+    const auto r = run_fleet(files, "--confirm 1 --rerun -f json");
     CAPTURE(r.err);
     CHECK((r.code == 0 || r.code == 1));
     CHECK(r.err.find("fleet: re-measuring on ") != std::string::npos);
@@ -475,7 +469,7 @@ TEST_CASE("fleet --expect given a report is a one-line error, exit 2") {
     // Once the JSON library's own message, exit 1: a report's "schema" is an object.
     const auto dir = testing::scratch("fleet-expect-report");
     const auto files = five(dir);
-    const FleetRun r = run_fleet(files, "--expect '" + files[0] + "'", dir);
+    const auto r = run_fleet(files, "--expect '" + files[0] + "'");
     CHECK(r.code == 2);
     CHECK(r.err.find("is not an expectations file") != std::string::npos);
     CHECK(r.err.find("type must be") == std::string::npos);
@@ -483,7 +477,7 @@ TEST_CASE("fleet --expect given a report is a one-line error, exit 2") {
 
 TEST_CASE("fleet --rerun refuses hosts it cannot hear back from without a shared --confirm-dir, naming each") {
     const auto dir = testing::scratch("fleet-rerun-remote");
-    const FleetRun r = run_fleet(five(dir), "--confirm 1 --rerun", dir);
+    const auto r = run_fleet(five(dir), "--confirm 1 --rerun");
     CHECK(r.code == 2);
     CHECK(r.err.find("error: --rerun re-measures on other hosts without --confirm-dir: no confirmation would come back "
                      "here: node-b-confirm.json (node-b), node-d-confirm.json (node-d)\n") != std::string::npos);

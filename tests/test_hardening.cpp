@@ -78,21 +78,10 @@ struct Child {
         }
     }
 
-    /// Exit code, -SIGNAL when killed, or -1000 when it ran past `limit_s` (a guard against a
-    /// hang: then it is killed and the test fails, saying so).
+    /// Exit code, or -SIGNAL when killed (past `limit_s`, a guard against a hang, it is killed
+    /// and the test fails, saying so).
     int wait(double limit_s = 120) {
-        limit_s = testing::deadline_s(limit_s);
-    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
-        int status = 0;
-        while (::waitpid(pid, &status, WNOHANG) == 0) {
-            if (std::chrono::steady_clock::now() > until) {
-                ::kill(pid, SIGKILL);
-                ::waitpid(pid, &status, 0);
-                FAIL_CHECK("interopbench did not end within ", limit_s, " s (killed); stderr: ", err());
-                return -1000;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
+        const int status = testing::wait_child(pid, limit_s, "interopbench " + dir.string());
         return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
     }
 

@@ -75,23 +75,8 @@ std::string quote(const std::string& s) {
     return out + "'";
 }
 
-struct Run {
-    int code; ///< exit code, or -SIGNAL
-    std::string out, err;
-};
-
-/// The real binary through the shell: `args` is shell text (quote paths). stdout and stderr
-/// go to files unless `out_redirect` / `err_redirect` say otherwise (">&-", "2>/dev/full").
-Run run_cli(const std::string& args, const std::string& out_redirect = {}, const std::string& err_redirect = {},
-            const std::string& env = {}) {
-    const fs::path dir = scratch("cli_out");
-    const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
-    const std::string redir = (out_redirect.empty() ? ">" + out : out_redirect) + " " +
-                              (err_redirect.empty() ? "2>" + err : err_redirect);
-    const std::string cmd = env + " " + std::string(INTEROPBENCH_BINARY) + " " + args + " " + redir + " </dev/null";
-    const int status = interopbench::testing::run_shell(cmd);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-}
+using interopbench::testing::run_cli;
+using Run = interopbench::testing::CliRun;
 
 std::size_t lines(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
 
@@ -377,26 +362,26 @@ TEST_CASE("a closed or full stderr never crashes / a lost stdout is exit 1") {
     const std::string missing = quote((d / "missing.json").string());
     for (const char* redirect : {"2>&-", "2>/dev/full"}) {
         CAPTURE(redirect);
-        CHECK(run_cli("show " + missing, {}, redirect).code == 2);
-        CHECK(run_cli("show " + quote(base), {}, redirect).code == 0);
+        CHECK(run_cli("show " + missing, "", {"", redirect}).code == 2);
+        CHECK(run_cli("show " + quote(base), "", {"", redirect}).code == 0);
         // A run that prints notes to stderr still writes its report.
         const std::string out = (d / "r.json").string();
         const Run r = run_cli("run -s host_memcpy -a threads=single --size 4K --min-samples 2 --max-time 0.2 "
                               "--no-topology --out " + quote(out),
-                              {}, redirect);
+                              "", {"", redirect});
         CHECK(r.code >= 0);
         CHECK(r.code <= 1);
         CHECK(fs::exists(out));
         fs::remove(out);
     }
-    const Run full = run_cli("show " + quote(base), ">/dev/full");
+    const Run full = run_cli("show " + quote(base), "", {">/dev/full"});
     CHECK(full.code == 1);
     CHECK(full.err.find("could not write standard output") != std::string::npos);
-    const Run closed = run_cli("compare " + quote(base) + " " + quote(base), ">&-");
+    const Run closed = run_cli("compare " + quote(base) + " " + quote(base), "", {">&-"});
     CHECK(closed.code == 1);
     CHECK(closed.err.find("standard output is closed") != std::string::npos);
-    CHECK(run_cli("list --format json", ">/dev/full").code == 1);
-    CHECK(run_cli("topo --from " INTEROPBENCH_SOURCE_DIR "/tests/data/topology/switch-tree-6gpu.xml", ">/dev/full").code == 1);
+    CHECK(run_cli("list --format json", "", {">/dev/full"}).code == 1);
+    CHECK(run_cli("topo --from " INTEROPBENCH_SOURCE_DIR "/tests/data/topology/switch-tree-6gpu.xml", "", {">/dev/full"}).code == 1);
     // Nothing printed, nothing lost: a quiet run with a closed stdout succeeds.
     const std::string out = (d / "q.json").string();
     CHECK(run_cli("run -s host_memcpy -a threads=single --size 4K --min-samples 2 --max-time 0.2 --no-topology -q --out " +
@@ -490,15 +475,15 @@ TEST_CASE("under a non-UTF-8 locale human output is ASCII only") {
     };
     for (const std::string& args : std::vector<std::string>{"list", "show " + quote(path), "compare " + quote(path) + " " + quote(path)}) {
         CAPTURE(args);
-        const Run c = run_cli(args, {}, {}, "LC_ALL=C LANG=C");
+        const Run c = run_cli(args, "LC_ALL=C LANG=C");
         CHECK(c.code == 0);
         CHECK(ascii(c.out));
         CHECK(ascii(c.err));
     }
-    const Run shown = run_cli("show " + quote(path), {}, {}, "LC_ALL=C");
+    const Run shown = run_cli("show " + quote(path), "LC_ALL=C");
     CHECK(shown.out.find("+/-") != std::string::npos);
     CHECK(shown.out.find("caf\\u00e9") != std::string::npos);
-    const Run utf8 = run_cli("show " + quote(path), {}, {}, "LC_ALL=C.UTF-8");
+    const Run utf8 = run_cli("show " + quote(path), "LC_ALL=C.UTF-8");
     if (utf8.out.find("caf\xc3\xa9") != std::string::npos) // where the C.UTF-8 locale exists
         CHECK(utf8.out.find("\xc2\xb1") != std::string::npos);
 }

@@ -72,12 +72,13 @@ int run_shell(const std::string& command, double limit_s) {
     return wait_child(pid, limit_s, fmt::format("the command `{}`", command));
 }
 
-CliRun run_cli(const std::string& args, const std::string& env) {
-    const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("ib_cli_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
+CliRun run_cli(const std::string& args, const std::string& env, const CliStreams& streams) {
+    const std::filesystem::path dir = scratch("cli");
     const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
-    const int status = run_shell((env.empty() ? "" : "env " + env + " ") + std::string(INTEROPBENCH_BINARY) + " " + args + " >" +
-                                 out + " 2>" + err + " </dev/null");
+    const std::string redirect = (streams.out.empty() ? ">'" + out + "'" : streams.out) + " " +
+                                 (streams.err.empty() ? "2>'" + err + "'" : streams.err);
+    const int status = run_shell((env.empty() ? "" : "env " + env + " ") + "'" + std::string(INTEROPBENCH_BINARY) + "' " + args +
+                                 " " + redirect + " </dev/null");
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
 }
 

@@ -66,10 +66,17 @@ struct CliRun {
     std::string out, err;
 };
 
+/// Where a run's standard output and error go instead of the files run_cli reads back: shell
+/// redirections (">/dev/full", "2>&-"); empty: captured.
+struct CliStreams {
+    std::string out, err;
+};
+
 /// Runs the tool's binary with `args` (words for /bin/sh), stdin from /dev/null, through
 /// run_shell; the environment (COLUMNS, LANG) is this process's, with `env` (VAR=value ...)
-/// added. Defined in test_support.cpp.
-CliRun run_cli(const std::string& args, const std::string& env = "");
+/// added; stdout and stderr captured unless `streams` sends them elsewhere. Defined in
+/// test_support.cpp.
+CliRun run_cli(const std::string& args, const std::string& env = "", const CliStreams& streams = {});
 
 /// The name of the running test case. Defined in test_main.cpp.
 const std::string& current_test_case();

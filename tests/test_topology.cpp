@@ -82,17 +82,6 @@ std::string read(const fs::path& path) {
     return ss.str();
 }
 
-// Runs the real binary; returns its exit code, with stdout and stderr captured.
-int run_binary(const std::string& args, std::string* out, std::string* err) {
-    const fs::path dir = temp_dir("run");
-    const std::string cmd = std::string("'") + INTEROPBENCH_BINARY + "' " + args + " >'" + (dir / "out").string() +
-                            "' 2>'" + (dir / "err").string() + "'";
-    const int status = interopbench::testing::run_shell(cmd);
-    *out = read(dir / "out");
-    *err = read(dir / "err");
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 } // namespace
 
 TEST_CASE("pcie_bandwidth: encoded rate per direction") {
@@ -537,27 +526,26 @@ TEST_CASE("--from bad input: one-line usage errors") {
 
     // The real binary: exit 2, one error line (and its hint), nothing on stdout.
     for (const char* name : {"missing.xml", "text.xml", "other.xml", "newer.xml", "damaged.xml"}) {
-        std::string out, err;
-        const int code = run_binary("topo --from '" + (dir / name).string() + "'", &out, &err);
-        CHECK_MESSAGE(code == 2, name);
-        CHECK(out.empty());
-        CHECK(err.rfind("error: --from ", 0) == 0);
-        CHECK(err.find(name) != std::string::npos);
+        const auto r = testing::run_cli("topo --from '" + (dir / name).string() + "'");
+        CHECK_MESSAGE(r.code == 2, name);
+        CHECK(r.out.empty());
+        CHECK(r.err.rfind("error: --from ", 0) == 0);
+        CHECK(r.err.find(name) != std::string::npos);
     }
-    std::string out, err;
-    CHECK(run_binary("topo --format csv", &out, &err) == 2);
-    CHECK(run_binary("topo --from '" + k_data + "switch-tree-6gpu.xml' --export-xml /nonexistent-dir/x.xml", &out, &err) == 2);
+    CHECK(testing::run_cli("topo --format csv").code == 2);
+    CHECK(testing::run_cli("topo --from '" + k_data + "switch-tree-6gpu.xml' --export-xml /nonexistent-dir/x.xml").code == 2);
     fs::remove_all(dir);
 }
 
 TEST_CASE("topo command: table and JSON of a recorded machine") {
-    std::string out, err;
-    REQUIRE(run_binary("topo --from '" + k_data + "h200-2gpu-nvlink.xml' --format json", &out, &err) == 0);
-    const nlohmann::json j = nlohmann::json::parse(out);
+    const auto json = testing::run_cli("topo --from '" + k_data + "h200-2gpu-nvlink.xml' --format json");
+    REQUIRE(json.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(json.out);
     CHECK(j["pairs"][0]["class"] == "NV18");
-    REQUIRE(run_binary("topo --from '" + k_data + "switch-tree-6gpu.xml'", &out, &err) == 0);
-    CHECK(out.find("PXB") != std::string::npos);
-    CHECK(run_binary("topo", &out, &err) == 0); // this machine, GPU or not
+    const auto table = testing::run_cli("topo --from '" + k_data + "switch-tree-6gpu.xml'");
+    REQUIRE(table.code == 0);
+    CHECK(table.out.find("PXB") != std::string::npos);
+    CHECK(testing::run_cli("topo").code == 0); // this machine, GPU or not
 }
 
 // The words of the line of `text` that starts with `first` (a matrix row), or nothing.
@@ -729,10 +717,10 @@ TEST_CASE("topo nics: rate text and kernel release parsing") {
 }
 
 TEST_CASE("topo nics: the topo command shows NICs, and this machine's JSON has a nics array") {
-    std::string out, err;
     const std::string path = k_shared + "2socket-pci-wholeio.xml";
-    REQUIRE(run_binary("topo --format json", &out, &err) == 0);
-    const nlohmann::json live = nlohmann::json::parse(out);
+    const auto here = testing::run_cli("topo --format json");
+    REQUIRE(here.code == 0);
+    const nlohmann::json live = nlohmann::json::parse(here.out);
     CHECK(live["nics"].is_array());
     for (const auto& n : live["nics"]) {
         CHECK(n["name"].is_string());
@@ -742,10 +730,12 @@ TEST_CASE("topo nics: the topo command shows NICs, and this machine's JSON has a
         testing::skip(path + " absent");
         return;
     }
-    REQUIRE(run_binary("topo --from '" + path + "' --format json", &out, &err) == 0);
-    CHECK(nlohmann::json::parse(out)["nics"][0]["name"] == "mlx5_0");
-    REQUIRE(run_binary("topo --from '" + path + "'", &out, &err) == 0);
-    CHECK(row_of(out, "NIC0").size() >= 7);
+    const auto json = testing::run_cli("topo --from '" + path + "' --format json");
+    REQUIRE(json.code == 0);
+    CHECK(nlohmann::json::parse(json.out)["nics"][0]["name"] == "mlx5_0");
+    const auto table = testing::run_cli("topo --from '" + path + "'");
+    REQUIRE(table.code == 0);
+    CHECK(row_of(table.out, "NIC0").size() >= 7);
 }
 
 TEST_CASE("placement is a no-op where it cannot apply") {
