@@ -8,11 +8,7 @@
 
 #include <cuda_runtime.h>
 
-#if defined(__CUDACC__)
-#define INTEROPBENCH_HOST_DEVICE __host__ __device__
-#else
-#define INTEROPBENCH_HOST_DEVICE
-#endif
+#include "interopbench/splitmix.hpp" // INTEROPBENCH_HOST_DEVICE
 
 namespace interopbench::kernels {
 
