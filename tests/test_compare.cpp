@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +14,7 @@
 
 #include "interopbench/compare.hpp"
 #include "interopbench/report.hpp"
+#include "interopbench/splitmix.hpp"
 #include "interopbench/stats.hpp"
 #include "test_support.hpp"
 #include "presentation/comparison.hpp"
@@ -314,6 +316,80 @@ TEST_CASE("comparing many results of many samples completes, within the cap of d
     CHECK(metrics == static_cast<std::size_t>(k_results));
     CHECK(draws <= metrics * k_max_bootstrap_draws);
     CHECK(o.count(Verdict::regression) == 0);
+}
+
+TEST_CASE("the bootstrap's medians are those of the resampled values: odd and even counts, ties, one sample") {
+    // The reference draws as the bootstrap does (splitmix64, one draw per sample, base then
+    // new) and takes each resample's median by sorting its values.
+    const auto reference = [](const std::vector<double>& base, const std::vector<double>& fresh, int resamples,
+                              std::uint64_t seed) {
+        std::uint64_t state = seed;
+        const auto below = [&state](std::size_t n) {
+            const std::uint64_t z = splitmix64(state);
+            state += k_splitmix_gamma;
+            return static_cast<std::size_t>(z % n);
+        };
+        const auto median = [](std::vector<double> v) {
+            std::sort(v.begin(), v.end());
+            return v.size() % 2 ? v[v.size() / 2] : v[v.size() / 2 - 1] / 2 + v[v.size() / 2] / 2;
+        };
+        std::vector<double> ratios;
+        for (int i = 0; i < resamples; ++i) {
+            std::vector<double> b, f;
+            for (std::size_t k = 0; k < base.size(); ++k) b.push_back(base[below(base.size())]);
+            for (std::size_t k = 0; k < fresh.size(); ++k) f.push_back(fresh[below(fresh.size())]);
+            if (median(b) != 0) ratios.push_back(median(f) / median(b));
+        }
+        std::sort(ratios.begin(), ratios.end());
+        return std::pair{quantile_sorted(ratios, 0.025), quantile_sorted(ratios, 0.975)};
+    };
+    for (const std::size_t n : {1, 2, 3, 4, 7, 10, 31}) {
+        std::vector<double> base, fresh;
+        for (std::size_t i = 0; i < n; ++i) {
+            base.push_back(1e9 + 1e7 * static_cast<double>((i * 37) % 5)); // ties
+            fresh.push_back(1.1e9 - 1e7 * static_cast<double>((i * 11) % 7));
+        }
+        CAPTURE(n);
+        const auto est = bootstrap_median_ratio(base, fresh, 300, 1234 + n, 0.95);
+        const auto [lo, hi] = reference(base, fresh, 300, 1234 + n);
+        CHECK(est.lo == lo);
+        CHECK(est.hi == hi);
+    }
+}
+
+TEST_CASE("results are compared in the base report's order, each as compare_result compares it alone") {
+    json base = {{"schema", {{"name", "interopbench.report"}, {"version", "1.1"}}}, {"results", json::array()}};
+    json fresh = base;
+    for (int r = 0; r < 40; ++r) {
+        const auto result = [r](double scale) {
+            json samples = json::array();
+            for (int i = 0; i < 30; ++i) samples.push_back(scale * (1e9 + 1e6 * ((i * 13 + r) % 17)));
+            return json{{"key", fmt::format("host_memcpy/size={}", 4096 * (40 - r))}, {"scenario", "host_memcpy"}, {"status", "ok"},
+                        {"params", {{"size", std::to_string(4096 * (40 - r))}}}, {"param_order", {"size"}},
+                        {"metrics", {{{"name", "bandwidth"}, {"unit", "B/s"}, {"better", "higher"},
+                                      {"stats", {{"n", 30}, {"median", scale * 1e9}}}, {"samples", std::move(samples)}}}}};
+        };
+        base["results"].push_back(result(1));
+        if (r != 5) fresh["results"].push_back(result(r % 3 == 0 ? 0.8 : 1.0)); // one only in base, some slower
+    }
+    const Report b = typed(base), f = typed(fresh);
+    const CompareOptions options;
+    const auto o = compare_reports(b, f, options);
+    REQUIRE(o.results.size() == b.results.size());
+    for (std::size_t i = 0; i < b.results.size(); ++i) {
+        CAPTURE(i);
+        CHECK(o.results[i].key == b.results[i].key);
+        if (i == 5) {
+            CHECK(o.results[i].verdict == Verdict::missing);
+            continue;
+        }
+        const auto alone = compare_result(b.results[i], f.results[i < 5 ? i : i - 1], options);
+        CHECK(o.results[i].verdict == alone.verdict);
+        REQUIRE(o.results[i].metrics.size() == alone.metrics.size());
+        CHECK(o.results[i].metrics[0].ci_lo == alone.metrics[0].ci_lo);
+        CHECK(o.results[i].metrics[0].ci_hi == alone.metrics[0].ci_hi);
+    }
+    CHECK(o.count(Verdict::regression) == 14); // every third of 40 (0, 3, ..., 39), 20% slower
 }
 
 TEST_CASE("a report against itself: no regression, nothing missing or new") {

@@ -201,6 +201,11 @@ void check_unique_keys(const Report& report, const std::string& label);
 /// when two of them come from different hardware or a report has duplicate keys.
 Report pool_baselines(const std::vector<Report>& reports, const std::vector<std::string>& labels);
 
+/// One result of each report compared (the same key): every metric measured on both sides,
+/// the primary one and those a threshold rule names deciding the verdict. What compare_reports
+/// does for each key the reports share, and the --confirm re-measurements for theirs.
+ResultComparison compare_result(const Result& base, const Result& fresh, const CompareOptions& options);
+
 /// Compares two reports (see read_report). Throws UsageError for duplicate keys,
 /// and when the hardware differs and `options.cross_machine` is false (the hint names
 /// --cross-machine). Never throws for differing results. Statuses: ok in base and failed

@@ -1,12 +1,17 @@
 #include "interopbench/compare.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cmath>
-#include <tuple>
+#include <exception>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <set>
+#include <system_error>
+#include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -152,6 +157,55 @@ std::vector<double> finite(std::vector<double> v) {
     return v;
 }
 
+/// Samples sorted once, with each sample's place among them: a resample's median is then read
+/// from how often each place was drawn, in time linear in the count and without sorting
+/// values. The same draws give the same median as the resample's values would (ties are
+/// equal values).
+class RankedSamples {
+public:
+    explicit RankedSamples(const std::vector<double>& v) : m_sorted(v.size()), m_place(v.size()), m_drawn(v.size()) {
+        std::vector<std::uint32_t> order(v.size());
+        for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::stable_sort(order.begin(), order.end(), [&v](std::uint32_t a, std::uint32_t b) { return v[a] < v[b]; });
+        for (std::uint32_t at = 0; at < order.size(); ++at) {
+            m_sorted[at] = v[order[at]];
+            m_place[order[at]] = at;
+        }
+    }
+    /// Draws as many samples as there are, with replacement: one draw of `rng` each, an index
+    /// into the samples in the order they were given.
+    void draw(SplitMix64& rng) {
+        std::fill(m_drawn.begin(), m_drawn.end(), 0u);
+        for (std::size_t i = 0; i < m_place.size(); ++i) ++m_drawn[m_place[rng.below(m_place.size())]];
+    }
+    /// The median of the samples themselves.
+    double median_of_all() const {
+        const std::size_t n = m_sorted.size();
+        return n % 2 == 1 ? m_sorted[n / 2] : m_sorted[n / 2 - 1] / 2 + m_sorted[n / 2] / 2;
+    }
+    /// The median of the last draw, as median_inplace computes it.
+    double median() const {
+        const std::size_t n = m_sorted.size(), mid = n / 2;
+        // The values at sorted positions mid-1 and mid of the drawn multiset.
+        double lower = 0, upper = 0;
+        std::size_t seen = 0;
+        for (std::size_t at = 0; at < n; ++at) {
+            const std::size_t before = seen;
+            seen += m_drawn[at];
+            if (n % 2 == 0 && before <= mid - 1 && mid - 1 < seen) lower = m_sorted[at];
+            if (before <= mid && mid < seen) {
+                upper = m_sorted[at];
+                break;
+            }
+        }
+        return n % 2 == 1 ? upper : lower / 2 + upper / 2;
+    }
+
+private:
+    std::vector<double> m_sorted;
+    std::vector<std::uint32_t> m_place, m_drawn;
+};
+
 } // namespace
 
 RatioEstimate bootstrap_median_ratio(std::vector<double> base, std::vector<double> fresh, int resamples,
@@ -160,19 +214,20 @@ RatioEstimate bootstrap_median_ratio(std::vector<double> base, std::vector<doubl
     fresh = finite(std::move(fresh));
     RatioEstimate est;
     if (base.empty() || fresh.empty()) return est;
-    const double base_median = median_inplace(base);
+    RankedSamples b(base), f(fresh);
+    const double base_median = b.median_of_all();
     if (base_median == 0) return est;
-    est.ratio = bounded_ratio(median_inplace(fresh), base_median);
+    est.ratio = bounded_ratio(f.median_of_all(), base_median);
     SplitMix64 rng{seed};
     // Bounded work, whatever the sample counts (stats.hpp).
     resamples = static_cast<int>(bootstrap_resamples(resamples, base.size(), fresh.size()));
-    std::vector<double> ratios, b(base.size()), f(fresh.size());
+    std::vector<double> ratios;
     ratios.reserve(static_cast<std::size_t>(std::max(resamples, 1)));
     for (int i = 0; i < resamples; ++i) {
-        for (auto& x : b) x = base[rng.below(base.size())];
-        for (auto& x : f) x = fresh[rng.below(fresh.size())];
-        const double bm = median_inplace(b);
-        if (bm != 0) ratios.push_back(bounded_ratio(median_inplace(f), bm));
+        b.draw(rng);
+        f.draw(rng);
+        const double bm = b.median();
+        if (bm != 0) ratios.push_back(bounded_ratio(f.median(), bm));
     }
     if (ratios.empty()) {
         est.lo = est.hi = est.ratio;
@@ -445,6 +500,8 @@ void decide_result(ResultComparison& rc) {
     }
 }
 
+} // namespace
+
 ResultComparison compare_result(const Result& base, const Result& fresh, const CompareOptions& opt) {
     ResultComparison rc{base.key, base.scenario, base.family.empty() ? fresh.family : base.family};
     if (base.status != Status::ok || fresh.status != Status::ok) {
@@ -501,8 +558,6 @@ ResultComparison compare_result(const Result& base, const Result& fresh, const C
     decide_result(rc);
     return rc;
 }
-
-} // namespace
 
 double power_change(double threshold) { return 2 * threshold; }
 
@@ -630,6 +685,48 @@ Report pool_baselines(const std::vector<Report>& reports, const std::vector<std:
     return pooled;
 }
 
+namespace {
+
+/// Each pair compared (compare_result), in order. The pairs are independent (every bootstrap is
+/// seeded by its result's key), so they are spread over the machine's cores: a gate over
+/// hundreds of results with a thousand samples each takes seconds, not minutes. An exception
+/// in any pair is thrown here, after every thread has ended.
+std::vector<ResultComparison> compare_pairs(const std::vector<std::pair<const Result*, const Result*>>& pairs,
+                                            const CompareOptions& opt) {
+    std::vector<ResultComparison> out(pairs.size());
+    std::atomic<std::size_t> next{0};
+    std::mutex failed_at;
+    std::exception_ptr failure;
+    const auto work = [&] {
+        for (std::size_t i; (i = next++) < pairs.size();) {
+            const auto [b, f] = pairs[i];
+            try {
+                out[i] = f ? compare_result(*b, *f, opt)
+                           : ResultComparison{b->key, b->scenario, b->family, Verdict::missing, "only in base"};
+            } catch (...) {
+                const std::lock_guard lock(failed_at);
+                if (!failure) failure = std::current_exception();
+                next = pairs.size(); // the others stop at their next pair
+            }
+        }
+    };
+    const std::size_t helpers = std::min<std::size_t>(pairs.size(), std::max(1u, std::thread::hardware_concurrency())) - 1;
+    std::vector<std::thread> threads;
+    for (std::size_t k = 0; k < helpers; ++k) {
+        try {
+            threads.emplace_back(work);
+        } catch (const std::system_error&) {
+            break; // no more threads to be had: the ones started and this one do the rest
+        }
+    }
+    work();
+    for (auto& t : threads) t.join();
+    if (failure) std::rethrow_exception(failure);
+    return out;
+}
+
+} // namespace
+
 CompareOutcome compare_reports(const Report& base, const Report& fresh, const CompareOptions& opt) {
     CompareOutcome out;
     out.base_label = opt.base_label;
@@ -696,15 +793,13 @@ CompareOutcome compare_reports(const Report& base, const Report& fresh, const Co
     std::map<std::string, const Result*> by_key;
     for (const auto& r : new_results) by_key[r.key] = &r;
     std::set<std::string> base_keys;
+    std::vector<std::pair<const Result*, const Result*>> pairs; // base, new (nullptr: only in base)
     for (const auto& b : base_results) {
         base_keys.insert(b.key);
         const auto it = by_key.find(b.key);
-        if (it == by_key.end()) {
-            out.results.push_back({b.key, b.scenario, b.family, Verdict::missing, "only in base"});
-            continue;
-        }
-        out.results.push_back(compare_result(b, *it->second, opt));
+        pairs.emplace_back(&b, it == by_key.end() ? nullptr : it->second);
     }
+    out.results = compare_pairs(pairs, opt);
     for (const auto& r : new_results)
         if (!base_keys.count(r.key)) out.results.push_back({r.key, r.scenario, r.family, Verdict::added, "only in new"});
     // Two reports with nothing in common compared nothing: a gate that passes on that is
