@@ -340,12 +340,7 @@ TEST_CASE("a run without a GPU: host scenarios measure, GPU scenarios skip, the 
 
 TEST_CASE("a size larger than device memory skips that configuration only") {
     const Registry reg = builtin_registry();
-    Machine m;
-    m.cuda_available = true;
-    m.devices.resize(1);
-    m.devices[0].free_memory = 64ull << 20;
-    m.devices[0].total_memory = 80ull << 20;
-    m.selected = {0};
+    const Machine m = testing::fake_machine(1, 64ull << 20);
     const Scenario* h2d = reg.find("h2d_copy");
     REQUIRE(h2d);
     const Params big = typed_params(h2d->info(), {{"size", std::to_string(1ull << 30)}, {"host_mem", "pinned"}, {"engine", "ce"}, {"device", "0"}}, m);

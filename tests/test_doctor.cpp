@@ -560,10 +560,7 @@ bool mentions(const CheckResult& r, const std::string& text) { return r.evidence
 } // namespace
 
 TEST_CASE("doctor rdma: the 2-socket machine ready for GPUDirect RDMA: every check passes") {
-    if (!std::filesystem::exists(k_two_socket)) {
-        testing::skip(k_two_socket + " absent");
-        return;
-    }
+    if (!testing::need_fixture(k_two_socket)) return;
     const DoctorFacts f = rdma_case(k_two_socket, "rdma-ready");
     const CheckResult peer = only(check_rdma_peer_memory(f));
     CHECK(peer.status == CheckStatus::pass);
@@ -585,10 +582,7 @@ TEST_CASE("doctor rdma: the 2-socket machine ready for GPUDirect RDMA: every che
 }
 
 TEST_CASE("doctor rdma: the 2-socket machine degraded: no peer memory, ACS redirect, IOMMU translating, a port down") {
-    if (!std::filesystem::exists(k_two_socket)) {
-        testing::skip(k_two_socket + " absent");
-        return;
-    }
+    if (!testing::need_fixture(k_two_socket)) return;
     const DoctorFacts f = rdma_case(k_two_socket, "rdma-degraded");
     const CheckResult peer = only(check_rdma_peer_memory(f));
     CHECK(peer.status == CheckStatus::warn);
@@ -610,10 +604,7 @@ TEST_CASE("doctor rdma: the 2-socket machine degraded: no peer memory, ACS redir
 }
 
 TEST_CASE("doctor rdma: dma-buf without nvidia_peermem, ACS unreadable without root, IOMMU off") {
-    if (!std::filesystem::exists(k_two_socket)) {
-        testing::skip(k_two_socket + " absent");
-        return;
-    }
+    if (!testing::need_fixture(k_two_socket)) return;
     const DoctorFacts f = rdma_case(k_two_socket, "rdma-dmabuf-user");
     const CheckResult peer = only(check_rdma_peer_memory(f));
     CHECK(peer.status == CheckStatus::pass);

@@ -166,11 +166,12 @@ TEST_CASE("merge_rounds pools the rounds that ended ok and records their medians
 
 TEST_CASE("the gate allows for the spread between rounds") {
     const json base = load_report(k_reports + "base.json");
-    CompareOptions opt;
+    // base.json with k_key's rounds at the medians `before`, compared with the same at `after`.
+    const auto compare_rounds = [&](const std::vector<double>& before, const std::vector<double>& after) {
+        return compare_reports(typed(with_rounds(base, k_key, before)), typed(with_rounds(base, k_key, after)), {});
+    };
     SUBCASE("a shift inside the rounds' spread is not a regression, and it is marked noisy") {
-        const auto b = with_rounds(base, k_key, {100e9, 120e9, 90e9});
-        const auto f = with_rounds(base, k_key, {85e9, 95e9, 80e9});
-        const auto o = compare_reports(typed(b), typed(f), opt);
+        const auto o = compare_rounds({100e9, 120e9, 90e9}, {85e9, 95e9, 80e9});
         const auto& r = result(o, k_key);
         CHECK(r.verdict != Verdict::regression);
         REQUIRE(!r.metrics.empty());
@@ -182,10 +183,8 @@ TEST_CASE("the gate allows for the spread between rounds") {
         CHECK(comparison_json(o).dump().find("\"noisy\":true") != std::string::npos);
     }
     SUBCASE("a 10% slowdown of stable rounds is a regression") {
-        const auto b = with_rounds(base, k_key, {100e9, 100.5e9, 99.7e9});
-        const auto f = with_rounds(base, k_key, {90e9, 90.3e9, 89.8e9});
-        const auto outcome1 = compare_reports(typed(b), typed(f), opt);
-        const auto& r = result(outcome1, k_key);
+        const auto o = compare_rounds({100e9, 100.5e9, 99.7e9}, {90e9, 90.3e9, 89.8e9});
+        const auto& r = result(o, k_key);
         CHECK(r.verdict == Verdict::regression);
         CHECK_FALSE(r.metrics[0].noisy);
         CHECK(r.metrics[0].detectable < 0.10);
@@ -193,18 +192,14 @@ TEST_CASE("the gate allows for the spread between rounds") {
     SUBCASE("within one process the samples agree, between rounds they do not: the interval widens") {
         // The samples alone would call this -8% a regression (tight rounds of 8 samples
         // each); the round medians say the figure moves by 6% between processes.
-        const auto b = with_rounds(base, k_key, {100e9, 106e9, 103e9});
-        const auto f = with_rounds(base, k_key, {94e9, 97.5e9, 93e9});
-        const auto outcome2 = compare_reports(typed(b), typed(f), opt);
-        const auto& r = result(outcome2, k_key);
+        const auto o = compare_rounds({100e9, 106e9, 103e9}, {94e9, 97.5e9, 93e9});
+        const auto& r = result(o, k_key);
         CHECK(r.verdict != Verdict::regression);
         CHECK(r.metrics[0].ci_hi > 0.95);
     }
     SUBCASE("rounds on one side only still widen the interval") {
-        const auto b = with_rounds(base, k_key, {100e9});
-        const auto f = with_rounds(base, k_key, {100e9, 130e9, 80e9});
-        const auto outcome3 = compare_reports(typed(b), typed(f), opt);
-        const auto& r = result(outcome3, k_key);
+        const auto o = compare_rounds({100e9}, {100e9, 130e9, 80e9});
+        const auto& r = result(o, k_key);
         CHECK(r.metrics[0].base_rounds == 0);
         CHECK(r.metrics[0].new_rounds == 3);
         CHECK(r.verdict != Verdict::regression);

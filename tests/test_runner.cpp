@@ -60,11 +60,7 @@ TEST_CASE("axis expansion rejects bad values") {
 }
 
 TEST_CASE("device axes default to the selected GPUs and validate ordinals") {
-    Machine m;
-    m.cuda_available = true;
-    m.devices.resize(2);
-    m.devices[1].ordinal = 1;
-    m.selected = {0, 1};
+    const Machine m = testing::fake_machine(2, 0);
     const Registry reg = builtin_registry();
     RunPlan plan;
     plan.entries = {{"h2d_copy", {{"size", {"1M"}}, {"host_mem", {"pinned"}}}}};

@@ -1,6 +1,6 @@
 // The waits the tests share: a child process, or a shell command, each with a deadline that
 // fails the test by name instead of hanging it (a guard, never a timing check); and the test
-// of that deadline.
+// of that deadline. Also the check for a recorded fixture, whose absence fails the test in CI.
 #include <doctest/doctest.h>
 
 #include <signal.h>
@@ -80,6 +80,19 @@ CliRun run_cli(const std::string& args, const std::string& env, const CliStreams
     const int status = run_shell((env.empty() ? "" : "env " + env + " ") + "'" + std::string(INTEROPBENCH_BINARY) + "' " + args +
                                  " " + redirect + " </dev/null");
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+bool have_fixture(const std::string& path) {
+    if (std::filesystem::exists(path)) return true;
+    const char* ci = std::getenv("CI");
+    if (ci && std::string(ci) == "true") FAIL_CHECK("fixture missing in CI: " << path);
+    return false;
+}
+
+bool need_fixture(const std::string& path) {
+    if (have_fixture(path)) return true;
+    skip(path + " absent");
+    return false;
 }
 
 } // namespace interopbench::testing

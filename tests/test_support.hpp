@@ -1,12 +1,19 @@
 #pragma once
-// Small helpers the test files share. test_main points TMPDIR at one directory per test
-// process and removes it at exit, so scratch directories need no cleanup of their own.
+// Small helpers the test files share, one copy of each. test_main points TMPDIR at one
+// directory per test process and removes it at exit, so scratch() directories need no
+// cleanup of their own.
 #include <sys/types.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
+#include <system_error>
+#include <vector>
 
 #include "interopbench/runner.hpp"
 
@@ -19,6 +26,65 @@ inline std::filesystem::path scratch(const std::string& name) {
     std::filesystem::create_directories(d);
     return d;
 }
+
+/// A fresh directory of its own under this process's temporary directory, removed with its
+/// contents when the object goes: for a case that needs several at once, or leaves files
+/// (a storage directory) that must not reach the next case. `dir` names it; `tag` goes into
+/// the name, to tell the family's directories apart in a listing.
+class ScratchDir {
+public:
+    explicit ScratchDir(const std::string& tag = "test") {
+        static std::atomic<unsigned> made{0};
+        dir = std::filesystem::temp_directory_path() /
+              ("ib-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(++made));
+        std::filesystem::create_directories(dir);
+    }
+    ~ScratchDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);
+    }
+    ScratchDir(const ScratchDir&) = delete;
+    ScratchDir& operator=(const ScratchDir&) = delete;
+
+    std::filesystem::path dir;
+};
+
+/// The configurations of a plan with the one entry `pattern` and `axes`, as expand_plan
+/// makes them for `machine`; a plan's errors (UsageError) come through.
+inline std::vector<Config> expand(const Registry& registry, const std::string& pattern,
+                                  std::map<std::string, std::vector<std::string>> axes, const Machine& machine) {
+    RunPlan plan;
+    plan.entries.push_back({pattern, std::move(axes)});
+    return expand_plan(registry, plan, machine);
+}
+
+/// A machine that claims `gpus` GPUs without asking CUDA, for the decisions made before any
+/// GPU work (plan expansion, skip reasons): ordinals 0 to gpus-1, each named "fake" with
+/// `memory` bytes, all of them free; `selected` as --devices chose (every GPU when empty).
+/// Anything else a case needs (a library loaded, host cores) it sets on the result.
+inline Machine fake_machine(int gpus, std::uint64_t memory, std::vector<int> selected = {}) {
+    Machine m;
+    m.cuda_available = true;
+    for (int i = 0; i < gpus; ++i) {
+        DeviceInfo d;
+        d.ordinal = i;
+        d.name = "fake";
+        d.total_memory = d.free_memory = memory;
+        m.devices.push_back(d);
+        if (selected.empty()) m.selected.push_back(i);
+    }
+    if (!selected.empty()) m.selected = std::move(selected);
+    return m;
+}
+
+/// Whether the recorded fixture at `path` exists. The shared fixtures beside the checkout
+/// (../shared/fixtures/) are part of CI's machine: there (CI=true) a missing one fails the
+/// test case; elsewhere it is only absent. Defined in test_support.cpp.
+bool have_fixture(const std::string& path);
+
+/// have_fixture for a case that cannot run without the fixture: where it is absent the case
+/// is marked skipped, naming the file (skip), and the caller returns at once.
+bool need_fixture(const std::string& path);
 
 /// Says that the running test case cannot run here (no GPU, a recorded fixture absent) and
 /// why; the caller returns at once. A test process whose every case skipped itself exits 77,

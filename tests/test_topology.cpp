@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -39,15 +38,6 @@ const std::string k_shared = INTEROPBENCH_SOURCE_DIR "/../shared/fixtures/topolo
 const std::string k_data = INTEROPBENCH_SOURCE_DIR "/tests/data/topology/";
 // Recorded sysfs and /proc trees, one folder per case (tests/data/sysfs/README.md).
 const std::string k_sysfs = INTEROPBENCH_SOURCE_DIR "/tests/data/sysfs/";
-
-/// Whether a fixture exists. The shared fixtures beside the checkout are part of CI's
-/// machine: there (CI=true) a missing one is a failure, elsewhere the test skips.
-bool have(const std::string& path) {
-    if (fs::exists(path)) return true;
-    const char* ci = std::getenv("CI");
-    if (ci && std::string(ci) == "true") FAIL_CHECK("fixture missing in CI: " << path);
-    return false;
-}
 
 std::string label(const Topology& t, std::size_t a, std::size_t b) {
     const PairTopo* p = t.pair(a, b);
@@ -124,10 +114,7 @@ TEST_CASE("CPU lists") {
 
 TEST_CASE("recorded POWER8 with NVLink: classes, NUMA, NV# from the distance matrix") {
     const std::string path = k_shared + "power8-4gpu-nvlink.xml";
-    if (!have(path)) {
-        testing::skip(path + " absent");
-        return;
-    }
+    if (!testing::need_fixture(path)) return;
     const Topology t = load_topology_xml(path);
     REQUIRE(t.gpus.size() == 4);
     CHECK(t.recorded);
@@ -166,10 +153,7 @@ TEST_CASE("recorded POWER8 with NVLink: classes, NUMA, NV# from the distance mat
 
 TEST_CASE("recorded 2-socket machine: PHB and SYS, NUMA affinity, GPUs picked by class and vendor") {
     const std::string path = k_shared + "2socket-pci-wholeio.xml";
-    if (!have(path)) {
-        testing::skip(path + " absent");
-        return;
-    }
+    if (!testing::need_fixture(path)) return;
     const Topology t = load_topology_xml(path);
     // The AMD GPU (class 0300, vendor 1002) is not ours.
     REQUIRE(t.gpus.size() == 3);
@@ -574,10 +558,7 @@ using Words = std::vector<std::string>;
 
 TEST_CASE("topo nics: the recorded 2-socket machine's mlx5 NIC and network interfaces, classed by the XML tree") {
     const std::string path = k_shared + "2socket-pci-wholeio.xml";
-    if (!have(path)) {
-        testing::skip(path + " absent");
-        return;
-    }
+    if (!testing::need_fixture(path)) return;
     const Topology t = load_topology_xml(path);
     // In the XML: package 1's host bridge [80-84] has root ports 80:01.0 (the I350 functions
     // 81:00.0 eth0 and 81:00.1 eth1), 80:02.0 (GPU1 83:00.0) and 80:03.0 (GPU2 84:00.0 and the
@@ -631,10 +612,7 @@ TEST_CASE("topo nics: the recorded 2-socket machine's mlx5 NIC and network inter
 
 TEST_CASE("topo nics: NIC rows and columns in the matrix, the NIC table, the JSON nics array") {
     const std::string path = k_shared + "2socket-pci-wholeio.xml";
-    if (!have(path)) {
-        testing::skip(path + " absent");
-        return;
-    }
+    if (!testing::need_fixture(path)) return;
     Topology t = load_topology_xml(path);
     read_nic_sysfs(t, k_sysfs + "rdma-ready/sys");
     const std::string table = find_format("table", Command::topo).render(TopologyView{t, 0}); // each cell on one line
@@ -726,10 +704,7 @@ TEST_CASE("topo nics: the topo command shows NICs, and this machine's JSON has a
         CHECK(n["name"].is_string());
         CHECK((n["kind"] == "rdma" || n["kind"] == "net"));
     }
-    if (!have(path)) {
-        testing::skip(path + " absent");
-        return;
-    }
+    if (!testing::need_fixture(path)) return;
     const auto json = testing::run_cli("topo --from '" + path + "' --format json");
     REQUIRE(json.code == 0);
     CHECK(nlohmann::json::parse(json.out)["nics"][0]["name"] == "mlx5_0");

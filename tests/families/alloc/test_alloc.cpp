@@ -13,6 +13,7 @@
 #include "families/alloc/alloc_kernels.hpp"
 #include "families/alloc/alloc_model.hpp"
 #include "families/builtin.hpp"
+#include "../../test_support.hpp"
 
 using namespace interopbench;
 
@@ -22,32 +23,11 @@ Registry alloc_registry() {
     return builtin_registry({"alloc"});
 }
 
-std::vector<Config> expand(const Registry& r, const std::string& pattern,
-                           std::map<std::string, std::vector<std::string>> axes, const Machine& m) {
-    RunPlan plan;
-    plan.entries.push_back({pattern, std::move(axes)});
-    return expand_plan(r, plan, m);
-}
-
-/// A machine with one GPU of `free_bytes` free memory, as a probe would describe it.
-Machine one_gpu(std::uint64_t free_bytes) {
-    Machine m;
-    m.cuda_available = true;
-    DeviceInfo d;
-    d.ordinal = 0;
-    d.name = "test GPU";
-    d.total_memory = free_bytes;
-    d.free_memory = free_bytes;
-    m.devices.push_back(d);
-    m.selected = {0};
-    return m;
-}
-
 Params params(const Registry& r, const std::string& id, std::map<std::string, std::string> overrides,
               const Machine& m) {
     std::map<std::string, std::vector<std::string>> axes;
     for (auto& [k, v] : overrides) axes[k] = {v};
-    const auto configs = expand(r, id, axes, m);
+    const auto configs = testing::expand(r, id, axes, m);
     REQUIRE(configs.size() == 1);
     return configs[0].params;
 }
@@ -104,19 +84,19 @@ TEST_CASE("alloc axes expand into the documented configurations") {
     const Registry r = alloc_registry();
     Machine m; // no GPU: expansion still works, one default device
     SUBCASE("alloc_device: 4 allocators x 2 states x 5 sizes") {
-        const auto c = expand(r, "alloc_device", {}, m);
+        const auto c = testing::expand(r, "alloc_device", {}, m);
         CHECK(c.size() == 40);
         CHECK(c.front().params.canonical() == "allocator=sync,state=cold,size=256,device=0");
         CHECK(c.back().params.get("size") == std::to_string(k_gib));
     }
     SUBCASE("alloc_pipeline: the pool and shape axes") {
-        const auto c = expand(r, "alloc_pipeline", {{"temporaries", {"2,8"}}, {"steps", {"10"}}}, m);
+        const auto c = testing::expand(r, "alloc_pipeline", {{"temporaries", {"2,8"}}, {"steps", {"10"}}}, m);
         CHECK(c.size() == 2 * 2 * 3);
         for (const auto& cfg : c) CHECK(cfg.params.get("steps") == "10");
     }
     SUBCASE("an unknown allocator is a usage error naming the choices") {
         try {
-            expand(r, "alloc_device", {{"allocator", {"slab"}}}, m);
+            testing::expand(r, "alloc_device", {{"allocator", {"slab"}}}, m);
             FAIL("accepted");
         } catch (const UsageError& e) {
             CHECK(std::string(e.what()).find("slab") != std::string::npos);
@@ -124,9 +104,9 @@ TEST_CASE("alloc axes expand into the documented configurations") {
         }
     }
     SUBCASE("counts outside an integer axis's range are usage errors") {
-        CHECK_THROWS_AS(expand(r, "alloc_pipeline", {{"temporaries", {"0"}}}, m), UsageError);
-        CHECK_THROWS_AS(expand(r, "alloc_pipeline", {{"steps", {"0"}}}, m), UsageError);
-        CHECK_THROWS_AS(expand(r, "alloc_concurrent", {{"streams", {"65"}}}, m), UsageError);
+        CHECK_THROWS_AS(testing::expand(r, "alloc_pipeline", {{"temporaries", {"0"}}}, m), UsageError);
+        CHECK_THROWS_AS(testing::expand(r, "alloc_pipeline", {{"steps", {"0"}}}, m), UsageError);
+        CHECK_THROWS_AS(testing::expand(r, "alloc_concurrent", {{"streams", {"65"}}}, m), UsageError);
     }
 }
 
@@ -135,7 +115,7 @@ TEST_CASE("without a GPU every alloc configuration is skipped with the reason") 
     Machine m;
     m.cuda_available = false;
     m.cuda_note = "no NVIDIA driver found";
-    const auto configs = expand(r, "alloc_*", {}, m);
+    const auto configs = testing::expand(r, "alloc_*", {}, m);
     REQUIRE(!configs.empty());
     for (const auto& c : configs) {
         CAPTURE(c.key());
@@ -152,7 +132,7 @@ TEST_CASE("without a GPU every alloc configuration is skipped with the reason") 
 
 TEST_CASE("configurations that do not fit in free device memory are skipped with the reason") {
     const Registry r = alloc_registry();
-    const Machine m = one_gpu(k_gib);
+    const Machine m = testing::fake_machine(1, k_gib);
     auto why = [&](const std::string& id, std::map<std::string, std::string> axes) {
         const Params p = params(r, id, std::move(axes), m);
         return r.find(id)->unsupported(m, p);

@@ -11,6 +11,7 @@
 #include "interopbench/runner.hpp"
 #include "families/peer/peer.hpp"
 #include "families/builtin.hpp"
+#include "../../test_support.hpp"
 
 using namespace interopbench;
 
@@ -18,21 +19,6 @@ namespace {
 
 Registry peer_registry() {
     return builtin_registry({"peer"});
-}
-
-/// A machine that claims `count` GPUs with `selected` chosen, without calling CUDA.
-Machine fake_gpus(int count, std::vector<int> selected) {
-    Machine m;
-    m.cuda_available = true;
-    for (int i = 0; i < count; ++i) {
-        DeviceInfo d;
-        d.ordinal = i;
-        d.name = "fake";
-        d.sm_count = 132;
-        m.devices.push_back(d);
-    }
-    m.selected = std::move(selected);
-    return m;
 }
 
 /// Why `id` with `values` is skipped on `m`, or "" when it would run. Only configurations
@@ -171,7 +157,7 @@ TEST_CASE("without CUDA every planned peer configuration is skipped with the rea
 }
 
 TEST_CASE("a multi-process run skips peer scenarios") {
-    Machine m = fake_gpus(2, {0, 1});
+    Machine m = testing::fake_machine(2, 0, {0, 1});
     FakeWorld world;
     m.world = &world;
     const auto why = skip_reason(m, "peer_copy",
@@ -181,7 +167,7 @@ TEST_CASE("a multi-process run skips peer scenarios") {
 }
 
 TEST_CASE("GPUs outside the machine or the selection are skipped with the reason") {
-    const Machine m = fake_gpus(4, {0, 1});
+    const Machine m = testing::fake_machine(4, 0, {0, 1});
     CHECK(!peer::device_unavailable(m, 1));
     CHECK(peer::device_unavailable(m, 7).value().find("does not exist") != std::string::npos);
     CHECK(peer::device_unavailable(m, 2).value().find("not among the selected GPUs (0,1)") !=
@@ -199,7 +185,7 @@ TEST_CASE("GPUs outside the machine or the selection are skipped with the reason
 }
 
 TEST_CASE("plan expansion rejects a pair naming a GPU the machine lacks") {
-    const Machine m = fake_gpus(2, {0, 1});
+    const Machine m = testing::fake_machine(2, 0, {0, 1});
     const Registry r = peer_registry();
     RunPlan plan;
     plan.entries.push_back({"peer_copy", {{"pair", {"0>7"}}}});
@@ -207,7 +193,7 @@ TEST_CASE("plan expansion rejects a pair naming a GPU the machine lacks") {
 }
 
 TEST_CASE("bidirectional pairs run once, under the lower ordinal first") {
-    const Machine m = fake_gpus(2, {0, 1});
+    const Machine m = testing::fake_machine(2, 0, {0, 1});
     const auto why = skip_reason(m, "peer_bidir",
                                  {{"pair", "1>0"}, {"engine", "ce"}, {"mode", "write"},
                                   {"size", "4096"}});
@@ -218,21 +204,21 @@ TEST_CASE("bidirectional pairs run once, under the lower ordinal first") {
 }
 
 TEST_CASE("one-to-all and all-to-one need a second selected GPU") {
-    const Machine one = fake_gpus(2, {0});
+    const Machine one = testing::fake_machine(2, 0, {0});
     for (const char* id : {"peer_one_to_all", "peer_all_to_one"}) {
         CAPTURE(id);
         CHECK(skip_reason(one, id,
                           {{"root", "0"}, {"engine", "ce"}, {"mode", "write"}, {"size", "4096"}})
                   .find("at least two") != std::string::npos);
     }
-    const Machine two = fake_gpus(2, {0, 1});
+    const Machine two = testing::fake_machine(2, 0, {0, 1});
     CHECK(skip_reason(two, "peer_one_to_all",
                       {{"root", "1"}, {"engine", "ce"}, {"mode", "read"}, {"size", "4096"}})
               .empty());
 }
 
 TEST_CASE("latency runs local and host once per GPU and peer only across GPUs") {
-    const Machine m = fake_gpus(2, {0, 1});
+    const Machine m = testing::fake_machine(2, 0, {0, 1});
     auto latency = [&](const char* target, const char* device, const char* peer_gpu,
                        const char* footprint = "1048576") {
         return skip_reason(m, "latency",
@@ -297,16 +283,7 @@ Registry nccl_registry() {
 
 /// A machine with `count` GPUs (each with 100 GiB free), `selected` chosen and NCCL loaded.
 Machine nccl_machine(int count, std::vector<int> selected) {
-    Machine m;
-    m.cuda_available = true;
-    for (int i = 0; i < count; ++i) {
-        DeviceInfo d;
-        d.ordinal = i;
-        d.name = "fake";
-        d.free_memory = 100ull << 30;
-        m.devices.push_back(d);
-    }
-    m.selected = std::move(selected);
+    Machine m = testing::fake_machine(count, 100ull << 30, std::move(selected));
     m.set_library({"nccl", "2.28.3", ""});
     return m;
 }

@@ -7,12 +7,9 @@
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <cstring>
 #include <fstream>
@@ -36,51 +33,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Scratch {
-    fs::path dir;
-    Scratch() {
-        const char* tmp = std::getenv("TMPDIR");
-        std::string base = tmp && *tmp ? tmp : "/tmp";
-        dir = fs::path(base) / ("ib-pipeline-test-" + std::to_string(::getpid()) + "-" +
-                                std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
-        fs::create_directories(dir);
-    }
-    ~Scratch() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-    std::string write(const std::string& name, const std::string& bytes) const {
-        const std::string p = (dir / name).string();
-        std::ofstream(p, std::ios::binary) << bytes;
-        return p;
-    }
-};
+/// Writes `bytes` to the file `name` in `dir` and returns its path.
+std::string write_file(const fs::path& dir, const std::string& name, const std::string& bytes) {
+    const std::string p = (dir / name).string();
+    std::ofstream(p, std::ios::binary) << bytes;
+    return p;
+}
 
 /// The pipeline family's scenarios on a site in `dir` (the default site without one).
 Registry pipeline_registry(const std::string& dir = {}) {
     FamilyOptions options;
     if (!dir.empty()) options.set_texts("storage-dir", {dir});
     return builtin_registry({"pipeline"}, options);
-}
-
-std::vector<Config> expand(const Registry& r, const std::string& pattern, std::map<std::string, std::vector<std::string>> axes,
-                           const Machine& m) {
-    RunPlan plan;
-    plan.entries.push_back({pattern, std::move(axes)});
-    return expand_plan(r, plan, m);
-}
-
-Machine fake_gpu_machine(std::uint64_t free_memory) {
-    Machine m;
-    m.cuda_available = true;
-    DeviceInfo d;
-    d.ordinal = 0;
-    d.name = "fake";
-    d.total_memory = free_memory;
-    d.free_memory = free_memory;
-    m.devices.push_back(d);
-    m.selected = {0};
-    return m;
 }
 
 Result fake_result(const std::string& scenario, std::vector<std::pair<std::string, std::string>> params,
@@ -126,10 +90,10 @@ TEST_CASE("pipeline: .npy headers round trip and start the data at a multiple of
 }
 
 TEST_CASE("pipeline: a damaged .npy header is an error naming the file and the byte") {
-    Scratch s;
+    testing::ScratchDir s("pipeline");
     const std::string good = npy_header(ColType::i64, 10);
     auto fails_with = [&](std::string bytes, const std::string& what, std::uint64_t byte) {
-        const std::string path = s.write("bad.npy", bytes);
+        const std::string path = write_file(s.dir, "bad.npy", bytes);
         CAPTURE(what);
         try {
             read_npy_header(path);
@@ -172,7 +136,7 @@ TEST_CASE("pipeline: half floats, the casts and the host reference agree with th
     CHECK(file_row_bytes() == 30);
     CHECK(matrix_row_bytes() == 32);
 
-    Scratch s;
+    testing::ScratchDir s("pipeline");
     const std::uint64_t rows = 5000;
     {
         auto sets = std::make_unique<Datasets>(std::make_shared<storage::Site>(std::vector<std::string>{s.dir.string()}));
@@ -223,7 +187,7 @@ TEST_CASE("pipeline: half floats, the casts and the host reference agree with th
 }
 
 TEST_CASE("pipeline: kept dataset files are reused / a damaged kept file is an error naming it") {
-    Scratch s;
+    testing::ScratchDir s("pipeline");
     // Each Datasets is one run's: a kept dataset is found by the next.
     const auto next_run = [&] { return Datasets(std::make_shared<storage::Site>(std::vector<std::string>{s.dir.string()}, true)); };
     { CHECK(!next_run().get(1000)->reused()); }
@@ -239,20 +203,20 @@ TEST_CASE("pipeline: kept dataset files are reused / a damaged kept file is an e
 
 TEST_CASE("pipeline: batch larger than the dataset and zero batches are usage errors before measuring") {
     const Registry r = pipeline_registry();
-    const Machine m = fake_gpu_machine(80ull << 30);
-    CHECK_THROWS_WITH_AS(site_bytes(expand(r, "pipeline", {{"dataset", {"1M"}}, {"batch", {"2M"}}}, m)),
+    const Machine m = testing::fake_machine(1, 80ull << 30);
+    CHECK_THROWS_WITH_AS(site_bytes(testing::expand(r, "pipeline", {{"dataset", {"1M"}}, {"batch", {"2M"}}}, m)),
                          doctest::Contains("larger than the dataset"), UsageError);
-    CHECK_THROWS_WITH_AS(site_bytes(expand(r, "pipeline", {{"dataset", {"16"}}, {"batch", {"16"}}}, m)),
+    CHECK_THROWS_WITH_AS(site_bytes(testing::expand(r, "pipeline", {{"dataset", {"16"}}, {"batch", {"16"}}}, m)),
                          doctest::Contains("zero batches"), UsageError);
-    CHECK_THROWS_WITH_AS(site_bytes(expand(r, "pipeline", {{"dataset", {"1M"}}, {"batch", {"8"}}}, m)),
+    CHECK_THROWS_WITH_AS(site_bytes(testing::expand(r, "pipeline", {{"dataset", {"1M"}}, {"batch", {"8"}}}, m)),
                          doctest::Contains("zero batches"), UsageError);
     CHECK_THROWS_AS(geometry(0, 0), UsageError);
     const Geometry g = geometry(1000 * 30 + 7, 300 * 30);
     CHECK(g.rows == 1000);
     CHECK(g.batch_rows == 300);
     CHECK(g.batches == 4);
-    CHECK(!site_bytes(expand(r, "pipeline_convert", {}, m)));
-    const auto bytes = site_bytes(expand(r, "pipeline", {{"variant", {"naive", "tuned"}}, {"dataset", {"300K"}}, {"batch", {"30K"}}}, m));
+    CHECK(!site_bytes(testing::expand(r, "pipeline_convert", {}, m)));
+    const auto bytes = site_bytes(testing::expand(r, "pipeline", {{"variant", {"naive", "tuned"}}, {"dataset", {"300K"}}, {"batch", {"30K"}}}, m));
     REQUIRE(bytes);
     CHECK(*bytes >= (300 * 1024 / 30) * 30); // one dataset for both variants
     CHECK(*bytes < 2 * 300 * 1024);
@@ -261,8 +225,8 @@ TEST_CASE("pipeline: batch larger than the dataset and zero batches are usage er
 
 TEST_CASE("pipeline: a configuration that does not fit in free device memory is skipped with the memory needed") {
     const Registry r = pipeline_registry();
-    const Machine m = fake_gpu_machine(64ull << 20);
-    const auto configs = expand(r, "pipeline", {{"variant", {"naive", "tuned"}}, {"cache", {"warm"}}, {"dataset", {"4G"}}, {"batch", {"1G"}}}, m);
+    const Machine m = testing::fake_machine(1, 64ull << 20);
+    const auto configs = testing::expand(r, "pipeline", {{"variant", {"naive", "tuned"}}, {"cache", {"warm"}}, {"dataset", {"4G"}}, {"batch", {"1G"}}}, m);
     REQUIRE(configs.size() == 2);
     for (const Config& c : configs) {
         const auto why = c.scenario->unsupported(m, c.params);
@@ -282,7 +246,7 @@ TEST_CASE("pipeline: without a GPU every configuration is skipped with the reaso
     const Registry r = pipeline_registry();
     Machine m;
     m.cuda_note = "no NVIDIA driver";
-    for (const Config& c : expand(r, "pipeline*", {{"variant", variant_names()}}, m)) {
+    for (const Config& c : testing::expand(r, "pipeline*", {{"variant", variant_names()}}, m)) {
         const auto why = c.scenario->unsupported(m, c.params);
         REQUIRE(why);
         CHECK(*why == "no NVIDIA driver");
@@ -290,12 +254,12 @@ TEST_CASE("pipeline: without a GPU every configuration is skipped with the reaso
 }
 
 TEST_CASE("pipeline: bad storage directories are usage errors before measuring, with a pipeline configuration alone") {
-    Scratch s;
-    const Machine m = fake_gpu_machine(80ull << 30);
+    testing::ScratchDir s("pipeline");
+    const Machine m = testing::fake_machine(1, 80ull << 30);
     const RunSettings set;
     const auto refused = [&](const std::string& dir, const char* dataset, const char* what) {
         const Registry r = pipeline_registry(dir);
-        CHECK_THROWS_WITH_AS(builtin_families().preflight(set, expand(r, "pipeline", {{"dataset", {dataset}}, {"batch", {"1M"}}}, m)),
+        CHECK_THROWS_WITH_AS(builtin_families().preflight(set, testing::expand(r, "pipeline", {{"dataset", {dataset}}, {"batch", {"1M"}}}, m)),
                              doctest::Contains(what), UsageError);
     };
     refused((s.dir / "missing").string(), "1G", "does not exist");
@@ -303,7 +267,7 @@ TEST_CASE("pipeline: bad storage directories are usage errors before measuring, 
     refused((s.dir / "file").string(), "1G", "is not a directory");
     refused(s.dir.string(), "1000T", "free but");
     const Registry r = pipeline_registry(s.dir.string());
-    const auto configs = expand(r, "pipeline", {}, m);
+    const auto configs = testing::expand(r, "pipeline", {}, m);
     builtin_families().preflight(set, configs);
     CHECK(storage::site_of(configs).dir() == s.dir.string());
 }
@@ -443,9 +407,9 @@ TEST_CASE("pipeline: the registered cache: warm only, the host link alone, its c
     const Registry r = pipeline_registry();
     const Scenario* pipe = r.find("pipeline");
     REQUIRE(pipe);
-    const Machine m = fake_gpu_machine(80ull << 30);
+    const Machine m = testing::fake_machine(1, 80ull << 30);
     const auto params = [&](const char* variant, const char* cache) {
-        const auto configs = expand(r, "pipeline", {{"variant", {variant}}, {"cache", {cache}}, {"dataset", {"1G"}}, {"batch", {"64M"}}}, m);
+        const auto configs = testing::expand(r, "pipeline", {{"variant", {variant}}, {"cache", {cache}}, {"dataset", {"1G"}}, {"batch", {"64M"}}}, m);
         REQUIRE(configs.size() == 1);
         return configs.front().params;
     };
@@ -488,7 +452,7 @@ TEST_CASE("pipeline: the registered cache: warm only, the host link alone, its c
 }
 
 TEST_CASE("pipeline: pipeline_read reads the column files without a GPU, cold and warm, and checks the bytes") {
-    Scratch s;
+    testing::ScratchDir s("pipeline");
     const Registry r = pipeline_registry(s.dir.string());
     Machine m;
     m.cuda_note = "no NVIDIA driver";
@@ -498,7 +462,7 @@ TEST_CASE("pipeline: pipeline_read reads the column files without a GPU, cold an
     set.max_samples = 2;
     set.max_time_s = 5;
     set.options.set_text("storage-dir", s.dir.string());
-    const auto configs = expand(r, "pipeline_read", {{"cache", {"cold", "warm"}}, {"dataset", {"300K"}}, {"batch", {"64K"}}, {"host_mem", {"pageable", "pinned"}}}, m);
+    const auto configs = testing::expand(r, "pipeline_read", {{"cache", {"cold", "warm"}}, {"dataset", {"300K"}}, {"batch", {"64K"}}, {"host_mem", {"pageable", "pinned"}}}, m);
     REQUIRE(configs.size() == 4);
     const auto bytes = site_bytes(configs);
     REQUIRE(bytes);
@@ -529,7 +493,7 @@ TEST_CASE("pipeline: pipeline_read reads the column files without a GPU, cold an
 }
 
 TEST_CASE("pipeline: the command line refuses a batch larger than the dataset and zero batches with exit 2") {
-    Scratch s;
+    testing::ScratchDir s("pipeline");
     auto run = [&](const std::string& args) {
         const std::string err = (s.dir / "err.txt").string();
         const std::string cmd = std::string(INTEROPBENCH_BINARY) + " run -s pipeline --no-topology --storage-dir '" +
@@ -550,7 +514,7 @@ TEST_CASE("pipeline: the command line refuses a batch larger than the dataset an
 }
 
 TEST_CASE("pipeline: a kept column damaged in its middle is found before reuse and made again") {
-    Scratch s;
+    testing::ScratchDir s("pipeline");
     const std::vector<std::string> dirs{s.dir.string()};
     const std::uint64_t rows = 3u << 20; // more than one check chunk of rows
     {

@@ -37,39 +37,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// A scratch directory on the build machine's disk (not tmpfs where avoidable), removed after.
-struct Scratch {
-    fs::path dir;
-    Scratch() {
-        const char* tmp = std::getenv("TMPDIR");
-        std::string base = tmp && *tmp ? tmp : "/tmp";
-        dir = fs::path(base) / ("ib-storage-test-" + std::to_string(::getpid()) + "-" +
-                                std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
-        fs::create_directories(dir);
-    }
-    ~Scratch() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-    std::size_t entries() const {
-        std::size_t n = 0;
-        for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++n;
-        return n;
-    }
-};
+/// How many files and directories `dir` holds: what the tool left behind in a storage directory.
+std::size_t entries(const fs::path& dir) {
+    std::size_t n = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++n;
+    return n;
+}
 
 /// The storage family's scenarios on a site in `dir` (the default site without one).
 Registry storage_registry(const std::string& dir = {}) {
     FamilyOptions options;
     if (!dir.empty()) options.set_texts("storage-dir", {dir});
     return builtin_registry({"storage"}, options);
-}
-
-std::vector<Config> expand(const Registry& r, const std::string& pattern, std::map<std::string, std::vector<std::string>> axes,
-                           const Machine& m) {
-    RunPlan plan;
-    plan.entries.push_back({pattern, std::move(axes)});
-    return expand_plan(r, plan, m);
 }
 
 RunSettings quick_settings(const std::string& dir) {
@@ -101,12 +80,12 @@ int run_binary(const std::vector<std::string>& args, std::string* err_text = nul
 } // namespace
 
 TEST_CASE("storage: every storage_read path reads a small file, cold and warm, and the bytes add up") {
-    Scratch scratch;
+    testing::ScratchDir scratch("storage");
     auto r = std::make_unique<Registry>(storage_registry(scratch.dir.string()));
     Machine m;
     m.host_cores = 2;
     RunSettings s = quick_settings(scratch.dir.string());
-    auto configs = expand(*r, "storage_read", {{"size", {"1M"}}, {"chunk", {"256K"}}, {"threads", {"1", "2"}}}, m);
+    auto configs = testing::expand(*r, "storage_read", {{"size", {"1M"}}, {"chunk", {"256K"}}, {"threads", {"1", "2"}}}, m);
     REQUIRE(configs.size() == 20);
     builtin_families().preflight(s, configs);
     Runner runner(m, s);
@@ -147,11 +126,11 @@ TEST_CASE("storage: every storage_read path reads a small file, cold and warm, a
     CHECK(measured >= 6);
     configs.clear();
     r.reset(); // the last holder of the site: its files go
-    CHECK(scratch.entries() == 0); // the pattern file is removed when no longer kept
+    CHECK(entries(scratch.dir) == 0); // the pattern file is removed when no longer kept
 }
 
 TEST_CASE("storage: residency follows writing, dropping and reading (mincore)") {
-    Scratch scratch;
+    testing::ScratchDir scratch("storage");
     const std::string path = (scratch.dir / "f").string();
     Fd fd = open_file(path, O_CREAT | O_RDWR);
     std::vector<std::uint64_t> buf(1 << 17); // 1 MiB
@@ -173,7 +152,7 @@ TEST_CASE("storage: residency follows writing, dropping and reading (mincore)") 
 }
 
 TEST_CASE("storage: byte accounting from /proc/self/io counts a cold read, not a cached one") {
-    Scratch scratch;
+    testing::ScratchDir scratch("storage");
     const IoCounters c = read_io_counters();
     REQUIRE(c.valid);
     const std::string path = (scratch.dir / "f").string();
@@ -212,7 +191,7 @@ TEST_CASE("storage: the pattern at an offset matches the whole-file pattern") {
 }
 
 TEST_CASE("storage: a file truncated while measuring fails that read with a clear error") {
-    Scratch scratch;
+    testing::ScratchDir scratch("storage");
     const std::string path = (scratch.dir / "f").string();
     {
         Fd fd = open_file(path, O_CREAT | O_RDWR);
@@ -240,7 +219,7 @@ TEST_CASE("storage: a file truncated or written while registered fails the confi
         return testing::skip("needs a GPU: registering a file mapping is a CUDA call");
     }
     if (const auto why = gpu::registered_mapping_unsupported(0, 1 << 20)) return testing::skip(*why);
-    Scratch scratch;
+    testing::ScratchDir scratch("storage");
     for (const bool truncate : {true, false}) {
         INFO((truncate ? "truncated" : "written"));
         const std::string path = (scratch.dir / (truncate ? "t" : "w")).string();
@@ -270,7 +249,7 @@ TEST_CASE("storage: disk full while writing is named") {
 }
 
 TEST_CASE("storage: stale temporaries of dead processes are removed, live ones kept") {
-    Scratch scratch;
+    testing::ScratchDir scratch("storage");
     const auto dead = scratch.dir / temp_file_name(999999999, "create-1");
     const auto mine = scratch.dir / temp_file_name(::getpid(), "create-1");
     const auto other = scratch.dir / "unrelated.tmp";
@@ -282,7 +261,7 @@ TEST_CASE("storage: stale temporaries of dead processes are removed, live ones k
 }
 
 TEST_CASE("storage: pattern files are kept with --keep-files and reused by the next run") {
-    Scratch scratch;
+    testing::ScratchDir scratch("storage");
     {
         PatternFile f({scratch.dir.string()}, {scratch.dir.string()}, 1 << 20, true);
         CHECK(!f.reused());
@@ -292,11 +271,11 @@ TEST_CASE("storage: pattern files are kept with --keep-files and reused by the n
         PatternFile f({scratch.dir.string()}, {scratch.dir.string()}, 1 << 20, false);
         CHECK(f.reused());
     }
-    CHECK(scratch.entries() == 0); // not kept this time: removed
+    CHECK(entries(scratch.dir) == 0); // not kept this time: removed
 }
 
 TEST_CASE("storage: bad storage directories are usage errors naming the problem, before measuring") {
-    Scratch scratch;
+    testing::ScratchDir scratch("storage");
     CHECK_THROWS_WITH_AS(Site({(scratch.dir / "missing").string()}).claim(0), doctest::Contains("does not exist"), UsageError);
     std::ofstream(scratch.dir / "file") << "x";
     CHECK_THROWS_WITH_AS(Site({(scratch.dir / "file").string()}).claim(0), doctest::Contains("is not a directory"), UsageError);
@@ -315,7 +294,7 @@ TEST_CASE("storage: bad storage directories are usage errors naming the problem,
 }
 
 TEST_CASE("storage: the command line refuses bad storage input with exit 2 and one line each") {
-    Scratch scratch;
+    testing::ScratchDir scratch("storage");
     std::string err;
     CHECK(run_binary({"run", "-s", "storage_read", "--storage-dir", (scratch.dir / "nope").string(), "--size", "1M"}, &err) == 2);
     CHECK(err.find("does not exist") != std::string::npos);
@@ -324,16 +303,16 @@ TEST_CASE("storage: the command line refuses bad storage input with exit 2 and o
     CHECK(err.find("not a directory") != std::string::npos);
     CHECK(run_binary({"run", "-s", "storage_read", "--storage-dir", scratch.dir.string(), "--size", "64T"}, &err) == 2);
     CHECK(err.find("free but") != std::string::npos);
-    CHECK(scratch.entries() == 1); // nothing created by the refused runs
+    CHECK(entries(scratch.dir) == 1); // nothing created by the refused runs
 }
 
 TEST_CASE("storage: sizes off the direct-I/O alignment skip the O_DIRECT paths with the reason, others run") {
-    Scratch scratch;
+    testing::ScratchDir scratch("storage");
     const Registry r = storage_registry(scratch.dir.string());
     Machine m;
     m.host_cores = 2;
     RunSettings s = quick_settings(scratch.dir.string());
-    const auto configs = expand(r, "storage_read", {{"size", {"1000B"}}, {"cache", {"cold"}}, {"path", {"odirect", "buffered"}}}, m);
+    const auto configs = testing::expand(r, "storage_read", {{"size", {"1000B"}}, {"cache", {"cold"}}, {"path", {"odirect", "buffered"}}}, m);
     builtin_families().preflight(s, configs);
     Runner runner(m, s);
     for (const Config& c : configs) {
@@ -351,12 +330,12 @@ TEST_CASE("storage: sizes off the direct-I/O alignment skip the O_DIRECT paths w
 }
 
 TEST_CASE("storage: qd belongs to io_uring, ring and threads to their paths, and the GPU paths skip without a GPU") {
-    Scratch scratch;
+    testing::ScratchDir scratch("storage");
     const Registry r = storage_registry(scratch.dir.string());
     Machine m;
     m.cuda_available = false;
     m.cuda_note = "no NVIDIA driver";
-    const auto reads = expand(r, "storage_read", {{"path", {"buffered"}}, {"qd", {"8"}}, {"size", {"1M"}}}, m);
+    const auto reads = testing::expand(r, "storage_read", {{"path", {"buffered"}}, {"qd", {"8"}}, {"size", {"1M"}}}, m);
     for (const auto& c : reads)
         CHECK(*c.scenario->unsupported(m, c.params) == "qd applies to the io_uring paths only (path=buffered)");
     for (const char* id : {"storage_to_gpu", "gpu_to_storage"}) {
@@ -422,7 +401,7 @@ TEST_CASE("storage: PCIe path classes from sysfs paths") {
 }
 
 TEST_CASE("storage: the storage directory's facts") {
-    Scratch scratch;
+    testing::ScratchDir scratch("storage");
     const StorageDirFacts f = storage_dir_facts(scratch.dir.string(), true);
     CHECK(f.exists);
     CHECK(f.is_directory);
@@ -430,7 +409,7 @@ TEST_CASE("storage: the storage directory's facts") {
     CHECK(!f.fs_type.empty());
     CHECK(f.free_bytes > 0);
     REQUIRE(f.odirect.has_value());
-    CHECK(scratch.entries() == 0); // the probe file is gone
+    CHECK(entries(scratch.dir) == 0); // the probe file is gone
     CHECK(fs_type_name(0x01021994) == "tmpfs");
     CHECK(default_storage_dir().find("/interopbench-storage") != std::string::npos);
 }
@@ -456,7 +435,7 @@ bool held_open(const fs::path& file) {
 /// being read (sampling has started), sends `sig`, and returns the directory's entry count
 /// after the process ended. Each wait has a deadline (60 s, a guard against a hang).
 std::size_t entries_after_signal(int sig) {
-    Scratch scratch;
+    testing::ScratchDir scratch("storage");
     const pid_t pid = ::fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
@@ -483,7 +462,7 @@ std::size_t entries_after_signal(int sig) {
                   pattern.empty() ? "the file was not made" : "made, not opened", ")");
     ::kill(pid, sig);
     testing::wait_child(pid, 60, "interopbench after the signal");
-    return scratch.entries();
+    return entries(scratch.dir);
 }
 } // namespace
 
@@ -494,7 +473,7 @@ TEST_CASE("storage: no file is left after SIGTERM") { CHECK(entries_after_signal
 TEST_CASE("storage: every round process uses the run's --storage-dir, not the default scratch directory") {
     // The default scratch directory is made unusable (a file where the folder would be): a
     // round that fell back to it would fail its configuration.
-    Scratch scratch;
+    testing::ScratchDir scratch("storage");
     const fs::path tmp = scratch.dir / "tmp", dir = scratch.dir / "store", out = scratch.dir / "r.json";
     fs::create_directories(tmp);
     fs::create_directories(dir);
@@ -546,7 +525,7 @@ TEST_CASE("storage: shares of slices cover every byte once, aligned, at most one
 }
 
 TEST_CASE("storage: every read method on 1 to 8 threads reads the file exactly") {
-    Scratch scratch;
+    testing::ScratchDir scratch("storage");
     Site site({scratch.dir.string()});
     const std::uint64_t size = (8 << 20) + 4096 * 3; // not a multiple of the chunk: short last reads
     auto file = site.pattern_file(size);
@@ -567,7 +546,7 @@ TEST_CASE("storage: every read method on 1 to 8 threads reads the file exactly")
 
 TEST_CASE("storage: a chunk reader at depth hands back every chunk once, in any order") {
     if (read_method_unavailable(read_method("io_uring"))) return;
-    Scratch scratch;
+    testing::ScratchDir scratch("storage");
     Site site({scratch.dir.string()});
     if (site.odirect_unsupported()) return;
     const std::uint64_t size = 4 << 20, chunk = 256 << 10;
@@ -621,14 +600,14 @@ TEST_CASE("storage: thread and queue-depth bounds are refused with the reason") 
     const Registry r = storage_registry();
     Machine m;
     m.host_cores = 2;
-    const auto configs = expand(r, "storage_read", {{"path", {"buffered"}}, {"threads", {"9"}}, {"size", {"1M"}}}, m);
+    const auto configs = testing::expand(r, "storage_read", {{"path", {"buffered"}}, {"threads", {"9"}}, {"size", {"1M"}}}, m);
     REQUIRE(!configs.empty());
     for (const auto& c : configs)
         CHECK(c.scenario->unsupported(m, c.params)->find("more than 4 per hardware thread (2 here)") != std::string::npos);
 }
 
 TEST_CASE("storage: several storage directories stripe the files and spread the readers and a directory named twice is refused") {
-    Scratch scratch;
+    testing::ScratchDir scratch("storage");
     for (const char* d : {"d0", "d1", "d2"}) fs::create_directory(scratch.dir / d);
     const std::vector<std::string> dirs{(scratch.dir / "d0").string(), (scratch.dir / "d1").string(),
                                         (scratch.dir / "d2").string()};
@@ -666,7 +645,7 @@ TEST_CASE("storage: several storage directories stripe the files and spread the 
 }
 
 TEST_CASE("storage: storage_read over two directories and four threads through the binary") {
-    Scratch scratch;
+    testing::ScratchDir scratch("storage");
     fs::create_directory(scratch.dir / "a");
     fs::create_directory(scratch.dir / "b");
     const std::string out = (scratch.dir / "r.json").string();

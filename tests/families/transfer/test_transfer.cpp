@@ -36,27 +36,9 @@ namespace {
 const std::string k_shared = INTEROPBENCH_SOURCE_DIR "/../shared/fixtures/topology/";
 const std::string k_data = INTEROPBENCH_SOURCE_DIR "/tests/data/topology/";
 
-/// Whether a shared fixture exists: a failure where CI=true, elsewhere the case skips.
-bool have(const std::string& path) {
-    if (fs::exists(path)) return true;
-    const char* ci = std::getenv("CI");
-    if (ci && std::string(ci) == "true") FAIL_CHECK("fixture missing in CI: " << path);
-    return false;
-}
-
-/// A machine with `gpus` GPUs seen by CUDA, `selected` of them selected (all when empty).
-Machine gpu_machine(std::size_t gpus, std::vector<int> selected = {}) {
-    Machine m;
-    m.cuda_available = true;
-    for (std::size_t i = 0; i < gpus; ++i) {
-        DeviceInfo d;
-        d.ordinal = static_cast<int>(i);
-        d.name = "fake";
-        d.total_memory = d.free_memory = 80ull << 30;
-        m.devices.push_back(d);
-        if (selected.empty()) m.selected.push_back(static_cast<int>(i));
-    }
-    if (!selected.empty()) m.selected = std::move(selected);
+/// A machine with `gpus` GPUs of 80 GiB, all selected, and 8 host cores.
+Machine gpu_machine(std::size_t gpus) {
+    Machine m = testing::fake_machine(static_cast<int>(gpus), 80ull << 30);
     m.host_cores = 8;
     return m;
 }
@@ -98,19 +80,6 @@ void expect_refused(const std::string& spec, const Scope& scope, const std::stri
     }
 }
 
-struct Scratch {
-    fs::path dir;
-    Scratch() {
-        dir = fs::temp_directory_path() / fmt::format("ib-transfer-test-{}-{}", ::getpid(),
-                                                      std::chrono::steady_clock::now().time_since_epoch().count());
-        fs::create_directories(dir);
-    }
-    ~Scratch() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-};
-
 Registry transfer_registry(const std::string& dir = {}, bool alone = true) {
     FamilyOptions options;
     if (!dir.empty()) options.set_texts("storage-dir", {dir});
@@ -119,9 +88,7 @@ Registry transfer_registry(const std::string& dir = {}, bool alone = true) {
 }
 
 std::vector<Config> expand_sets(const Registry& r, const std::vector<std::string>& sets, const Machine& m) {
-    RunPlan plan;
-    plan.entries.push_back({"transfer", {{"set", sets}}});
-    return expand_plan(r, plan, m);
+    return testing::expand(r, "transfer", {{"set", sets}}, m);
 }
 
 std::vector<std::string> keys(const std::vector<Config>& configs) {
@@ -175,7 +142,7 @@ int run_cli(const std::string& args, std::string* out, std::string* err) {
 TEST_SUITE("transfer") {
 
 TEST_CASE("transfer language: every example parses to its canonical text, and the text reads back the same") {
-    Scratch dir;
+    testing::ScratchDir dir("transfer");
     const std::string d = dir.dir.string();
     Scope four = scope_of(gpu_machine(4), {d});
     const std::vector<std::pair<std::string, std::vector<std::string>>> examples = {
@@ -216,7 +183,7 @@ TEST_CASE("transfer language: every example parses to its canonical text, and th
     // The canonical text of a set joins its transfers with '+'.
     CHECK(parse_set("host -> gpu0 1G; gpu0 -> host 1G", four).text() == "host:pinned->gpu0_ce_1GiB+gpu0->host:pinned_ce_1GiB");
     // A storage directory named by its place among several --storage-dir: fileN.
-    Scratch other;
+    testing::ScratchDir other("transfer");
     const Scope two_dirs = scope_of(gpu_machine(1), {d, other.dir.string()});
     CHECK(parse_set("file:" + other.dir.string() + "(cold) -> gpu0", two_dirs).text() == "file1:cold->gpu0_pipelined_256MiB");
     CHECK(parse_set("file1:cold->gpu0_pipelined_256MiB", two_dirs).transfers[0].src.dir == 1);
@@ -224,7 +191,7 @@ TEST_CASE("transfer language: every example parses to its canonical text, and th
 }
 
 TEST_CASE("transfer language: each bad input is one line naming the token, with the fix") {
-    Scratch dir;
+    testing::ScratchDir dir("transfer");
     const std::string d = dir.dir.string();
     const Scope one = scope_of(gpu_machine(1), {d});
     const Scope eight = scope_of(gpu_machine(8), {d});
@@ -262,7 +229,7 @@ TEST_CASE("transfer language: each bad input is one line naming the token, with 
     std::ofstream(plain) << "x";
     expect_refused("file:" + plain.string() + "(warm) -> gpu0", one, "is not a directory");
     expect_refused("file:" + d + "/missing(warm) -> gpu0", one, "does not exist");
-    Scratch elsewhere;
+    testing::ScratchDir elsewhere("transfer");
     expect_refused("file:" + elsewhere.dir.string() + "(warm) -> gpu0", one, "is not a storage directory of this run",
                    "add --storage-dir " + elsewhere.dir.string());
     expect_refused("gpu0 -> file(cold)", one, "a file written has no cache state");
@@ -289,7 +256,7 @@ TEST_CASE("transfer wildcards expanded against recorded machines") {
     std::size_t checked = 0;
     for (const auto& f : machines) {
         CAPTURE(f.path);
-        if (!have(f.path)) continue;
+        if (!testing::have_fixture(f.path)) continue;
         const Topology t = load_topology_xml(f.path);
         REQUIRE(t.gpus.size() == f.gpus);
         const Machine m = machine_of(t);
@@ -467,7 +434,7 @@ TEST_CASE("transfer pre-flight: files read once per size, copy and directory, pl
 
 TEST_CASE("transfer sets without a GPU: GPU sets skip with the reason, host-only sets are measured together and alone") {
     const Machine m = no_gpu();
-    Scratch dir;
+    testing::ScratchDir dir("transfer");
     const Registry r = transfer_registry(dir.dir.string());
     for (const std::string spec : {"host:pinned -> gpu0 via ce 16M", "gpu0 -> gpu1 via sm 16M", "host:pinned -> host:pageable via cpu 16M"}) {
         CAPTURE(spec);
@@ -538,7 +505,7 @@ TEST_CASE("transfer command line: -t runs sets, --dry-run prints the expansion a
     CHECK(doc[7]["paths"] == nlohmann::json::array({{{"kind", "storage"}}, {{"kind", "host_link"}, {"gpu", 0}, {"direction", "h2d"}}}));
     // Every example of docs/TRANSFERS.md through the dry run, a file endpoint naming the run's
     // storage directory (no GPU here: ordinals unchecked, gpu* is gpu0, or gpu0 and gpu1 between GPUs).
-    Scratch sd;
+    testing::ScratchDir sd("transfer");
     const std::string d = sd.dir.string();
     std::string dry = "run -f json --dry-run --no-alone --storage-dir '" + d + "'";
     for (const std::string& t : std::vector<std::string>{"host:pinned -> gpu0 via ce 1G", "host:pinned@numa0 -> gpu0 via ce 1G", "gpu0 -> gpu1 via sm:16 256M",
@@ -577,7 +544,7 @@ TEST_CASE("transfer command line: -t runs sets, --dry-run prints the expansion a
         CHECK(out.empty());
     }
     // Without a GPU a GPU set is measured as skipped, with the reason, in the report.
-    Scratch dir;
+    testing::ScratchDir dir("transfer");
     const std::string report = (dir.dir / "r.json").string();
     CHECK(run_cli("run -q --rounds 1 -t 'host:pinned -> gpu0 via ce 16M' --out " + report, &out, &err) == 0);
     const auto r = nlohmann::json::parse(testing::slurp(report));
