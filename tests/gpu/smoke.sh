@@ -323,12 +323,16 @@ PY
   rm -rf "$pd"
 fi
 if has transfers; then
-  log "transfers: a pinned H2D copy beside a warm and beside a cold file->GPU read, each alone and together: the shared limit and the cost of sharing (scratch dir under /tmp, removed after)"
+  log "transfers: a pinned H2D copy beside a warm and beside a cold file->GPU read, each alone and together: the shared limit and the cost of sharing; a broadcast of GPU 0 to itself and pinned host memory (scratch dir under /tmp, removed after)"
   td=$(mktemp -d /tmp/ib-smoke-transfers.XXXXXX)
   warm='host:pinned -> gpu0 via ce 1G; file(warm) -> gpu0 via pipelined 1G'
   cold='host:pinned -> gpu0 via ce 1G; file(cold) -> gpu0 via pipelined 1G'
-  run transfers-dry-run 30 "$ib" run --dry-run -t "$warm" -t "$cold" -t 'gpu0 -> gpu* via ce 1G' -t 'host:pinned -> gpu* via ce 512M' --storage-dir "$td"
+  bcast='gpu0 -> {gpu0,host:pinned} via sm 1G'
+  run transfers-dry-run 30 "$ib" run --dry-run -t "$warm" -t "$cold" -t 'gpu0 -> gpu* via ce 1G' -t 'host:pinned -> gpu* via ce 512M' -t "$bcast" --storage-dir "$td"
   run transfers 600 "$ib" run -t "$warm" -t "$cold" --storage-dir "$td" --rounds 1 --min-samples 5 --max-samples 10 --max-time 20 --progress --out "$R/transfers.json"
+  # A broadcast: GPU 0's memory read once, written to itself and to pinned host memory by one kernel.
+  run transfers-broadcast 120 "$ib" run -t "$bcast" --rounds 1 --min-samples 5 --max-samples 10 --max-time 20 --out "$R/transfers-broadcast.json"
+  run transfers-broadcast-show 10 "$ib" show "$R/transfers-broadcast.json"
   run transfers-md 10 "$ib" show --format markdown "$R/transfers.json"
   # Bad sets: one error line and a hint, exit 2.
   expect=2 run transfers-bad-gpu 10 "$ib" run -t 'gpu7 -> host:pinned via ce 1G'

@@ -31,9 +31,24 @@ std::string figures(const std::vector<double>& v) {
     return out + " GB/s";
 }
 
-/// "#2 file:warm->gpu0": a transfer's place and its endpoints.
+/// "#2 file:warm->gpu0", "#1 gpu0->gpu1&host:pinned": a transfer's place and its endpoints.
 std::string name(const TransferSet& set, std::size_t i) {
-    return fmt::format("#{} {}->{}", i + 1, set.transfers[i].src.text(), set.transfers[i].dst.text());
+    return fmt::format("#{} {}->{}", i + 1, set.transfers[i].src.text(), set.transfers[i].destinations_text());
+}
+
+/// A broadcast's bandwidth counts its bytes once per destination: the rate its source was read
+/// at is that over the destinations, into its transfer's details ("source_read_bandwidth").
+void source_read_rates(Result& r, const TransferSet& set) {
+    auto transfers = r.details.find("transfers");
+    if (transfers == r.details.end() || !transfers->is_array()) return;
+    for (std::size_t i = 0; i < set.transfers.size() && i < transfers->size(); ++i) {
+        const Transfer& t = set.transfers[i];
+        auto& j = (*transfers)[i];
+        if (!t.broadcast() || !j.is_object()) continue;
+        const double bw = median_of(r, transfer_metric(i + 1));
+        if (std::isnan(bw)) j.erase("source_read_bandwidth");
+        else j["source_read_bandwidth"] = bw / static_cast<double>(t.destinations().size());
+    }
 }
 
 /// One path two or more transfers of a set cross.
@@ -86,6 +101,7 @@ void annotate_transfer_results(std::vector<Result>& results) {
         } catch (const UsageError&) {
             continue;
         }
+        source_read_rates(r, set);
         const std::size_t n = set.transfers.size();
         if (n < 2) continue;
         std::vector<double> together(n), solo(n, std::numeric_limits<double>::quiet_NaN());

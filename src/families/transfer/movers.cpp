@@ -1,14 +1,14 @@
 // The transfer family's movers (movers.hpp).
 //
-// Stream movers (a copy engine or an SM kernel: host <-> GPU, GPU -> GPU, null <-> GPU) run on a
-// non-blocking stream of their driving GPU: up to k_depth operations are queued ahead, so the
-// stream never waits for the host, and CUDA events around the `ops` timed operations give their
-// time; after those, the mover keeps queueing operations while another transfer of the set is
-// still in its timed part. CPU movers (host <-> host, host <-> null) and file movers (a file read
-// into a GPU through a pinned ring, into host memory, a GPU written to a file) run on their own
-// thread pools and are timed by the host clock. A file is read or written once per sample: its
-// cache state is put in place (and proven) before the sample, and a second read would not be in
-// that state.
+// Stream movers (a copy engine or an SM kernel: host <-> GPU, GPU -> GPU, null <-> GPU, one
+// GPU's broadcast to several destinations) run on a non-blocking stream of their driving GPU: up
+// to k_depth operations are queued ahead, so the stream never waits for the host, and CUDA events
+// around the `ops` timed operations give their time; after those, the mover keeps queueing
+// operations while another transfer of the set is still in its timed part. CPU movers (host <->
+// host, host <-> null) and file movers (a file read into a GPU through a pinned ring, into host
+// memory, a GPU written to a file) run on their own thread pools and are timed by the host clock.
+// A file is read or written once per sample: its cache state is put in place (and proven) before
+// the sample, and a second read would not be in that state.
 #include "families/transfer/movers.hpp"
 
 #include <fcntl.h>
@@ -260,6 +260,112 @@ private:
     std::string m_placed;
     gpu::HostBuffer m_src_host, m_dst_host;
     gpu::DeviceBuffer m_src_dev, m_dst_dev;
+};
+
+/// A broadcast: one SM kernel on the source GPU reads its memory once and writes every
+/// destination (its own memory, a peer's through peer access, mapped pinned or registered host
+/// memory). One operation counts the size once per destination.
+class BroadcastMover final : public StreamMover {
+public:
+    BroadcastMover(const Transfer& t, const MoverSetup& setup)
+        : StreamMover(t.src.gpu), m_t(t), m_seed(k_seed + setup.index), m_bytes(t.size), m_src(t.src.gpu, t.size) {
+        static_assert(k_max_destinations == kernels::k_max_broadcast, "the parser's limit is the kernel's");
+        const CaseContext& ctx = *setup.ctx;
+        m_blocks = t.exec.blocks ? t.exec.blocks : static_cast<unsigned>(sm_count(ctx, m_driver) * 4);
+        gpu::set_device(m_driver);
+        gpu::fill_pattern_device(m_src.get(), m_bytes, m_seed, nullptr);
+        for (const Endpoint& d : t.destinations()) {
+            Target out{d};
+            if (d.where == Where::host) {
+                // Each host buffer on its own NUMA node where one is named, else near the source.
+                const Placement place(ctx, d.numa, m_driver);
+                gpu::set_device(m_driver); // mapped for the kernel's GPU
+                out.host = gpu::HostBuffer(host_mem(d.host), m_bytes);
+                std::memset(out.host.get(), 0, m_bytes);
+                out.placed = place.where();
+                out.ptr = out.host.device_ptr();
+            } else {
+                if (d.gpu != m_driver && !gpu::enable_peer_access(m_driver, d.gpu))
+                    throw Unsupported(fmt::format("GPU {} cannot access GPU {}'s memory (no peer access): its broadcast "
+                                                  "kernel cannot write there",
+                                                  m_driver, d.gpu));
+                out.dev = gpu::DeviceBuffer(d.gpu, m_bytes);
+                gpu::set_device(d.gpu);
+                IB_CUDA_CHECK(cudaMemset(out.dev.get(), 0, m_bytes)); // poison the destination
+                IB_CUDA_CHECK(cudaDeviceSynchronize()); // the memset's stream does not order the transfer's
+                out.ptr = out.dev.get();
+            }
+            m_to.dst[m_to.count++] = out.ptr;
+            m_targets.push_back(std::move(out));
+        }
+        gpu::set_device(m_driver);
+        IB_CUDA_CHECK(cudaStreamSynchronize(m_stream.get()));
+    }
+
+    std::uint64_t bytes() const override { return m_t.counted_bytes(); }
+
+    void check() override {
+        std::string wrong;
+        for (std::size_t k = 0; k < m_targets.size(); ++k) {
+            const Target& d = m_targets[k];
+            std::uint64_t bad = 0;
+            if (d.end.where == Where::gpu) {
+                gpu::set_device(d.end.gpu);
+                bad = gpu::count_pattern_mismatches_device(d.dev.get(), m_bytes, m_seed, nullptr);
+            } else {
+                bad = hostio::count_pattern_mismatches(d.host.get(), m_bytes, m_seed);
+            }
+            if (bad)
+                wrong += fmt::format("{}destination {} ({}): {} of {} 8-byte words", wrong.empty() ? "" : "; ", k + 1,
+                                     d.end.text(), bad, (m_bytes + 7) / 8);
+        }
+        if (!wrong.empty()) throw CheckFailed("broadcast destinations differ from the source: " + wrong);
+    }
+
+    nlohmann::json details() const override {
+        nlohmann::json j = stream_details();
+        const std::size_t n = m_targets.size();
+        j["engine"] = fmt::format("SM broadcast kernel on GPU {}, at most {} blocks of 512 threads: each 16-byte load of the "
+                                  "source stored to all {} destinations",
+                                  m_driver, m_blocks, n);
+        std::string to;
+        nlohmann::json dests = nlohmann::json::array();
+        for (const Target& d : m_targets) {
+            to += (to.empty() ? "" : ", ") + kind_words(d.end);
+            nlohmann::json e{{"destination", d.end.text()}};
+            if (d.end.where == Where::host) e["host_placement"] = d.placed;
+            else if (d.end.gpu != m_driver) e["p2p"] = true;
+            dests.push_back(std::move(e));
+        }
+        j["path"] = fmt::format("GPU {} (read once) -> {}", m_driver, to);
+        j["destinations"] = std::move(dests);
+        j["source_bytes_per_op"] = m_bytes;
+        j["counting"] = fmt::format("bytes written, counted once per destination: {} x {} per operation; the source is read "
+                                    "once per operation, at this transfer's bandwidth / {}",
+                                    format_size(m_bytes), n, n);
+        j["verification"] = "every destination, poisoned before timing, must hold the source's pattern after sampling";
+        return j;
+    }
+
+private:
+    struct Target {
+        Endpoint end;
+        gpu::DeviceBuffer dev;
+        gpu::HostBuffer host;
+        void* ptr = nullptr; ///< what the kernel writes: device memory, or the host buffer's mapped address
+        std::string placed;
+    };
+
+    void enqueue() override {
+        IB_CUDA_CHECK(kernels::launch_broadcast(m_src.get(), m_to, m_bytes, m_blocks, m_stream.get()));
+    }
+
+    Transfer m_t;
+    std::uint64_t m_seed, m_bytes;
+    unsigned m_blocks = 0;
+    gpu::DeviceBuffer m_src;
+    std::vector<Target> m_targets;
+    kernels::BroadcastTargets m_to;
 };
 
 /// GPU memory read into nothing (SM kernel) or written from nothing (copy engine memset, or
@@ -676,6 +782,7 @@ private:
 } // namespace
 
 std::unique_ptr<Mover> make_mover(const Transfer& t, const MoverSetup& setup) {
+    if (t.broadcast()) return std::make_unique<BroadcastMover>(t, setup);
     if (t.src.where == Where::file) return std::make_unique<FileReadMover>(t, setup);
     if (t.dst.where == Where::file) return std::make_unique<FileWriteMover>(t, setup);
     if (t.exec.engine == Engine::cpu) return std::make_unique<CpuMover>(t, setup);

@@ -96,14 +96,15 @@ public:
     TransferSet run() {
         if (m_whole.empty()) throw UsageError("empty transfer set", k_form_hint);
         // Transfers are separated by ';' (the written form) or '+' (the canonical one) outside
-        // brackets and parentheses.
+        // brackets, parentheses and braces.
         int depth = 0;
         std::size_t start = 0;
         for (std::size_t i = 0; i <= m_whole.size(); ++i) {
             const char c = i < m_whole.size() ? m_whole[i] : ';';
-            if (c == '[' || c == '(') ++depth;
-            if ((c == ']' || c == ')') && depth > 0) --depth;
-            if (depth == 0 && (c == ';' || c == '+')) {
+            if (c == '[' || c == '(' || c == '{') ++depth;
+            if ((c == ']' || c == ')' || c == '}') && depth > 0) --depth;
+            // The end closes the last transfer even inside an unclosed bracket: its parse says so.
+            if ((depth == 0 && (c == ';' || c == '+')) || i == m_whole.size()) {
                 const std::string_view seg = trim(m_whole.substr(start, i - start));
                 if (seg.empty())
                     throw UsageError(fmt::format("empty transfer in '{}'", m_whole),
@@ -134,6 +135,9 @@ private:
                  "sm'); join transfers with ';'");
         std::string left(trim(seg.substr(0, arrow)));
         if (left.empty()) fail(fmt::format("transfer '{}' has no source before '->'", seg));
+        if (left.front() == '{')
+            fail(fmt::format("'{}' before '->' in transfer '{}' is a list: a broadcast has one source", left, seg),
+                 "list the destinations after '->': gpu0 -> {gpu1,host:pinned} via sm");
         // "file:DIR (warm)": the cache state may stand apart from its file.
         if (const auto sp = left.find_first_of(" \t"); sp != std::string::npos) {
             const std::string_view after = trim(std::string_view(left).substr(sp));
@@ -142,10 +146,23 @@ private:
             else
                 fail(fmt::format("'{}' before '->' in '{}' is not one endpoint", left, seg), k_endpoint_hint);
         }
-        const std::vector<std::string> words = tokens(seg.substr(arrow + 2));
+        // A destination list in braces is one word, blanks after its commas and all.
+        std::string_view right = trim(seg.substr(arrow + 2));
+        std::string list;
+        if (!right.empty() && right.front() == '{') {
+            const std::size_t close = right.find('}');
+            if (close == std::string_view::npos)
+                fail(fmt::format("the destination list in transfer '{}' has no closing '}}'", seg),
+                     "write a broadcast's destinations in braces: gpu0 -> {gpu1,host:pinned} via sm");
+            list = std::string(right.substr(0, close + 1));
+            right.remove_prefix(close + 1);
+        }
+        std::vector<std::string> words = tokens(right);
+        if (!list.empty()) words.insert(words.begin(), list);
         if (words.empty()) fail(fmt::format("transfer '{}' has no destination after '->'", seg));
         const Side src = endpoint(left, true);
-        const Side dst = endpoint(words[0], false);
+        const std::optional<std::vector<Side>> targets = destination_list(words[0]);
+        const Side dst = targets ? Side{} : endpoint(words[0], false);
         std::optional<Executor> exec;
         std::optional<std::uint64_t> size;
         for (std::size_t i = 1; i < words.size(); ++i) {
@@ -172,9 +189,13 @@ private:
             if (exec) fail(fmt::format("transfer '{}' names two executors", seg), "give one executor per transfer, after 'via'");
             exec = executor(exec_word);
         }
-        const Executor e = resolve(src.end, dst.end, exec);
+        const Executor e = targets ? resolve_broadcast(src.end, *targets, exec, words[0]) : resolve(src.end, dst.end, exec);
         const std::uint64_t bytes = size.value_or(k_default_size);
         if (bytes < 8) fail(fmt::format("size {} in transfer '{}' is below 8 bytes", format_size(bytes), seg), "give at least 8 bytes");
+        if (targets) {
+            expand_broadcast(src, *targets, e, bytes);
+            return;
+        }
         if ((src.end.where == Where::null || dst.end.where == Where::null) && bytes % 8 != 0)
             fail(fmt::format("size {} in transfer '{}' is not a multiple of 8 bytes", format_size(bytes), seg),
                  "reading into or writing from null moves 8-byte words: give a multiple of 8");
@@ -216,6 +237,51 @@ private:
         const std::string_view rest = word.substr(i + 1, word.find('(') == std::string_view::npos ? std::string_view::npos
                                                                                                    : word.find('(') - i - 1);
         return rest != "warm" && rest != "cold";
+    }
+
+    /// Where `seps` occur in `text` outside brackets and parentheses ("gpu[0,2]" holds none).
+    static std::vector<std::string_view> split_outside(std::string_view text, std::string_view seps) {
+        std::vector<std::string_view> out;
+        int depth = 0;
+        std::size_t from = 0;
+        for (std::size_t i = 0; i <= text.size(); ++i) {
+            const char c = i < text.size() ? text[i] : '\0';
+            if (c == '[' || c == '(') ++depth;
+            if ((c == ']' || c == ')') && depth > 0) --depth;
+            if ((depth == 0 && seps.find(c) != std::string_view::npos) || i == text.size()) {
+                out.push_back(text.substr(from, i - from));
+                from = i + 1;
+            }
+        }
+        return out;
+    }
+
+    /// A broadcast's destinations, each an endpoint not yet expanded: "{A,B,...}" (the written
+    /// form) or "A&B&..." (the canonical one). Nothing when `word` is one endpoint.
+    std::optional<std::vector<Side>> destination_list(std::string_view word) const {
+        const bool braces = word.front() == '{';
+        if (!braces && names_directory(word)) return std::nullopt; // a directory's name is its own
+        if (braces && word.back() != '}')
+            fail(fmt::format("the destination list '{}' in transfer '{}' has no closing '}}'", word, m_seg),
+                 "write a broadcast's destinations in braces: gpu0 -> {gpu1,host:pinned} via sm");
+        const std::string_view inner = braces ? word.substr(1, word.size() - 2) : word;
+        const std::vector<std::string_view> items = split_outside(inner, braces ? ",&" : "&");
+        if (!braces && items.size() == 1) {
+            if (split_outside(word, ",").size() > 1)
+                fail(fmt::format("destination '{}' in transfer '{}' is a list without braces", word, m_seg),
+                     fmt::format("write {{{}}} via sm for one read written to every destination, or gpu[1,2] for one "
+                                 "transfer per GPU",
+                                 word));
+            return std::nullopt;
+        }
+        std::vector<Side> out;
+        for (const std::string_view item : items) {
+            if (trim(item).empty())
+                fail(fmt::format("the destination list '{}' in transfer '{}' has an empty place", word, m_seg),
+                     "name a destination between every two commas: {gpu1,host:pinned}");
+            out.push_back(endpoint(trim(item), false));
+        }
+        return out;
     }
 
     Side endpoint(std::string_view word, bool source) const {
@@ -505,6 +571,94 @@ private:
         return e;
     }
 
+    /// The executor of a broadcast (sm where none is given), checked with its endpoints: a GPU's
+    /// memory read once by its own SM kernel, written to GPU memory and pinned or registered host
+    /// memory.
+    Executor resolve_broadcast(const Endpoint& src, const std::vector<Side>& targets, std::optional<Executor> given,
+                               std::string_view list) const {
+        if (src.where != Where::gpu)
+            fail(fmt::format("'{}' cannot be the source of destination list '{}' in transfer '{}': a broadcast reads GPU "
+                             "memory once, by an SM kernel of that GPU",
+                             src.text(), list, m_seg),
+                 "broadcast from a GPU (gpu0 -> {gpu1,host:pinned} via sm), or write one transfer per destination, joined "
+                 "by ';'");
+        for (const Side& t : targets) {
+            const Endpoint& d = t.end;
+            if (d.where == Where::file)
+                fail(fmt::format("'{}' in destination list '{}' of transfer '{}': a broadcast writes GPU memory and pinned or "
+                                 "registered host memory, not files",
+                                 d.text(), list, m_seg),
+                     "write the file in a transfer of its own, joined by ';': gpu0 -> file via pipelined");
+            if (d.where == Where::null)
+                fail(fmt::format("'null' in destination list '{}' of transfer '{}': a broadcast writes every destination", list,
+                                 m_seg),
+                     "leave null out of the list; reading GPU memory into nothing is a transfer of its own: "
+                     "gpu0 -> null via sm");
+            if (d.where == Where::host && d.host == HostKind::pageable)
+                fail(fmt::format("'{}' in destination list '{}' of transfer '{}': an SM kernel cannot address pageable host "
+                                 "memory",
+                                 d.text(), list, m_seg),
+                     "use host:pinned or host:registered");
+        }
+        Executor e;
+        e.engine = Engine::sm;
+        if (!given) return e;
+        if (given->engine != Engine::sm)
+            fail(fmt::format("'{}' cannot broadcast in transfer '{}': only an SM kernel reads the source once and writes "
+                             "every destination",
+                             engine_name(given->engine), m_seg),
+                 given->engine == Engine::ce
+                     ? std::string("use via sm[:BLOCKS], or one copy-engine transfer per destination joined by ';' (each "
+                                   "reads the source again)")
+                     : std::string("use via sm[:BLOCKS]"));
+        if (given->pull)
+            fail(fmt::format("'pull' in transfer '{}': a broadcast is driven by the source GPU's kernel", m_seg),
+                 "leave 'pull' out");
+        return *given;
+    }
+
+    /// One broadcast per source GPU, its list's selectors expanded in place: a selector names
+    /// every GPU it holds but the source, as does any GPU where the source is a selector.
+    void expand_broadcast(Side src, std::vector<Side> targets, const Executor& e, std::uint64_t bytes) {
+        // No GPU known: a wildcard is gpu0, or gpu0 and gpu1 between GPUs (as in expand_pairs).
+        const bool pair =
+            std::any_of(targets.begin(), targets.end(), [](const Side& t) { return t.end.where == Where::gpu; });
+        const auto stand_in = [pair](Side& s) {
+            if (s.wildcard && s.gpus.empty()) s.gpus = pair ? std::vector<int>{0, 1} : std::vector<int>{0};
+        };
+        stand_in(src);
+        for (Side& t : targets) stand_in(t);
+        for (const int x : src.gpus) {
+            std::vector<Endpoint> to;
+            for (const Side& t : targets) {
+                if (t.end.where != Where::gpu) {
+                    to.push_back(t.end);
+                    continue;
+                }
+                for (const int y : t.gpus) {
+                    if (y == x && (src.many || t.many)) continue;
+                    Endpoint g = t.end;
+                    g.gpu = y;
+                    to.push_back(g);
+                }
+            }
+            for (auto it = to.begin(); it != to.end(); ++it)
+                if (std::find(to.begin(), it, *it) != it)
+                    fail(fmt::format("destination '{}' is named twice in transfer '{}'", it->text(), m_seg),
+                         "name each destination once (a wildcard in the list names every GPU but the source)");
+            if (to.empty())
+                fail(fmt::format("transfer '{}' expands to no destination on this machine", m_seg),
+                     "a wildcard leaves out the source GPU: name GPUs that differ, or select more with --devices");
+            if (to.size() > k_max_destinations)
+                fail(fmt::format("transfer '{}' names {} destinations; one broadcast writes at most {}", m_seg, to.size(),
+                                 k_max_destinations),
+                     "split the list over two broadcasts joined by ';', or select fewer GPUs with --devices");
+            Transfer t{src.end, to.front(), e, bytes, std::vector<Endpoint>(to.begin() + 1, to.end())};
+            t.src.gpu = x;
+            m_set.transfers.push_back(std::move(t));
+        }
+    }
+
     /// One transfer per GPU (pair) the selectors name; a GPU's copy to itself is left out where
     /// a side names several GPUs (and GPUs are known).
     void expand_pairs(Side src, Side dst, const Executor& e, std::uint64_t bytes) {
@@ -576,17 +730,51 @@ std::string Executor::text() const {
     return out;
 }
 
+std::vector<Endpoint> Transfer::destinations() const {
+    std::vector<Endpoint> out{dst};
+    out.insert(out.end(), also.begin(), also.end());
+    return out;
+}
+
+std::string Transfer::destinations_text() const {
+    std::string out = dst.text();
+    for (const Endpoint& e : also) out += "&" + e.text();
+    return out;
+}
+
 std::string Transfer::text() const {
-    return fmt::format("{}->{}_{}_{}", src.text(), dst.text(), exec.text(), format_size(size));
+    return fmt::format("{}->{}_{}_{}", src.text(), destinations_text(), exec.text(), format_size(size));
 }
 
 std::string Transfer::words() const {
-    return fmt::format("{} -> {} via {} {}", src.text(), dst.text(), exec.text(), format_size(size));
+    std::string to = dst.text();
+    if (broadcast()) {
+        for (const Endpoint& e : also) to += "," + e.text();
+        to = "{" + to + "}";
+    }
+    return fmt::format("{} -> {} via {} {}", src.text(), to, exec.text(), format_size(size));
 }
 
 std::vector<PathUse> Transfer::paths() const {
     const Where s = src.where, d = dst.where;
     const auto link = [](int gpu, const char* dir) { return PathUse{PathKind::host_link, gpu, -1, dir}; };
+    if (broadcast()) {
+        // The source GPU's memory read once, then each destination's path: of N destinations,
+        // each byte counted crosses each one's path 1/N times. A path met twice (two host
+        // buffers over one link, the source GPU's memory read and written) is one entry.
+        const double share = 1.0 / static_cast<double>(1 + also.size());
+        std::vector<PathUse> out{{PathKind::gpu_memory, src.gpu, -1, "", share}};
+        for (const Endpoint& e : destinations()) {
+            PathUse p = e.where == Where::host ? link(src.gpu, "d2h")
+                        : e.gpu == src.gpu     ? PathUse{PathKind::gpu_memory, src.gpu}
+                                               : PathUse{PathKind::peer_link, src.gpu, e.gpu};
+            p.traffic = share;
+            const auto same = std::find_if(out.begin(), out.end(), [&](const PathUse& q) { return q.id() == p.id(); });
+            if (same != out.end()) same->traffic += share;
+            else out.push_back(p);
+        }
+        return out;
+    }
     const auto read_from = [](const Endpoint& f) { return PathUse{f.cache == Cache::cold ? PathKind::storage : PathKind::page_cache}; };
     if (s == Where::host && d == Where::gpu) return {link(dst.gpu, "h2d")};
     if (s == Where::gpu && d == Where::host) return {link(src.gpu, "d2h")};
@@ -614,7 +802,8 @@ int Transfer::driver() const {
 std::vector<int> Transfer::gpus() const {
     std::vector<int> out;
     if (src.where == Where::gpu) out.push_back(src.gpu);
-    if (dst.where == Where::gpu && dst.gpu != src.gpu) out.push_back(dst.gpu);
+    for (const Endpoint& e : destinations())
+        if (e.where == Where::gpu && std::find(out.begin(), out.end(), e.gpu) == out.end()) out.push_back(e.gpu);
     return out;
 }
 

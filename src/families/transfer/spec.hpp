@@ -1,9 +1,11 @@
 #pragma once
 /// The transfer language (docs/TRANSFERS.md): a set of transfers that run at the same time, as
-/// text. Parsed from the written form ("host:pinned -> gpu0 via ce 1G; gpu0 -> gpu1 via sm:16")
-/// or the canonical one ("host:pinned->gpu0_ce_1GiB+gpu0->gpu1_sm:16_256MiB", what result keys
-/// hold), its GPU selectors expanded over the machine's GPUs, written back canonically, and the
-/// paths each transfer crosses (limits.hpp). Host-only: no CUDA, tests use all of it without a GPU.
+/// text. Parsed from the written form ("host:pinned -> gpu0 via ce 1G; gpu0 -> gpu1 via sm:16";
+/// a broadcast "gpu0 -> {gpu1,host:pinned} via sm 1G") or the canonical one
+/// ("host:pinned->gpu0_ce_1GiB+gpu0->gpu1_sm:16_256MiB", "gpu0->gpu1&host:pinned_sm_1GiB": what
+/// result keys hold), its GPU selectors expanded over the machine's GPUs, written back
+/// canonically, and the paths each transfer crosses (limits.hpp). Host-only: no CUDA, tests use
+/// all of it without a GPU.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -55,17 +57,32 @@ inline constexpr unsigned k_default_ring = 4;
 inline constexpr std::uint64_t k_default_size = 256ull << 20;
 /// Most transfers one set may hold after its selectors are expanded.
 inline constexpr std::size_t k_max_transfers = 16;
+/// Most destinations one broadcast writes (the kernel's pointers, transfer_kernels.hpp).
+inline constexpr std::size_t k_max_destinations = 8;
 
 struct Transfer {
     Endpoint src, dst;
     Executor exec;
     std::uint64_t size = 0;
+    /// A broadcast's further destinations, after `dst`: the source (a GPU) is read once and
+    /// every destination written by one SM kernel. Empty for any other transfer.
+    std::vector<Endpoint> also;
     bool operator==(const Transfer&) const = default;
-    /// Canonical text: "host:pinned->gpu0_ce_1GiB" (only letters, digits and : @ = . - > _).
+    /// Canonical text: "host:pinned->gpu0_ce_1GiB", "gpu0->gpu1&host:pinned_sm_1GiB" (only
+    /// letters, digits and : @ = . - > _ &).
     std::string text() const;
-    /// For people: "host:pinned -> gpu0 via ce 1GiB".
+    /// For people: "host:pinned -> gpu0 via ce 1GiB", "gpu0 -> {gpu1,host:pinned} via sm 1GiB".
     std::string words() const;
-    /// The paths its bytes cross, each with the bytes that cross it per byte moved.
+    /// Whether it writes several destinations from one read.
+    bool broadcast() const { return !also.empty(); }
+    /// Every destination: `dst`, then `also`.
+    std::vector<Endpoint> destinations() const;
+    /// The destinations' canonical text: "gpu1", "gpu1&host:pinned".
+    std::string destinations_text() const;
+    /// The bytes one operation counts: the size, once per destination (a broadcast's bytes
+    /// written; its source is read once).
+    std::uint64_t counted_bytes() const { return size * (1 + also.size()); }
+    /// The paths its bytes cross, each with the bytes that cross it per byte counted.
     std::vector<PathUse> paths() const;
     /// The GPU whose stream or kernel moves the bytes, or -1 (CPU threads).
     int driver() const;
@@ -97,10 +114,13 @@ Scope scope_of(const Machine& machine, std::vector<std::string> storage_dirs = {
 /// selected GPU (when no GPU is known: gpu0, or gpu0 and gpu1 between GPUs, as device and pair
 /// axes default without GPUs), `gpu[0..3]` and `gpu[0,2]` the GPUs named; a
 /// transfer with such a selector becomes one per GPU (per pair of GPUs), leaving out copies of
-/// a GPU to itself. Throws UsageError, one line naming the token and the fix, for anything else:
-/// an unknown endpoint or executor (with the near word), a GPU this machine lacks, a size of 0,
-/// a file endpoint that is no directory of the run, an executor that cannot move between the
-/// two endpoints, more than k_max_transfers transfers.
+/// a GPU to itself. In a broadcast's destination list a selector names every GPU it holds but
+/// the source, all in the one transfer. Throws UsageError, one line naming the token and the
+/// fix, for anything else: an unknown endpoint or executor (with the near word), a GPU this
+/// machine lacks, a size of 0, a file endpoint that is no directory of the run, an executor
+/// that cannot move between the two endpoints, a broadcast that is not a GPU's by `sm` to GPU
+/// memory and pinned or registered host memory, more than k_max_destinations destinations or one
+/// named twice, more than k_max_transfers transfers.
 TransferSet parse_set(std::string_view text, const Scope& scope = {});
 
 /// The configurations one written set stands for, in canonical text: the set, then (with

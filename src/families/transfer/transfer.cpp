@@ -2,10 +2,10 @@
 // (spec.hpp, docs/TRANSFERS.md), measured together and, as configurations of their own, each
 // by itself.
 //
-// What: per transfer, its bandwidth while every other transfer of the set runs; for the set, the
-// sum of those. A set of several transfers expands to the set and each of its transfers alone
-// (unless --no-alone), so that the annotation (annotate.cpp) can say what sharing cost and which
-// shared path limited whom.
+// What: per transfer, its bandwidth while every other transfer of the set runs (a broadcast's
+// bytes counted once per destination); for the set, the sum of those. A set of several
+// transfers expands to the set and each of its transfers alone (unless --no-alone), so that the
+// annotation (annotate.cpp) can say what sharing cost and which shared path limited whom.
 // How: each transfer has its own mover (movers.cpp) and thread; before a sample every file's cache
 // state is put in place (cold ones first: dropping pages must not undo a warm file's pass), then
 // every thread starts at once. A transfer times its own `ops` operations (CUDA events on its
@@ -190,8 +190,9 @@ public:
                                       fmt::format("transfer {} of the set: its bytes over its own timed operations", i)});
         m_info.needs_gpu = true;
         m_info.counting = "bytes counted once per transfer operation (a copy, a file read or written, a read or write of "
-                          "null); bandwidth sums the transfers' own bandwidths, each timed while every other transfer of "
-                          "the set keeps running";
+                          "null), a broadcast's once per destination (bytes written: size x destinations; its source is "
+                          "read once); bandwidth sums the transfers' own bandwidths, each timed while every other transfer "
+                          "of the set keeps running";
     }
 
     const ScenarioInfo& info() const override { return m_info; }
@@ -220,12 +221,14 @@ public:
         for (const Transfer& t : set.transfers) {
             for (int g : t.gpus())
                 if (auto why = gpu_missing(m, g)) return why;
-            for (const Endpoint* e : {&t.src, &t.dst}) {
-                if (e->where == Where::gpu) device_bytes[e->gpu] += t.size;
-                if (e->where == Where::host) {
+            std::vector<Endpoint> ends = t.destinations();
+            ends.insert(ends.begin(), t.src);
+            for (const Endpoint& e : ends) {
+                if (e.where == Where::gpu) device_bytes[e.gpu] += t.size;
+                if (e.where == Where::host) {
                     host_bytes += t.size;
-                    if (e->numa >= 0 && !numa_node_exists(static_cast<unsigned>(e->numa)))
-                        return fmt::format("NUMA node {} does not exist here ({} node(s))", e->numa, numa_node_count());
+                    if (e.numa >= 0 && !numa_node_exists(static_cast<unsigned>(e.numa)))
+                        return fmt::format("NUMA node {} does not exist here ({} node(s))", e.numa, numa_node_count());
                 }
             }
             if (t.exec.engine != Engine::ce && t.exec.engine != Engine::sm)

@@ -27,7 +27,8 @@ void register_transfer(Registry& r, std::shared_ptr<storage::Site> site, bool al
 /// share (their declared paths, limits.hpp) with each one's load on it against the path's limit
 /// (the machine's, as apply_limits left it on the results) or else the most this run saw on it,
 /// the path that limited each slowed transfer, and the cost of sharing: details "sharing" and a
-/// one-sentence "diagnosis".
+/// one-sentence "diagnosis". For every broadcast (of any set), the rate its source was read at,
+/// its bandwidth over its destinations: its details' "source_read_bandwidth".
 void annotate_transfer_results(std::vector<Result>& results);
 
 /// What the selected configurations claim on the storage site (pre-flight, storage::claim_site):
