@@ -119,11 +119,15 @@ RunPlan build_plan(const RunOptions& o, const Registry& registry) {
                     throw UsageError(fmt::format("invalid --only '{}': '{}' is not AXIS=VALUE", key, item), example);
                 const std::string name(item.substr(0, eq)), value(item.substr(eq + 1));
                 const auto& axes = scenario->info().axes;
-                if (std::none_of(axes.begin(), axes.end(), [&](const Axis& x) { return x.name == name; }))
+                const auto axis = std::find_if(axes.begin(), axes.end(), [&](const Axis& x) { return x.name == name; });
+                if (axis == axes.end())
                     throw UsageError(fmt::format("invalid --only '{}': {} has no axis '{}'", key, entry.pattern, name), example);
                 if (entry.axes.count(name))
                     throw UsageError(fmt::format("invalid --only '{}': axis '{}' is given twice", key, name), example);
-                if (value == "all" || value.find_first_of(":*?[") != std::string::npos)
+                // A range is FROM:TO[:STEP] on a number's axis; in a text (a transfer set's
+                // "host:pinned") a colon is a letter.
+                const char* pattern_chars = axis->kind == AxisKind::text ? "*?[" : ":*?[";
+                if (value == "all" || value.find_first_of(pattern_chars) != std::string::npos)
                     throw UsageError(fmt::format("invalid --only '{}': '{}' is a pattern or a range, not one value", key, value),
                                      example);
                 entry.axes[name] = {value};

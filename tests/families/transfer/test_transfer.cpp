@@ -127,14 +127,12 @@ nlohmann::json gen5_topology() {
 }
 nlohmann::json one_device() { return nlohmann::json::array({{{"ordinal", 0}, {"selected", true}}}); }
 
+/// The binary's exit code, its output in `out` and `err` (testing::run_cli).
 int run_cli(const std::string& args, std::string* out, std::string* err) {
-    const fs::path dir = fs::temp_directory_path() / fmt::format("ib_transfer_cli_{}", ::getpid());
-    fs::create_directories(dir);
-    const std::string o = (dir / "stdout").string(), e = (dir / "stderr").string();
-    const int status = testing::run_shell(std::string(INTEROPBENCH_BINARY) + " " + args + " >" + o + " 2>" + e + " </dev/null");
-    *out = testing::slurp(o);
-    *err = testing::slurp(e);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    auto r = testing::run_cli(args);
+    *out = std::move(r.out);
+    *err = std::move(r.err);
+    return r.code;
 }
 
 } // namespace
@@ -524,6 +522,13 @@ TEST_CASE("transfer command line: -t runs sets, --dry-run prints the expansion a
                           "gpu3->host:pageable_ce_512MiB",
                           "gpu0->gpu1_ce_1GiB", "gpu0->null_sm_256MiB", "null->gpu0_ce_256MiB",
                           "host:pageable->host:pageable_cpu:8_1GiB"});
+    // A result key re-measures exactly its set: --only takes the canonical text, colons and all.
+    CHECK(run_cli("run --dry-run -f json --only 'transfer/set=host:pinned->gpu0_ce_1GiB+file:warm->gpu0_pipelined_1GiB'", &out,
+                  &err) == 0);
+    CAPTURE(err);
+    const auto only = nlohmann::json::parse(out);
+    REQUIRE(only.size() == 1);
+    CHECK(only[0]["key"] == "transfer/set=host:pinned->gpu0_ce_1GiB+file:warm->gpu0_pipelined_1GiB");
     // Bad sets: exit 2, an error line naming the token and a hint.
     const std::vector<std::pair<std::string, std::string>> bad = {
         {"run -t 'gpuu0 -> host'", "did you mean 'gpu0'?"},
