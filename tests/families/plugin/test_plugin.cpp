@@ -32,20 +32,8 @@ namespace {
 
 const fs::path k_data = fs::path(INTEROPBENCH_SOURCE_DIR) / "tests" / "data" / "plugins";
 
-struct Run {
-    int code;
-    std::string out, err;
-};
-
-/// The binary with `args`, stdin from /dev/null; `env` is prepended (VAR=value ...).
-Run run_cli(const std::string& args, const std::string& env = "") {
-    const fs::path dir = testing::scratch("plugin_cli");
-    const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
-    const std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(INTEROPBENCH_BINARY) + " " + args +
-                            " >" + out + " 2>" + err + " </dev/null";
-    const int status = interopbench::testing::run_shell(cmd);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, testing::slurp(out), testing::slurp(err)};
-}
+using Run = testing::CliRun;
+using testing::run_cli;
 
 std::string only(const std::string& folder) {
     return "--no-default-plugins --plugin-path " + (k_data / folder).string();

@@ -63,18 +63,13 @@ double median(const Result& r, const char* metric) {
     return m->stats.median;
 }
 
+/// The binary with `args` (each a word), its exit code; its standard error in `err_text`.
 int run_binary(const std::vector<std::string>& args, std::string* err_text = nullptr) {
-    std::string cmd = std::string(INTEROPBENCH_BINARY);
-    for (const auto& a : args) cmd += " '" + a + "'";
-    const std::string err_file = "/tmp/ib-storage-test-err-" + std::to_string(::getpid());
-    cmd += " >/dev/null 2>" + err_file;
-    const int rc = testing::run_shell(cmd);
-    if (err_text) {
-        std::ifstream in(err_file);
-        err_text->assign(std::istreambuf_iterator<char>(in), {});
-    }
-    ::unlink(err_file.c_str());
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    std::string words;
+    for (const auto& a : args) words += " '" + a + "'";
+    const auto r = testing::run_cli(words);
+    if (err_text) *err_text = r.err;
+    return r.code;
 }
 
 } // namespace
