@@ -14,10 +14,10 @@ Family layout_family() {
         .profiles =
             {
                 {"quick", R"([
-                    {"pattern": "layout_transpose", "axes": {"variant": ["gpu"], "dtype": ["fp32"], "shape": ["square"], "size": ["64M"]}},
-                    {"pattern": "layout_aos_soa", "axes": {"variant": ["gpu"], "record": ["mixed"], "direction": ["aos_to_soa"], "size": ["64M"]}},
-                    {"pattern": "layout_arrow_dense", "axes": {"variant": ["gpu"], "dtype": ["fp32"], "direction": ["to_dense"], "size": ["64M"]}},
-                    {"pattern": "layout_strided", "axes": {"variant": ["gpu"], "dtype": ["fp32"], "view": ["step2"], "size": ["64M"]}}
+                    {"pattern": "layout_transpose", "axes": {"variant": ["gpu", "host"], "dtype": ["fp32"], "shape": ["square"], "size": ["64M"]}},
+                    {"pattern": "layout_aos_soa", "axes": {"variant": ["gpu", "host"], "record": ["mixed"], "direction": ["aos_to_soa"], "size": ["64M"]}},
+                    {"pattern": "layout_arrow_dense", "axes": {"variant": ["gpu", "host"], "dtype": ["fp32"], "direction": ["to_dense"], "size": ["64M"]}},
+                    {"pattern": "layout_strided", "axes": {"variant": ["gpu", "host"], "dtype": ["fp32"], "view": ["step2"], "size": ["64M"]}}
                 ])"},
                 {"ci", R"([
                     {"pattern": "layout_transpose", "axes": {"variant": ["gpu"], "dtype": ["fp32", "int8"], "shape": ["square"], "size": ["256M"]}},
