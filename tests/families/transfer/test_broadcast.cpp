@@ -23,41 +23,13 @@
 #include "interopbench/errors.hpp"
 #include "interopbench/runner.hpp"
 #include "../../test_support.hpp"
+#include "transfer_test_support.hpp"
 
 using namespace interopbench;
 using namespace interopbench::transfer;
+using namespace interopbench::transfer::testing_support;
 
 namespace {
-
-/// A machine with `gpus` GPUs seen by CUDA, all selected.
-Machine gpus(std::size_t n) {
-    Machine m;
-    m.cuda_available = true;
-    for (std::size_t i = 0; i < n; ++i) {
-        DeviceInfo d;
-        d.ordinal = static_cast<int>(i);
-        d.name = "fake";
-        d.total_memory = d.free_memory = 80ull << 30;
-        m.devices.push_back(d);
-        m.selected.push_back(static_cast<int>(i));
-    }
-    m.host_cores = 8;
-    return m;
-}
-
-Machine no_gpu() {
-    Machine m;
-    m.cuda_available = false;
-    m.cuda_note = "no CUDA driver: this machine has no GPU";
-    m.host_cores = std::max(1u, std::thread::hardware_concurrency());
-    return m;
-}
-
-std::vector<std::string> texts(const TransferSet& s) {
-    std::vector<std::string> out;
-    for (const Transfer& t : s.transfers) out.push_back(t.text());
-    return out;
-}
 
 /// "gpu_memory:0x0.5": a path's id and, when not 1, the bytes that cross it per byte counted.
 std::vector<std::string> ids(const std::vector<PathUse>& paths) {
@@ -66,57 +38,12 @@ std::vector<std::string> ids(const std::vector<PathUse>& paths) {
     return out;
 }
 
-/// The UsageError `spec` raises: one line holding `words`, and a hint holding `hint_words`.
-void expect_refused(const std::string& spec, const Scope& scope, const std::string& words, const std::string& hint_words = {}) {
-    CAPTURE(spec);
-    try {
-        parse_set(spec, scope);
-        FAIL("accepted: " << spec);
-    } catch (const UsageError& e) {
-        const std::string what = e.what();
-        CAPTURE(what);
-        CHECK(what.find(words) != std::string::npos);
-        CHECK(what.find('\n') == std::string::npos);
-        CHECK_FALSE(e.hint().empty());
-        if (!hint_words.empty()) CHECK(e.hint().find(hint_words) != std::string::npos);
-    }
-}
-
-Registry transfer_registry() { return builtin_registry({"transfer"}, FamilyOptions{}); }
-
-std::vector<Config> expand_sets(const Registry& r, const std::vector<std::string>& sets, const Machine& m) {
-    RunPlan plan;
-    plan.entries.push_back({"transfer", {{"set", sets}}});
-    return expand_plan(r, plan, m);
-}
-
-Result fake_result(const std::string& set, const std::map<std::string, double>& medians, nlohmann::json details = {}) {
-    Result r;
-    r.scenario = "transfer";
-    r.family = "transfer";
-    r.params = Params(std::vector<std::pair<std::string, std::string>>{{"set", set}});
-    r.key = "transfer/set=" + set;
-    for (const std::string name : {"bandwidth", "bandwidth_1", "bandwidth_2"}) {
-        const auto it = medians.find(name);
-        if (it == medians.end()) continue;
-        MetricResult m;
-        m.info.name = name;
-        m.info.unit = "B/s";
-        m.stats.n = 5;
-        m.stats.median = it->second;
-        m.samples = {it->second, it->second, it->second, it->second, it->second};
-        r.metrics.push_back(m);
-    }
-    r.details = std::move(details);
-    return r;
-}
-
 } // namespace
 
 TEST_SUITE("transfer") {
 
 TEST_CASE("transfer broadcast: both forms of a destination list parse to one transfer and read back the same") {
-    const Scope four = scope_of(gpus(4));
+    const Scope four = scope_of(gpu_machine(4));
     const std::vector<std::pair<std::string, std::string>> examples = {
         {"gpu0 -> {gpu0,host:pinned} via sm 64M", "gpu0->gpu0&host:pinned_sm_64MiB"},
         {"gpu0 -> {gpu1, host:pinned} via sm:32 1G", "gpu0->gpu1&host:pinned_sm:32_1GiB"}, // blanks after commas
@@ -163,7 +90,7 @@ TEST_CASE("transfer broadcast: both forms of a destination list parse to one tra
 }
 
 TEST_CASE("transfer broadcast: a selector in the list names every GPU it holds but the source") {
-    const Scope four = scope_of(gpus(4));
+    const Scope four = scope_of(gpu_machine(4));
     CHECK(texts(parse_set("gpu0 -> {gpu*} via sm 1G", four)) == std::vector<std::string>{"gpu0->gpu1&gpu2&gpu3_sm_1GiB"});
     CHECK(texts(parse_set("gpu2 -> {gpu*,host:pinned} 1G", four)) ==
           std::vector<std::string>{"gpu2->gpu0&gpu1&gpu3&host:pinned_sm_1GiB"});
@@ -173,19 +100,19 @@ TEST_CASE("transfer broadcast: a selector in the list names every GPU it holds b
     CHECK(texts(parse_set("gpu[0,1] -> {gpu*,host} 1G", four)) ==
           std::vector<std::string>{"gpu0->gpu1&gpu2&gpu3&host:pinned_sm_1GiB", "gpu1->gpu0&gpu2&gpu3&host:pinned_sm_1GiB"});
     // The run's selection is what a wildcard means.
-    Machine picked = gpus(4);
+    Machine picked = gpu_machine(4);
     picked.selected = {0, 3};
     CHECK(texts(parse_set("gpu0 -> {gpu*,host} 1G", scope_of(picked))) == std::vector<std::string>{"gpu0->gpu3&host:pinned_sm_1GiB"});
     // Nine GPUs: eight destinations, the most one kernel writes; ten are refused.
-    CHECK(parse_set("gpu0 -> {gpu*}", scope_of(gpus(9))).transfers[0].destinations().size() == 8);
-    expect_refused("gpu0 -> {gpu*}", scope_of(gpus(10)), "names 9 destinations; one broadcast writes at most 8", "split the list");
+    CHECK(parse_set("gpu0 -> {gpu*}", scope_of(gpu_machine(9))).transfers[0].destinations().size() == 8);
+    expect_refused("gpu0 -> {gpu*}", scope_of(gpu_machine(10)), "names 9 destinations; one broadcast writes at most 8", "split the list");
     // Without a GPU (the configuration is skipped anyway) gpu* stands for gpu0 and gpu1.
     const Scope none = scope_of(no_gpu());
     CHECK(texts(parse_set("gpu0 -> {gpu*,host:pinned} 1G", none)) == std::vector<std::string>{"gpu0->gpu1&host:pinned_sm_1GiB"});
 }
 
 TEST_CASE("transfer broadcast: the paths it declares, each byte counted once per destination") {
-    const Scope four = scope_of(gpus(4));
+    const Scope four = scope_of(gpu_machine(4));
     const auto one = [&](const std::string& spec) { return ids(parse_set(spec, four).transfers.at(0).paths()); };
     using V = std::vector<std::string>;
     // Two destinations: each counted byte is half a byte of each one's path. The source GPU's
@@ -210,7 +137,7 @@ TEST_CASE("transfer broadcast: the paths it declares, each byte counted once per
 }
 
 TEST_CASE("transfer broadcast: each refusal is one line naming the token and the fix") {
-    const Scope four = scope_of(gpus(4));
+    const Scope four = scope_of(gpu_machine(4));
     expect_refused("gpu0 -> {gpu1,host:pinned} via ce", four, "'ce' cannot broadcast in transfer", "via sm[:BLOCKS]");
     expect_refused("gpu0 -> {gpu1,host:pinned} via cpu:4", four, "'cpu' cannot broadcast", "via sm");
     expect_refused("gpu0 -> {gpu1,gpu2} via sm:8:pull", four, "'pull' in transfer 'gpu0 -> {gpu1,gpu2} via sm:8:pull'", "leave 'pull' out");
@@ -224,7 +151,7 @@ TEST_CASE("transfer broadcast: each refusal is one line naming the token and the
     expect_refused("gpu0 -> {host,host:pinned}", four, "destination 'host:pinned' is named twice");
     expect_refused("gpu0 -> {gpu1,gpu*}", four, "destination 'gpu1' is named twice", "wildcard");
     expect_refused("gpu0 -> {gpu[0..3],gpu[0..3],gpu[0..3]}", four, "named twice");
-    expect_refused("gpu0 -> {gpu*}", scope_of(gpus(1)), "expands to no destination", "--devices");
+    expect_refused("gpu0 -> {gpu*}", scope_of(gpu_machine(1)), "expands to no destination", "--devices");
     expect_refused("gpu0 -> gpu1,host:pinned via sm", four, "destination 'gpu1,host:pinned' in transfer", "{gpu1,host:pinned} via sm");
     expect_refused("gpu0 -> {gpu1,host:pinned via sm", four, "has no closing '}'", "in braces");
     expect_refused("gpu0 -> {gpu1,,gpu2}", four, "destination list '{gpu1,,gpu2}'", "between every two commas");
@@ -234,7 +161,7 @@ TEST_CASE("transfer broadcast: each refusal is one line naming the token and the
     expect_refused("gpu0 -> {gpu1,gpu7}", four, "GPU 7 in 'gpu7'");
     expect_refused("gpu0 -> {gpu1,host} 4", four, "below 8 bytes");
     // Sixteen broadcasts are a set's most transfers, as for any transfer.
-    expect_refused("gpu* -> {host:pinned,host:registered}", scope_of(gpus(17)), "expands to 17 transfers; a set runs at most 16");
+    expect_refused("gpu* -> {host:pinned,host:registered}", scope_of(gpu_machine(17)), "expands to 17 transfers; a set runs at most 16");
 }
 
 TEST_CASE("transfer broadcast: the annotation gives the rate the source was read at") {

@@ -26,9 +26,11 @@
 #include "interopbench/runner.hpp"
 #include "topology/topology.hpp"
 #include "../../test_support.hpp"
+#include "transfer_test_support.hpp"
 
 using namespace interopbench;
 using namespace interopbench::transfer;
+using namespace interopbench::transfer::testing_support;
 namespace fs = std::filesystem;
 
 namespace {
@@ -36,86 +38,11 @@ namespace {
 const std::string k_shared = INTEROPBENCH_SOURCE_DIR "/../shared/fixtures/topology/";
 const std::string k_data = INTEROPBENCH_SOURCE_DIR "/tests/data/topology/";
 
-/// A machine with `gpus` GPUs of 80 GiB, all selected, and 8 host cores.
-Machine gpu_machine(std::size_t gpus) {
-    Machine m = testing::fake_machine(static_cast<int>(gpus), 80ull << 30);
-    m.host_cores = 8;
-    return m;
-}
-
 /// The machine a recorded topology describes: its GPUs in order as CUDA ordinals.
 Machine machine_of(const Topology& t) {
     Machine m = gpu_machine(t.gpus.size());
     for (std::size_t i = 0; i < t.gpus.size(); ++i) m.devices[i].pci_bus_id = t.gpus[i].pci_bus_id;
     return m;
-}
-
-Machine no_gpu() {
-    Machine m;
-    m.cuda_available = false;
-    m.cuda_note = "no CUDA driver: this machine has no GPU";
-    m.host_cores = std::max(1u, std::thread::hardware_concurrency());
-    return m;
-}
-
-std::vector<std::string> texts(const TransferSet& s) {
-    std::vector<std::string> out;
-    for (const Transfer& t : s.transfers) out.push_back(t.text());
-    return out;
-}
-
-/// The UsageError `spec` raises in `scope`: its one line must hold `words`, and a hint.
-void expect_refused(const std::string& spec, const Scope& scope, const std::string& words, const std::string& hint_words = {}) {
-    CAPTURE(spec);
-    try {
-        parse_set(spec, scope);
-        FAIL("accepted: " << spec);
-    } catch (const UsageError& e) {
-        const std::string what = e.what();
-        CAPTURE(what);
-        CHECK(what.find(words) != std::string::npos);
-        CHECK(what.find('\n') == std::string::npos);
-        CHECK_FALSE(e.hint().empty());
-        if (!hint_words.empty()) CHECK(e.hint().find(hint_words) != std::string::npos);
-    }
-}
-
-Registry transfer_registry(const std::string& dir = {}, bool alone = true) {
-    FamilyOptions options;
-    if (!dir.empty()) options.set_texts("storage-dir", {dir});
-    if (!alone) options.set_flag("no-alone", true);
-    return builtin_registry({"transfer"}, options);
-}
-
-std::vector<Config> expand_sets(const Registry& r, const std::vector<std::string>& sets, const Machine& m) {
-    return testing::expand(r, "transfer", {{"set", sets}}, m);
-}
-
-std::vector<std::string> keys(const std::vector<Config>& configs) {
-    std::vector<std::string> out;
-    for (const Config& c : configs) out.push_back(c.key());
-    return out;
-}
-
-Result fake_result(const std::string& set, std::map<std::string, double> medians) {
-    Result r;
-    r.scenario = "transfer";
-    r.family = "transfer";
-    r.params = Params(std::vector<std::pair<std::string, std::string>>{{"set", set}});
-    r.key = "transfer/set=" + set;
-    for (const auto& [name, v] : medians) {
-        MetricResult m;
-        m.info.name = name;
-        m.info.unit = "B/s";
-        m.stats.n = 5;
-        m.stats.median = v;
-        m.samples = {v, v, v, v, v};
-        r.metrics.push_back(m);
-    }
-    // The primary metric first, as the scenario declares it.
-    std::stable_sort(r.metrics.begin(), r.metrics.end(),
-                     [](const MetricResult& a, const MetricResult& b) { return a.info.name == "bandwidth" && b.info.name != "bandwidth"; });
-    return r;
 }
 
 /// A topology document where GPU 0's host link is PCIe Gen5 x16 (63.015 GB/s per direction).
