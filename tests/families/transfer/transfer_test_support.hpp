@@ -80,7 +80,8 @@ inline std::vector<std::string> keys(const std::vector<Config>& configs) {
 
 /// A made-up transfer result: a metric per entry of `medians` (bandwidth first), five samples
 /// at that median each, and `details`.
-inline Result fake_result(const std::string& set, std::map<std::string, double> medians, nlohmann::json details = {}) {
+inline Result fake_result(const std::string& set, std::map<std::string, double> medians,
+                          nlohmann::json details = nlohmann::json::object()) {
     Result r;
     r.scenario = "transfer";
     r.family = "transfer";
