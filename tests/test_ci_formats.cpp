@@ -267,20 +267,10 @@ std::string ci(std::string_view format, const CompareOutcome& outcome, const std
     return find_format(format, Command::export_file).render(ComparisonView{outcome, fresh, metrics});
 }
 
-struct Cli {
-    int code = -1;
-    std::string out, err;
-};
+using Cli = interopbench::testing::CliRun;
 
-Cli cli(const std::string& args) {
-    static int counter = 0;
-    const auto dir = interopbench::testing::scratch(fmt::format("ci-cli-{}", counter++));
-    const auto out = dir / "stdout", err = dir / "stderr";
-    const std::string cmd = fmt::format("{} {} >'{}' 2>'{}' </dev/null", INTEROPBENCH_BINARY, args, out.string(), err.string());
-    const int status = interopbench::testing::run_shell(cmd);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, interopbench::testing::slurp(out),
-            interopbench::testing::slurp(err)};
-}
+/// The binary with `args`.
+Cli cli(const std::string& args) { return interopbench::testing::run_cli(args); }
 
 std::size_t lines_in(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
 

@@ -32,17 +32,7 @@ CommandLine tiny() {
     return cli;
 }
 
-struct Cli {
-    int code;
-    std::string out, err;
-};
-
-Cli run_cli(const std::string& args) {
-    const auto dir = testing::scratch("completion_cli");
-    const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
-    const int status = testing::run_shell(std::string(INTEROPBENCH_BINARY) + " " + args + " >" + out + " 2>" + err + " </dev/null");
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, testing::slurp(out), testing::slurp(err)};
-}
+using testing::run_cli;
 
 } // namespace
 
@@ -87,19 +77,19 @@ TEST_CASE("completion: the man page keeps a footer's lines and escapes what roff
 }
 
 TEST_CASE("completion: the tool's own commands") {
-    const Cli bash = run_cli("completion bash");
+    const auto bash = run_cli("completion bash");
     CHECK(bash.code == 0);
     CHECK(bash.out.find("complete -F _interopbench interopbench") != std::string::npos);
     CHECK(bash.out.find("h2d_copy") != std::string::npos);
     CHECK(bash.out.find("_round") == std::string::npos); // hidden commands are not completed
-    const Cli man = run_cli("man");
+    const auto man = run_cli("man");
     CHECK(man.code == 0);
     CHECK(man.out.find(".SS run\n") != std::string::npos);
     CHECK(man.out.find(".SS completion") == std::string::npos);
-    const Cli bad = run_cli("completion powershell");
+    const auto bad = run_cli("completion powershell");
     CHECK(bad.code == 2);
     CHECK(bad.err == "error: unknown shell 'powershell'\nhint: give bash, zsh or fish\n");
-    const Cli near = run_cli("completion zhs");
+    const auto near = run_cli("completion zhs");
     CHECK(near.err.rfind("error: unknown shell 'zhs'; did you mean 'zsh'?\n", 0) == 0);
     CHECK(run_cli("--help").out.find("completion") == std::string::npos); // not listed
 }

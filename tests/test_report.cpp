@@ -93,11 +93,8 @@ nlohmann::json report_with_paths() {
     };
 }
 
-/// The tool's exit code for `args` (the binary by its absolute path, output discarded).
-int run_tool(const std::string& args) {
-    const int status = interopbench::testing::run_shell(std::string(INTEROPBENCH_BINARY) + " " + args + " >/dev/null 2>&1");
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+/// The tool's exit code for `args`.
+int run_tool(const std::string& args) { return interopbench::testing::run_cli(args).code; }
 
 } // namespace
 
