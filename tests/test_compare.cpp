@@ -390,6 +390,13 @@ TEST_CASE("results are compared in the base report's order, each as compare_resu
         CHECK(o.results[i].metrics[0].ci_hi == alone.metrics[0].ci_hi);
     }
     CHECK(o.count(Verdict::regression) == 14); // every third of 40 (0, 3, ..., 39), 20% slower
+    // No pair, or one: nothing to spread (an empty base once started threads until none were left).
+    json empty = base;
+    empty["results"] = json::array();
+    CHECK_THROWS_AS(compare_reports(typed(empty), f, options), UsageError); // nothing in common
+    json one = base;
+    one["results"] = json::array({base["results"][0]});
+    CHECK(compare_reports(typed(one), f, options).count(Verdict::added) == 38); // one pair, the rest only in new
 }
 
 TEST_CASE("a report against itself: no regression, nothing missing or new") {

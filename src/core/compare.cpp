@@ -710,7 +710,9 @@ std::vector<ResultComparison> compare_pairs(const std::vector<std::pair<const Re
             }
         }
     };
-    const std::size_t helpers = std::min<std::size_t>(pairs.size(), std::max(1u, std::thread::hardware_concurrency())) - 1;
+    // This thread and at most one more per pair beyond the first, up to one per core.
+    const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+    const std::size_t helpers = pairs.size() > 1 ? std::min(pairs.size(), cores) - 1 : 0;
     std::vector<std::thread> threads;
     for (std::size_t k = 0; k < helpers; ++k) {
         try {
