@@ -21,8 +21,6 @@
 // Caveats: bytes counted are those the conversion must move; a strided view with column
 // stride 2 makes the hardware fetch the skipped elements too, and the binary column's
 // data is read as much as its values' lengths say.
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -298,11 +296,10 @@ private:
 
 class StridedOp final : public LayoutOp {
 public:
-    /// `sector`: the bytes memory moves in, a GPU's 32-byte sector or the host's cache line.
-    StridedOp(StridedView view, std::size_t elem, std::string kind, std::uint64_t sector)
+    StridedOp(StridedView view, std::size_t elem, std::string kind)
         : m_view(view), m_elem(elem), m_kind(std::move(kind)),
-          m_parent(checked_mul(view_extent(view), elem, "parent byte count")), m_sector(sector),
-          m_sectors(strided_sector_bytes(view, elem, sector)) {}
+          m_parent(checked_mul(view_extent(view), elem, "parent byte count")),
+          m_sectors(strided_sector_bytes(view, elem)) {}
     std::vector<std::uint64_t> input_bytes() const override { return {m_parent}; }
     std::vector<std::uint64_t> output_bytes() const override { return {matrix_bytes(m_view.dims, m_elem)}; }
     ByteCount bytes() const override { return strided_bytes(m_view, m_elem); }
@@ -320,7 +317,7 @@ public:
     nlohmann::json facts() const override {
         return {{"rows", m_view.dims.rows}, {"cols", m_view.dims.cols}, {"element_bytes", m_elem},
                 {"view", m_kind}, {"row_stride", m_view.row_stride}, {"col_stride", m_view.col_stride},
-                {"offset", m_view.offset}, {"parent_bytes", m_parent}, {"sector", m_sector}};
+                {"offset", m_view.offset}, {"parent_bytes", m_parent}};
     }
 
 private:
@@ -328,7 +325,6 @@ private:
     std::size_t m_elem;
     std::string m_kind;
     std::uint64_t m_parent;
-    std::uint64_t m_sector;
     std::uint64_t m_sectors;
 };
 
@@ -644,13 +640,12 @@ ScenarioInfo base_info(std::string id, std::string summary, std::vector<Axis> ax
     return i;
 }
 
-/// Views read whole sectors (a GPU's 32 bytes, the host's cache lines), so their bytes are not
-/// their traffic: one more metric compares them with the limit that traffic sets (details:
-/// sector_bytes, sector).
+/// Views read whole 32-byte sectors, so their bytes are not their traffic: one more metric
+/// compares them with the limit that traffic sets (details: sector_bytes).
 ScenarioInfo with_traffic_metric(ScenarioInfo i) {
     i.counting += "; efficiency_traffic = bandwidth x sector_bytes / (bytes_read + bytes_written) / copy_bandwidth, "
-                  "the efficiency against the copy roofline scaled by the sectors the view makes the hardware read "
-                  "(32 bytes on a GPU, a cache line on the host: details.sector)";
+                  "the efficiency against the copy roofline scaled by the 32-byte sectors the view makes the "
+                  "hardware read";
     i.metrics.push_back({"efficiency_traffic", "ratio", Better::higher,
                          "efficiency against the traffic-aware limit: the copy roofline in sector bytes"});
     return i;
@@ -697,13 +692,6 @@ std::unique_ptr<LayoutOp> make_arrow(const Params& p) {
     return std::make_unique<ArrowFixedOp>(odd_count(n), width, to_dense);
 }
 
-/// The host's cache line in bytes (the first-level data cache's), 64 where the system does
-/// not say or says something implausible.
-std::uint64_t host_cache_line() {
-    const long line = ::sysconf(_SC_LEVEL1_DCACHE_LINESIZE);
-    return line >= 16 && line <= 1024 && (line & (line - 1)) == 0 ? static_cast<std::uint64_t>(line) : 64;
-}
-
 std::unique_ptr<LayoutOp> make_strided(const Params& p) {
     const std::size_t e = dtype_size(parse_dtype(p.get("dtype")));
     const Dims2 d = dims_for(p.get_uint("size"), e, parse_shape(p.get("shape")));
@@ -711,9 +699,7 @@ std::unique_ptr<LayoutOp> make_strided(const Params& p) {
     // Column range of a slightly wider matrix, starting off the first column; or every
     // other column of a matrix twice as wide (plus a spare column), starting at column 1.
     const StridedView v = kind == "cols_slice" ? StridedView{d, d.cols + 7, 1, 3} : StridedView{d, 2 * d.cols + 3, 2, 1};
-    // Memory moves in a GPU's 32-byte sectors, or in the host's cache lines.
-    const std::uint64_t sector = p.get("variant") == "host" ? host_cache_line() : 32;
-    return std::make_unique<StridedOp>(v, e, kind, sector);
+    return std::make_unique<StridedOp>(v, e, kind);
 }
 
 } // namespace
