@@ -230,13 +230,11 @@ std::string render_section(const std::vector<const Result*>& rs, bool md, std::s
             continue;
         TableColumn c{first.metrics[mi].info.name, {}, mi > 0};
         for (const auto* r : rs) {
-            if (mi >= r->metrics.size() || !r->metrics[mi].stats.n) c.cells.push_back("-");
+            const bool measured = mi < r->metrics.size() && r->metrics[mi].stats.n;
             // A handoff that moved no bytes has no bandwidth: its time is its figure.
-            else if (r->metrics[mi].info.unit == "B/s" && r->moved_no_bytes()) {
-                c.cells.push_back("-");
-                no_copy_rate = c.header;
-            }
-            else c.cells.push_back(format_value(r->metrics[mi].stats.median, r->metrics[mi].info.unit));
+            const bool no_rate = measured && r->metrics[mi].info.unit == "B/s" && r->moved_no_bytes();
+            if (no_rate) no_copy_rate = c.header;
+            c.cells.push_back(measured && !no_rate ? format_value(r->metrics[mi].stats.median, r->metrics[mi].info.unit) : "-");
         }
         cols.push_back(std::move(c));
         if (mi == 0) {

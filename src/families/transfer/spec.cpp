@@ -96,22 +96,14 @@ public:
     TransferSet run() {
         if (m_whole.empty()) throw UsageError("empty transfer set", k_form_hint);
         // Transfers are separated by ';' (the written form) or '+' (the canonical one) outside
-        // brackets, parentheses and braces.
-        int depth = 0;
-        std::size_t start = 0;
-        for (std::size_t i = 0; i <= m_whole.size(); ++i) {
-            const char c = i < m_whole.size() ? m_whole[i] : ';';
-            if (c == '[' || c == '(' || c == '{') ++depth;
-            if ((c == ']' || c == ')' || c == '}') && depth > 0) --depth;
-            // The end closes the last transfer even inside an unclosed bracket: its parse says so.
-            if ((depth == 0 && (c == ';' || c == '+')) || i == m_whole.size()) {
-                const std::string_view seg = trim(m_whole.substr(start, i - start));
-                if (seg.empty())
-                    throw UsageError(fmt::format("empty transfer in '{}'", m_whole),
-                                     "join transfers with one ';' each, e.g. 'host -> gpu0; gpu0 -> host'");
-                transfer(seg);
-                start = i + 1;
-            }
+        // brackets, parentheses and braces; the end closes the last one even inside an unclosed
+        // bracket (its parse says so).
+        for (const std::string_view part : split_outside(m_whole, ";+")) {
+            const std::string_view seg = trim(part);
+            if (seg.empty())
+                throw UsageError(fmt::format("empty transfer in '{}'", m_whole),
+                                 "join transfers with one ';' each, e.g. 'host -> gpu0; gpu0 -> host'");
+            transfer(seg);
         }
         if (m_set.transfers.size() > k_max_transfers)
             throw UsageError(fmt::format("'{}' expands to {} transfers; a set runs at most {} at once", m_whole,
@@ -239,15 +231,16 @@ private:
         return rest != "warm" && rest != "cold";
     }
 
-    /// Where `seps` occur in `text` outside brackets and parentheses ("gpu[0,2]" holds none).
+    /// `text` cut where `seps` occur outside brackets, parentheses and braces ("gpu[0,2]" and
+    /// "{gpu1,gpu2}" hold none); the last part ends with the text, closed or not.
     static std::vector<std::string_view> split_outside(std::string_view text, std::string_view seps) {
         std::vector<std::string_view> out;
         int depth = 0;
         std::size_t from = 0;
         for (std::size_t i = 0; i <= text.size(); ++i) {
             const char c = i < text.size() ? text[i] : '\0';
-            if (c == '[' || c == '(') ++depth;
-            if ((c == ']' || c == ')') && depth > 0) --depth;
+            if (c == '[' || c == '(' || c == '{') ++depth;
+            if ((c == ']' || c == ')' || c == '}') && depth > 0) --depth;
             if ((depth == 0 && seps.find(c) != std::string_view::npos) || i == text.size()) {
                 out.push_back(text.substr(from, i - from));
                 from = i + 1;
