@@ -3,6 +3,7 @@
 // Arrow structures filled, checked and released.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -659,15 +660,13 @@ TEST_CASE("host variant of every conversion measures, verifies and reports its b
         CHECK(d.at("copy_bytes").get<std::uint64_t>() ==
               (d.at("bytes_read").get<std::uint64_t>() + d.at("bytes_written").get<std::uint64_t>() + 1) / 2);
         CHECK(d.at("bytes_read").get<std::uint64_t>() + d.at("bytes_written").get<std::uint64_t>() <= 3 * 300000);
+        // The traffic-aware limit counts a GPU's 32-byte sectors: on the host none is claimed (the
+        // metric is left unmeasured and the details say why); the sector counts are checked in
+        // "sector traffic of strided views".
+        CHECK_FALSE(d.contains("sector_bytes"));
         if (id == "layout_strided") {
-            // The traffic-aware limit: sectors of the view's span, never less than the bytes.
-            const auto sectors = d.at("sector_bytes").get<std::uint64_t>();
-            CHECK(sectors >= d.at("bytes_read").get<std::uint64_t>() + d.at("bytes_written").get<std::uint64_t>());
-            CHECK(sample[4] == doctest::Approx(sample[3] * double(sectors) /
-                                               double(d.at("bytes_read").get<std::uint64_t>() +
-                                                      d.at("bytes_written").get<std::uint64_t>())));
-        } else {
-            CHECK_FALSE(d.contains("sector_bytes"));
+            CHECK(std::isnan(sample[4]));
+            CHECK(d.at("traffic_limit").get<std::string>().rfind("none on the host", 0) == 0);
         }
     }
 }
