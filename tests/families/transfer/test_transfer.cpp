@@ -54,9 +54,11 @@ nlohmann::json gen5_topology() {
 }
 nlohmann::json one_device() { return nlohmann::json::array({{{"ordinal", 0}, {"selected", true}}}); }
 
-/// The binary's exit code, its output in `out` and `err` (testing::run_cli).
+/// The binary's exit code, its output in `out` and `err` (testing::run_cli), with no GPU
+/// visible: the expansions and skips it checks are those of a machine without one, here and on
+/// a GPU machine alike.
 int run_cli(const std::string& args, std::string* out, std::string* err) {
-    auto r = testing::run_cli(args);
+    auto r = testing::run_cli(args, "CUDA_VISIBLE_DEVICES=");
     *out = std::move(r.out);
     *err = std::move(r.err);
     return r.code;
