@@ -56,8 +56,7 @@ Family storage_family() {
                     {"pattern": "gpu_to_storage", "axes": {"path": ["pinned", "pipelined"], "size": ["64M"]}}
                 ])"},
                 {"ci", R"([
-                    {"pattern": "storage_read", "axes": {"path": ["mmap_populate"], "cache": ["warm"], "threads": ["4"], "size": ["256M"]}},
-                    {"pattern": "storage_to_gpu", "axes": {"path": ["pinned"], "cache": ["warm"], "threads": ["0"], "size": ["256M"]}}
+                    {"pattern": "storage_to_gpu", "axes": {"path": ["mmap_resident"], "cache": ["warm"], "threads": ["0"], "size": ["256M"]}}
                 ])"},
                 {"full", R"([
                     {"pattern": "storage_read", "axes": {"chunk": ["4K:64M:x4"], "threads": ["1", "4"]}},
