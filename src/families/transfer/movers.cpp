@@ -1,10 +1,12 @@
 // The transfer family's movers (movers.hpp).
 //
 // Stream movers (a copy engine or an SM kernel: host <-> GPU, GPU -> GPU, null <-> GPU, one
-// GPU's broadcast to several destinations) run on a non-blocking stream of their driving GPU: up
-// to k_depth operations are queued ahead, so the stream never waits for the host, and CUDA events
-// around the `ops` timed operations give their time; after those, the mover keeps queueing
-// operations while another transfer of the set is still in its timed part. CPU movers (host <->
+// GPU's broadcast to several destinations) run on a non-blocking stream of their driving GPU: alone,
+// up to k_depth operations are queued ahead, so the stream never waits for the host; beside other
+// transfers, one at a time, so that other streams' copies get their turn on the copy engine. CUDA
+// events around the `ops` timed operations give their time; after those, the mover keeps queueing
+// operations while another transfer of the set is still in its timed part (within a bound: a set
+// whose transfers starve one another fails its configuration rather than hang). CPU movers (host <->
 // host, host <-> null) and file movers (a file read into a GPU through a pinned ring, into host
 // memory, a GPU written to a file) run on their own thread pools and are timed by the host clock.
 // A file is read or written once per sample: its cache state is put in place (and proven) before
@@ -27,6 +29,7 @@
 #include "gpu/pinned_ring.hpp"
 #include "hostio/pattern.hpp"
 #include "hostio/readers.hpp"
+#include "interopbench/errors.hpp"
 #include "topology/topology.hpp"
 
 namespace interopbench::transfer {
@@ -34,8 +37,12 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-/// Operations a stream mover keeps queued ahead of the GPU.
+/// Operations a stream mover keeps queued ahead of the GPU when it runs alone.
 constexpr std::size_t k_depth = 3;
+/// How long a stream mover keeps its path busy after its own timed part while the others have
+/// not finished theirs: at least this many seconds, and this many times its own timed part.
+constexpr double k_keep_busy_min_s = 30;
+constexpr double k_keep_busy_factor = 20;
 /// Each transfer's source pattern: this seed plus its place in the set.
 constexpr std::uint64_t k_seed = 0x7452616e73000000ull;
 /// The byte a write from null puts everywhere, and its 8-byte word.
@@ -116,19 +123,41 @@ public:
     double run(int ops, Gate& gate) override {
         gpu::set_device(m_driver);
         const cudaStream_t s = m_stream.get();
+        // Alone, operations are queued k_depth ahead; beside others, one at a time: a stream
+        // kept fed ahead holds the copy engine, and another stream's copies on it wait until it
+        // runs dry (a file read's chunk copies waited for minutes behind a 3-deep queue of H2D
+        // copies on an H100), so that a gap between operations is what lets them take turns.
+        m_depth = gate.alone() ? k_depth : 1;
         IB_CUDA_CHECK(cudaEventRecord(m_start.get(), s));
-        for (int i = 0; i < ops; ++i) issue();
+        for (int i = 0; i < ops; ++i) issue(m_depth);
         IB_CUDA_CHECK(cudaEventRecord(m_stop.get(), s));
         bool counted = false;
         if (!gate.alone()) {
-            // Beside the others: keep the path busy until every transfer's timed part is over.
+            // Beside the others: keep the path busy until every transfer's timed part is over,
+            // within a bound, so that a transfer the others starve fails its configuration
+            // instead of hanging the run.
+            const auto t0 = clock_type::now();
+            clock_type::time_point own_end{};
             while (true) {
                 if (!counted && finished(m_stop)) {
                     gate.done();
                     counted = true;
+                    own_end = clock_type::now();
                 }
                 if (gate.all_done()) break;
-                issue();
+                if (counted) {
+                    const double own = std::chrono::duration<double>(own_end - t0).count();
+                    const double waited = since(own_end);
+                    if (waited > std::max(k_keep_busy_min_s, k_keep_busy_factor * own)) {
+                        gate.abort();
+                        IB_CUDA_CHECK(cudaStreamSynchronize(s));
+                        throw ConfigError(fmt::format(
+                            "the other transfers of the set had not finished their timed part {:.1f} s after this one's "
+                            "({:.2f} s): a path they need was held by this transfer's queued operations",
+                            waited, own));
+                    }
+                }
+                issue(1);
             }
         }
         IB_CUDA_CHECK(cudaEventSynchronize(m_stop.get()));
@@ -148,25 +177,26 @@ protected:
     nlohmann::json stream_details() const {
         return {{"driver_gpu", m_driver},
                 {"timer", "CUDA events on the transfer's stream around its timed operations"},
-                {"queued_ahead", k_depth}};
+                {"queued_ahead", m_depth},
+                {"queueing", "alone: operations queued 3 ahead; beside other transfers: one at a time, so that other "
+                             "streams' copies take turns on the copy engine (a stream kept fed ahead holds it)"}};
     }
 
     int m_driver;
     gpu::Stream m_stream;
 
 private:
-    /// Queues one operation once the one k_depth back is done (the GPU paces the host).
-    void issue() {
-        const std::size_t slot = m_issued % k_depth;
-        if (m_issued >= k_depth) IB_CUDA_CHECK(cudaEventSynchronize(m_slots[slot].get()));
+    /// Queues one operation once the one `depth` back is done (the GPU paces the host).
+    void issue(std::size_t depth) {
+        if (m_issued >= depth) IB_CUDA_CHECK(cudaEventSynchronize(m_slots[(m_issued - depth) % k_depth].get()));
         enqueue();
-        IB_CUDA_CHECK(cudaEventRecord(m_slots[slot].get(), m_stream.get()));
+        IB_CUDA_CHECK(cudaEventRecord(m_slots[m_issued % k_depth].get(), m_stream.get()));
         ++m_issued;
     }
 
     gpu::Event m_start, m_stop;
     std::vector<gpu::Event> m_slots;
-    std::size_t m_issued = 0;
+    std::size_t m_issued = 0, m_depth = k_depth;
 };
 
 /// Host <-> GPU and GPU -> GPU by the copy engine or the SM copy kernel.

@@ -16,7 +16,9 @@
 // Files are read or written once per sample. Data is verified after sampling by each mover.
 // Caveats: a transfer much shorter than the others is timed over fewer, repeated operations; its
 // path may be idle for a moment between the end of its timed part and the others' ends, which
-// lowers their contention slightly. Sets run in one process: under mpirun they are skipped.
+// lowers their contention slightly. Beside others a stream transfer queues one operation at a time
+// (movers.cpp says why), which costs it the host's turnaround between operations. Sets run in one
+// process: under mpirun they are skipped.
 #include <algorithm>
 #include <cmath>
 #include <exception>
