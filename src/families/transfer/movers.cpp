@@ -56,6 +56,7 @@ gpu::HostMem host_mem(HostKind k) {
     case HostKind::pageable: return gpu::HostMem::pageable;
     case HostKind::pinned: return gpu::HostMem::pinned;
     case HostKind::registered: return gpu::HostMem::registered;
+    case HostKind::write_combined: return gpu::HostMem::write_combined;
     }
     return gpu::HostMem::pinned;
 }

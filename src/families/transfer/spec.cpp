@@ -21,7 +21,7 @@ namespace {
 constexpr const char* k_form_hint =
     "write SRC -> DST [via EXECUTOR] [SIZE], transfers joined by ';', e.g. 'host:pinned -> gpu0 via ce 1G' (docs/TRANSFERS.md)";
 constexpr const char* k_endpoint_hint =
-    "an endpoint is host[:pageable|pinned|registered][@numaN], gpuN, gpu*, gpu[A..B], gpu[A,B], file[:DIR][(warm|cold)] or null";
+    "an endpoint is host[:pageable|pinned|registered|wc][@numaN], gpuN, gpu*, gpu[A..B], gpu[A,B], file[:DIR][(warm|cold)] or null";
 constexpr const char* k_executor_hint =
     "executors: ce[:pull], sm[:BLOCKS][:pull], cpu[:THREADS], pipelined[:threads=N][:chunk=SIZE][:ring=K], "
     "pinned[:threads=N][:chunk=SIZE], read[:threads=N][:chunk=SIZE]";
@@ -31,6 +31,7 @@ const char* host_kind_name(HostKind k) {
     case HostKind::pageable: return "pageable";
     case HostKind::pinned: return "pinned";
     case HostKind::registered: return "registered";
+    case HostKind::write_combined: return "wc";
     }
     return "?";
 }
@@ -313,11 +314,12 @@ private:
             if (kind == "pageable") e.host = HostKind::pageable;
             else if (kind == "pinned") e.host = HostKind::pinned;
             else if (kind == "registered") e.host = HostKind::registered;
+            else if (kind == "wc") e.host = HostKind::write_combined;
             else
                 fail(fmt::format("unknown host memory kind '{}' in transfer '{}'{}", kind, m_seg,
-                                 near(kind, {"pageable", "pinned", "registered"})),
-                     "host memory is host:pageable (malloc), host:pinned (cudaHostAlloc) or host:registered "
-                     "(cudaHostRegister)");
+                                 near(kind, {"pageable", "pinned", "registered", "wc"})),
+                     "host memory is host:pageable (malloc), host:pinned (cudaHostAlloc), host:registered "
+                     "(cudaHostRegister) or host:wc (cudaHostAlloc write-combined: uncached for the CPU)");
         }
         if (at != std::string_view::npos) {
             if (numa.substr(0, 4) != "numa" || !all_digits(numa.substr(4)) || numa.size() > 8)

@@ -19,7 +19,7 @@ namespace interopbench::transfer {
 /// What an endpoint is.
 enum class Where { host, gpu, file, null };
 /// Host memory kinds of an endpoint (gpu::HostMem has the same names).
-enum class HostKind { pageable, pinned, registered };
+enum class HostKind { pageable, pinned, registered, write_combined };
 /// A file read's cache state before each sample (none for a file written).
 enum class Cache { none, warm, cold };
 

@@ -86,6 +86,8 @@ TEST_CASE("transfer language: every example parses to its canonical text, and th
         {"gpu* -> null via sm", {"gpu0->null_sm_256MiB", "gpu1->null_sm_256MiB", "gpu2->null_sm_256MiB", "gpu3->null_sm_256MiB"}},
         {"null -> gpu2 via ce 64M", {"null->gpu2_ce_64MiB"}},
         {"host:pageable -> host:registered via cpu:8 1G", {"host:pageable->host:registered_cpu:8_1GiB"}},
+        {"host:wc -> gpu0 via sm 64M", {"host:wc->gpu0_sm_64MiB"}},
+        {"gpu0 -> host:wc@numa0 via ce 64M", {"gpu0->host:wc@numa0_ce_64MiB"}},
         {"file(warm) -> host:pinned via read:threads=2:chunk=4M 256M", {"file:warm->host:pinned_read:threads=2:chunk=4MiB_256MiB"}},
         {"gpu0 -> gpu1 via ce:pull 1G", {"gpu0->gpu1_ce:pull_1GiB"}},
         {"gpu[0,2] -> gpu3 via sm:8:pull", {"gpu0->gpu3_sm:8:pull_256MiB", "gpu2->gpu3_sm:8:pull_256MiB"}},
@@ -130,6 +132,8 @@ TEST_CASE("transfer language: each bad input is one line naming the token, with 
     expect_refused("hots:pinned -> gpu0", one, "did you mean 'host:pinned'?");
     expect_refused("disk -> gpu0", one, "unknown endpoint 'disk'", "host[:pageable");
     expect_refused("host:pined -> gpu0", one, "unknown host memory kind 'pined' in transfer 'host:pined -> gpu0'; did you mean 'pinned'?");
+    // Write-combined memory is 'wc': '_' separates the words of a canonical transfer.
+    expect_refused("host:write_combined -> gpu0", one, "unknown host memory kind 'write_combined'", "host:wc (cudaHostAlloc write-combined");
     expect_refused("host -> gpu0 via cee", one, "unknown executor 'cee' in transfer 'host -> gpu0 via cee'; did you mean 'ce'?");
     expect_refused("host -> gpu0 via sm:blcks=4", one, "unknown option 'blcks=4' of executor 'sm'", "sm takes: blocks, pull");
     expect_refused("host -> gpu0 via sm:0", one, "invalid blocks '0'");
