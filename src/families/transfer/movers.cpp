@@ -40,8 +40,9 @@ using clock_type = std::chrono::steady_clock;
 /// Operations a stream mover keeps queued ahead of the GPU when it runs alone.
 constexpr std::size_t k_depth = 3;
 /// How long a stream mover keeps its path busy after its own timed part while the others have
-/// not finished theirs: at least this many seconds, and this many times its own timed part.
-constexpr double k_keep_busy_min_s = 30;
+/// not finished theirs: at least this many seconds, and this many times its own timed part or
+/// the longest one expected, whichever is longer.
+constexpr double k_keep_busy_min_s = 60;
 constexpr double k_keep_busy_factor = 20;
 /// Each transfer's source pattern: this seed plus its place in the set.
 constexpr std::uint64_t k_seed = 0x7452616e73000000ull;
@@ -149,13 +150,14 @@ public:
                 if (counted) {
                     const double own = std::chrono::duration<double>(own_end - t0).count();
                     const double waited = since(own_end);
-                    if (waited > std::max(k_keep_busy_min_s, k_keep_busy_factor * own)) {
+                    if (waited > std::max(k_keep_busy_min_s, k_keep_busy_factor * std::max(own, gate.expected_s()))) {
                         gate.abort();
                         IB_CUDA_CHECK(cudaStreamSynchronize(s));
                         throw ConfigError(fmt::format(
                             "the other transfers of the set had not finished their timed part {:.1f} s after this one's "
-                            "({:.2f} s): a path they need was held by this transfer's queued operations",
-                            waited, own));
+                            "({:.2f} s): starved by this transfer's operations on a path they share, or far slower than "
+                            "their untimed operation ({:.2f} s)",
+                            waited, own, gate.expected_s()));
                     }
                 }
                 issue(1);

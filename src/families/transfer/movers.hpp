@@ -20,7 +20,9 @@ namespace interopbench::transfer {
 /// keep going until every transfer is done, so that each timed part runs beside all the others.
 class Gate {
 public:
-    explicit Gate(std::size_t transfers) : m_left(static_cast<long>(transfers)), m_alone(transfers == 1) {}
+    /// `expected_s`: how long the longest transfer's timed part is expected to last (0: not known yet).
+    explicit Gate(std::size_t transfers, double expected_s = 0)
+        : m_left(static_cast<long>(transfers)), m_alone(transfers == 1), m_expected(expected_s) {}
     void done() { m_left.fetch_sub(1); }
     /// Every transfer has finished its timed operations (or one failed: stop).
     bool all_done() const { return m_left.load() <= 0; }
@@ -28,10 +30,12 @@ public:
     bool alone() const { return m_alone; }
     /// A transfer failed: the others stop keeping busy.
     void abort() { m_left.store(0); }
+    double expected_s() const { return m_expected; }
 
 private:
     std::atomic<long> m_left;
     bool m_alone;
+    double m_expected;
 };
 
 /// One transfer of a prepared set.

@@ -67,6 +67,7 @@ public:
         const std::vector<double> once = round(std::vector<int>(m_movers.size(), 1));
         const double longest = *std::max_element(once.begin(), once.end());
         const double target = std::max(ctx.sample_time_s, longest);
+        m_expected_s = longest;
         for (std::size_t i = 0; i < m_movers.size(); ++i)
             m_ops.push_back(m_movers[i]->repeats() && once[i] > 0
                                 ? static_cast<int>(std::clamp(std::llround(target / once[i]), 1LL, static_cast<long long>(k_max_ops)))
@@ -126,7 +127,7 @@ private:
             for (std::size_t i = 0; i < m_movers.size(); ++i)
                 if ((m_set.transfers[i].src.cache == Cache::cold) == cold) m_movers[i]->before_sample();
         const std::size_t n = m_movers.size();
-        Gate gate(n);
+        Gate gate(n, m_expected_s);
         std::vector<double> secs(n, 0);
         if (n == 1) {
             secs[0] = m_movers[0]->run(ops[0], gate);
@@ -156,6 +157,7 @@ private:
     TransferSet m_set;
     std::vector<std::unique_ptr<Mover>> m_movers;
     std::vector<int> m_ops;
+    double m_expected_s = 0; ///< the longest transfer's one operation in the untimed round
 };
 
 /// Why GPU `g` cannot take part: it does not exist, or it is not selected.
