@@ -130,6 +130,7 @@ public:
         // runs dry (a file read's chunk copies waited for minutes behind a 3-deep queue of H2D
         // copies on an H100), so that a gap between operations is what lets them take turns.
         m_depth = gate.alone() ? k_depth : 1;
+        const auto t0 = clock_type::now();
         IB_CUDA_CHECK(cudaEventRecord(m_start.get(), s));
         for (int i = 0; i < ops; ++i) issue(m_depth);
         IB_CUDA_CHECK(cudaEventRecord(m_stop.get(), s));
@@ -138,27 +139,25 @@ public:
             // Beside the others: keep the path busy until every transfer's timed part is over,
             // within a bound, so that a transfer the others starve fails its configuration
             // instead of hanging the run.
-            const auto t0 = clock_type::now();
+            double own = 0, allowed = 0;
             clock_type::time_point own_end{};
             while (true) {
                 if (!counted && finished(m_stop)) {
                     gate.done();
                     counted = true;
                     own_end = clock_type::now();
+                    own = std::chrono::duration<double>(own_end - t0).count();
+                    allowed = std::max(k_keep_busy_min_s, k_keep_busy_factor * std::max(own, gate.expected_s()));
                 }
                 if (gate.all_done()) break;
-                if (counted) {
-                    const double own = std::chrono::duration<double>(own_end - t0).count();
-                    const double waited = since(own_end);
-                    if (waited > std::max(k_keep_busy_min_s, k_keep_busy_factor * std::max(own, gate.expected_s()))) {
-                        gate.abort();
-                        IB_CUDA_CHECK(cudaStreamSynchronize(s));
-                        throw ConfigError(fmt::format(
-                            "the other transfers of the set had not finished their timed part {:.1f} s after this one's "
-                            "({:.2f} s): starved by this transfer's operations on a path they share, or far slower than "
-                            "their untimed operation ({:.2f} s)",
-                            waited, own, gate.expected_s()));
-                    }
+                if (counted && since(own_end) > allowed) {
+                    gate.abort();
+                    IB_CUDA_CHECK(cudaStreamSynchronize(s));
+                    throw ConfigError(fmt::format(
+                        "the other transfers of the set had not finished their timed part {:.1f} s after this one's "
+                        "({:.2f} s): starved by this transfer's operations on a path they share, or far slower than "
+                        "their untimed operation ({:.2f} s)",
+                        since(own_end), own, gate.expected_s()));
                 }
                 issue(1);
             }
@@ -181,8 +180,10 @@ protected:
         return {{"driver_gpu", m_driver},
                 {"timer", "CUDA events on the transfer's stream around its timed operations"},
                 {"queued_ahead", m_depth},
-                {"queueing", "alone: operations queued 3 ahead; beside other transfers: one at a time, so that other "
-                             "streams' copies take turns on the copy engine (a stream kept fed ahead holds it)"}};
+                {"queueing", fmt::format("alone: operations queued {} ahead; beside other transfers: one at a time, so "
+                                         "that other streams' copies take turns on the copy engine (a stream kept fed "
+                                         "ahead holds it)",
+                                         k_depth)}};
     }
 
     int m_driver;

@@ -20,7 +20,7 @@ namespace interopbench::transfer {
 /// keep going until every transfer is done, so that each timed part runs beside all the others.
 class Gate {
 public:
-    /// `expected_s`: how long the longest transfer's timed part is expected to last (0: not known yet).
+    /// `expected_s`: the longest transfer's one operation in the set's untimed round (0: not known yet).
     explicit Gate(std::size_t transfers, double expected_s = 0)
         : m_left(static_cast<long>(transfers)), m_alone(transfers == 1), m_expected(expected_s) {}
     void done() { m_left.fetch_sub(1); }
