@@ -13,16 +13,19 @@
 # OUTDIR/summary.json and prints the figures: false regressions, stable share per family,
 # caught share, wall time per run. Exit 1 on a false regression or a missed slowdown.
 # ANALYZE_ONLY=1 compares and counts again over the runs already in OUTDIR (with BIN's compare).
+# FIRST=K starts the runs at run-K (a series split over several sittings: the earlier runs are
+# already in OUTDIR); LAST=K stops them after run-K (default: run-PAIRS).
 set -u
 BIN=${1:?binary}; PAIRS=${2:?pairs}; OUT=${3:?output folder}; shift 3
 mkdir -p "$OUT"
-for ((k = 0; k <= PAIRS && ${ANALYZE_ONLY:-0} == 0; k++)); do
+for ((k = ${FIRST:-0}; k <= ${LAST:-$PAIRS} && ${ANALYZE_ONLY:-0} == 0; k++)); do
   t0=$EPOCHREALTIME
   "$BIN" run "$@" --out "$OUT/run-$k.json" -q
   rc=$?
   t1=$EPOCHREALTIME
   echo "run $k: exit $rc, $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s" | tee -a "$OUT/runs.txt"
 done
+[ "${LAST:-$PAIRS}" -lt "$PAIRS" ] && exit 0  # the rest of the series comes later
 for ((k = 0; k < PAIRS; k++)); do
   "$BIN" compare "$OUT/run-$k.json" "$OUT/run-$((k + 1)).json" --format json --out "$OUT/pair-$k.json" > /dev/null
   echo "pair $k: compare exit $?" >> "$OUT/runs.txt"
