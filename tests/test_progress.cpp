@@ -174,6 +174,7 @@ TEST_CASE("a configuration past its time budget says so while it runs, and in th
     CHECK_FALSE(results[0].details.contains("overrun"));
     REQUIRE(results[1].details.contains("overrun"));
     CHECK(past_budget(results[1].wall_time_s, 0.1));
+    CHECK(results[1].stop_reason == "max_samples"); // the set-up did not eat the sampling budget
     // The note says it in full at the default width and at a narrow one (where the note
     // column is cut: the whole note follows the table).
     for (std::size_t width : {std::size_t{100}, std::size_t{60}}) {
@@ -186,7 +187,7 @@ TEST_CASE("a configuration past its time budget says so while it runs, and in th
         std::istringstream in(table);
         for (std::string word; in >> word;) words += word + " ";
         CHECK(words.find(" of a 100 ms budget (setup ") != std::string::npos);
-        if (width == 60) CHECK(words.find("2KiB: not converged: time limit; took ") != std::string::npos);
+        if (width == 60) CHECK(words.find("2KiB: not converged: sample limit; took ") != std::string::npos);
     }
 }
 

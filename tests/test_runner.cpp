@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "families/builtin.hpp"
 #include "fake_scenario.hpp"
 #include "test_support.hpp"
@@ -137,6 +140,27 @@ TEST_CASE("a noisy case stops at max_samples, and a fatal error stops the run") 
     CHECK(results[0].metrics[1].stats.n == 0); // NaN metric left out
     CHECK(results[1].status == Status::failed);
     CHECK(why == "illegal address");
+}
+
+TEST_CASE("set-up comes on top of the sampling budget: a slow set-up still leaves the budget for samples") {
+    // A set-up longer than the whole budget (creating a dataset's files, say) once left one
+    // sample per round. The sleep is the set-up's length, not a timing assertion: every sample
+    // here is immediate, so the full sample count fits any machine's budget.
+    FakeBehaviour slow;
+    slow.prepare = [](const Params&) { std::this_thread::sleep_for(std::chrono::milliseconds(400)); };
+    slow.sample = [](int i) { return Sample{i % 2 ? 100.0 : 200.0, NAN}; }; // never converges
+    Registry r;
+    r.add(std::make_unique<FakeScenario>("fake_slow_setup", slow));
+    Machine m;
+    RunPlan plan;
+    plan.entries = {{"fake_slow_setup", {{"size", {"1K"}}}}};
+    plan.settings = testing::sampling(2, 5, 20, 0.3, 0.01);
+    plan.settings.rounds = 1;
+    const auto results = testing::run_plan(r, plan, m);
+    REQUIRE(results.size() == 1);
+    CHECK(results[0].warmup_samples == 2);
+    CHECK(results[0].stop_reason == "max_samples");
+    CHECK(results[0].metrics[0].samples.size() == 20);
 }
 
 TEST_CASE("interruption keeps finished results") {
