@@ -33,7 +33,7 @@ Family pipeline_family() {
                     {"pattern": "pipeline", "axes": {"variant": ["naive", "tuned"], "cache": ["warm"], "dataset": ["128M"], "batch": ["8M"], "device": ["0"]}}
                 ])"},
                 {"ci", R"([
-                    {"pattern": "pipeline", "axes": {"variant": ["tuned", "+registered_cache"], "cache": ["warm"], "dataset": ["512M"], "batch": ["16M"], "device": ["0"]}},
+                    {"pattern": "pipeline", "axes": {"variant": ["tuned"], "cache": ["warm"], "dataset": ["512M"], "batch": ["16M"], "device": ["0"]}},
                     {"pattern": "pipeline_convert", "axes": {"batch": ["16M"], "device": ["0"]}}
                 ])"},
                 {"full", R"([
